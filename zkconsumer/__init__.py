@@ -1,0 +1,3 @@
+"""zkconsumer: Kafka's legacy ZooKeeper-coordinated consumer group, on kazoo."""
+
+__version__ = "0.1.0"

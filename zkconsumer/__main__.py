@@ -1,0 +1,5 @@
+import sys
+
+from zkconsumer.cli.main import main
+
+sys.exit(main())

@@ -1,0 +1,62 @@
+"""Read the broker registrations from ZooKeeper and open short-lived kazoo sessions for tools."""
+
+from __future__ import annotations
+
+import contextlib
+import logging
+from collections.abc import Iterator
+
+from kazoo.client import KazooClient
+from kazoo.exceptions import NoNodeError
+
+from zkconsumer.errors import BrokerUnavailable, CorruptZnode, ZooKeeperUnavailable
+from zkconsumer.zk import paths
+from zkconsumer.zk.codec import BrokerRegistration, decode_broker
+
+log = logging.getLogger(__name__)
+
+
+@contextlib.contextmanager
+def zk_session(zk_connect: str, timeout: float = 10.0) -> Iterator[KazooClient]:
+    """A kazoo client for one tool call; a clear error naming the connect string if unreachable."""
+    client = KazooClient(hosts=zk_connect, timeout=min(timeout, 10.0))
+    try:
+        client.start(timeout=timeout)
+    except Exception as exc:
+        client.close()
+        raise ZooKeeperUnavailable(
+            f"cannot connect to ZooKeeper at {zk_connect!r} within {timeout:.0f} s ({exc})"
+        ) from None
+    try:
+        yield client
+    finally:
+        client.stop()
+        client.close()
+
+
+def brokers(client: KazooClient) -> dict[int, BrokerRegistration]:
+    """Registered brokers by id; a corrupt registration is logged and skipped."""
+    try:
+        children = client.get_children(paths.BROKER_IDS)
+    except NoNodeError:
+        return {}
+    found: dict[int, BrokerRegistration] = {}
+    for child in children:
+        try:
+            broker_id = int(child)
+            path = paths.broker(broker_id)
+            data, _ = client.get(path)
+            found[broker_id] = decode_broker(path, broker_id, data)
+        except NoNodeError:
+            continue
+        except (ValueError, CorruptZnode) as exc:
+            log.warning("ignoring broker registration %s/%s: %s", paths.BROKER_IDS, child, exc)
+    return dict(sorted(found.items()))
+
+
+def bootstrap_servers(client: KazooClient, zk_connect: str) -> str:
+    """``host:port,...`` of the registered brokers, as a Kafka client's bootstrap list."""
+    regs = brokers(client)
+    if not regs:
+        raise BrokerUnavailable(f"no broker is registered under {paths.BROKER_IDS} in {zk_connect}")
+    return ",".join(reg.bootstrap for reg in regs.values())

@@ -1,0 +1,1 @@
+"""The ``zkconsumer`` command line: one module per family of verbs."""

@@ -1,0 +1,65 @@
+"""``zk start`` and ``broker start``: run embedded servers in the foreground until Ctrl-C."""
+
+from __future__ import annotations
+
+import argparse
+import signal
+import threading
+from typing import Any
+
+from zkconsumer.testing import EmbeddedBroker, EmbeddedEnsemble, EmbeddedZooKeeper
+
+
+def register(sub: Any) -> None:
+    zk = sub.add_parser("zk", help="run an embedded ZooKeeper").add_subparsers(dest="zk_verb")
+    zk.required = True
+    start = zk.add_parser("start", help="start a server (or an ensemble) until Ctrl-C")
+    start.add_argument("--port", type=int, default=None, help="client port (default: free port)")
+    start.add_argument("--ensemble", type=int, default=0, metavar="N",
+                       help="start a quorum of N servers instead of one")
+    start.add_argument("--data-dir", default=None, help="keep data here (default: a temp dir)")
+    start.set_defaults(func=zk_start)
+
+    broker = sub.add_parser("broker", help="run the embedded broker").add_subparsers(
+        dest="broker_verb")
+    broker.required = True
+    bstart = broker.add_parser("start", help="start Tansu, registered in ZooKeeper, until Ctrl-C")
+    bstart.add_argument("--zk", required=True, help="ZooKeeper connect string HOST:PORT[,..]")
+    bstart.add_argument("--port", type=int, default=None)
+    bstart.add_argument("--broker-id", type=int, default=0)
+    bstart.set_defaults(func=broker_start)
+
+
+def _wait_for_ctrl_c() -> None:
+    done = threading.Event()
+    signal.signal(signal.SIGTERM, lambda *_: done.set())
+    try:
+        while not done.wait(1.0):
+            pass
+    except KeyboardInterrupt:
+        pass
+
+
+def zk_start(args: argparse.Namespace) -> int:
+    if args.ensemble:
+        if args.port:
+            raise SystemExit("zkconsumer: error: --port and --ensemble cannot be combined")
+        with EmbeddedEnsemble(size=args.ensemble) as ensemble:
+            print(f"ZooKeeper ensemble of {args.ensemble} serving on {ensemble.connect_string}",
+                  flush=True)
+            print(f"leader: server {ensemble.leader_id()}; Ctrl-C to stop", flush=True)
+            _wait_for_ctrl_c()
+        return 0
+    with EmbeddedZooKeeper(port=args.port, data_dir=args.data_dir) as zk:
+        print(f"ZooKeeper serving on {zk.connect_string} (data in {zk.data_dir}); Ctrl-C to stop",
+              flush=True)
+        _wait_for_ctrl_c()
+    return 0
+
+
+def broker_start(args: argparse.Namespace) -> int:
+    with EmbeddedBroker(args.zk, broker_id=args.broker_id, port=args.port) as broker:
+        print(f"broker {broker.broker_id} serving on {broker.bootstrap}, registered in {args.zk}; "
+              "Ctrl-C to stop", flush=True)
+        _wait_for_ctrl_c()
+    return 0

@@ -1,0 +1,123 @@
+"""Pick the ZooKeeper and broker a run uses: embedded (default), testcontainers, or external.
+
+``ZKCONSUMER_ZK`` and ``ZKCONSUMER_BOOTSTRAP`` select them for the tests, the demo and the CLI:
+unset means embedded servers started here; ``testcontainers`` means containers (needs a Docker
+engine); anything else is taken as ``host:port[,...]`` of servers someone else runs.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import logging
+import os
+from collections.abc import Iterator
+from dataclasses import dataclass
+
+from kazoo.client import KazooClient
+
+from zkconsumer.errors import ServerError, ZooKeeperUnavailable
+from zkconsumer.testing.broker import EmbeddedBroker, register_broker
+from zkconsumer.testing.zookeeper import EmbeddedZooKeeper, four_letter
+from zkconsumer.zk.codec import BrokerRegistration
+
+log = logging.getLogger(__name__)
+
+ZK_ENV = "ZKCONSUMER_ZK"
+BROKER_ENV = "ZKCONSUMER_BOOTSTRAP"
+TESTCONTAINERS = "testcontainers"
+
+
+@dataclass
+class ExternalZooKeeper:
+    """A ZooKeeper someone else runs; four-letter words go to its first server."""
+
+    connect_string: str
+
+    def four_letter(self, cmd: str) -> str:
+        first = self.connect_string.split(",")[0].split("/")[0]
+        host, _, port = first.rpartition(":")
+        return four_letter(host, int(port), cmd)
+
+
+@dataclass
+class ExternalBroker:
+    bootstrap: str
+    broker_id: int
+
+
+@contextlib.contextmanager
+def zookeeper_from_env(spec: str | None = None) -> Iterator[EmbeddedZooKeeper | ExternalZooKeeper]:
+    spec = os.environ.get(ZK_ENV, "") if spec is None else spec
+    if not spec:
+        with EmbeddedZooKeeper() as zk:
+            yield zk
+    elif spec == TESTCONTAINERS:
+        with _zookeeper_container() as zk:
+            yield zk
+    else:
+        yield ExternalZooKeeper(spec)
+
+
+@contextlib.contextmanager
+def broker_from_env(zk_connect: str, spec: str | None = None
+                    ) -> Iterator[EmbeddedBroker | ExternalBroker]:
+    spec = os.environ.get(BROKER_ENV, "") if spec is None else spec
+    if not spec:
+        with EmbeddedBroker(zk_connect) as broker:
+            yield broker
+    elif spec == TESTCONTAINERS:
+        raise ServerError(
+            f"{BROKER_ENV}=testcontainers is not supported: run docker/compose.yml and set "
+            f"{BROKER_ENV}=host:port"
+        )
+    else:
+        with _registered_external(zk_connect, spec) as broker:
+            yield broker
+
+
+@contextlib.contextmanager
+def _registered_external(zk_connect: str, bootstrap: str) -> Iterator[ExternalBroker]:
+    """Use a registered broker as it is; register one that keeps no state in ZooKeeper."""
+    client = KazooClient(hosts=zk_connect)
+    try:
+        client.start(timeout=15)
+    except Exception as exc:
+        raise ZooKeeperUnavailable(f"cannot connect to ZooKeeper at {zk_connect!r}: {exc}") from None
+    try:
+        ids = client.get_children("/brokers/ids") if client.exists("/brokers/ids") else []
+        if ids:
+            yield ExternalBroker(bootstrap, int(sorted(ids, key=int)[0]))
+            return
+        host, _, port = bootstrap.split(",")[0].rpartition(":")
+        reg = BrokerRegistration(broker_id=0, host=host, port=int(port),
+                                 endpoints=(f"PLAINTEXT://{host}:{port}",))
+        register_broker(client, reg)
+        yield ExternalBroker(bootstrap, 0)
+    finally:
+        client.stop()
+        client.close()
+
+
+@contextlib.contextmanager
+def _zookeeper_container() -> Iterator[ExternalZooKeeper]:
+    try:
+        from testcontainers.core.container import DockerContainer
+        from testcontainers.core.waiting_utils import wait_for_logs
+    except ImportError:
+        raise ServerError("ZKCONSUMER_ZK=testcontainers needs the testcontainers package") from None
+    container = (DockerContainer("zookeeper:3.8")
+                 .with_exposed_ports(2181)
+                 .with_env("ZOO_4LW_COMMANDS_WHITELIST", "*")
+                 .with_env("ZOO_MAX_CLIENT_CNXNS", "0"))
+    try:
+        container.start()
+    except Exception as exc:
+        raise ServerError(f"cannot start a ZooKeeper container (is a Docker engine running?): "
+                          f"{exc}") from None
+    try:
+        wait_for_logs(container, "binding to port", timeout=60)
+        host = container.get_container_host_ip()
+        port = container.get_exposed_port(2181)
+        yield ExternalZooKeeper(f"{host}:{port}")
+    finally:
+        container.stop()

@@ -1,0 +1,1 @@
+"""ZooKeeper plumbing: paths, codecs and the counted session wrapper."""

@@ -1,0 +1,190 @@
+"""Encode and decode the values of the znodes brokers and the controller write (pure functions).
+
+Formats are those of Kafka 0.10 (``ZkUtils.scala``, ``Broker.scala``): compact JSON, UTF-8.
+Decoders raise :class:`CorruptZnode` naming the path and the offending value, so that a reader can
+log the znode once and carry on; they never let a ``KeyError`` or ``json`` error escape.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from dataclasses import dataclass, field
+from typing import Any
+
+from zkconsumer.errors import CorruptZnode
+
+
+def dumps(value: Any) -> bytes:
+    """Compact JSON as Kafka's ``Json.encode`` wrote it (no spaces), UTF-8."""
+    return json.dumps(value, separators=(",", ":")).encode("utf-8")
+
+
+def loads(path: str, data: bytes | None) -> Any:
+    """Parse a znode's JSON value or raise CorruptZnode naming the path."""
+    if data is None or data == b"":
+        raise CorruptZnode(f"{path}: empty value where JSON was expected")
+    try:
+        return json.loads(data.decode("utf-8"))
+    except (UnicodeDecodeError, ValueError) as exc:
+        raise CorruptZnode(f"{path}: {_preview(data)} is not valid JSON ({exc})") from None
+
+
+def _preview(data: bytes, limit: int = 80) -> str:
+    text = data[:limit].decode("utf-8", errors="replace")
+    return repr(text + ("..." if len(data) > limit else ""))
+
+
+def _require(path: str, doc: Any, key: str, kind: type | tuple[type, ...]) -> Any:
+    if not isinstance(doc, dict):
+        raise CorruptZnode(f"{path}: expected a JSON object, got {type(doc).__name__}")
+    if key not in doc:
+        raise CorruptZnode(f"{path}: missing field {key!r}")
+    value = doc[key]
+    if isinstance(value, bool) or not isinstance(value, kind):
+        raise CorruptZnode(f"{path}: field {key!r} has the wrong type: {value!r}")
+    return value
+
+
+# --- /brokers/ids/<id> ---------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class BrokerRegistration:
+    """A broker's ephemeral registration; ``endpoints`` are ``PROTOCOL://host:port`` strings."""
+
+    broker_id: int
+    host: str
+    port: int
+    endpoints: tuple[str, ...] = ()
+    jmx_port: int = -1
+    timestamp_ms: int = field(default_factory=lambda: int(time.time() * 1000))
+    version: int = 2
+
+    def plaintext_endpoint(self) -> tuple[str, int]:
+        """The first PLAINTEXT endpoint, as the legacy consumer chose it (v1: host and port)."""
+        for endpoint in self.endpoints:
+            proto, _, address = endpoint.partition("://")
+            if proto.upper() == "PLAINTEXT" and address:
+                host, _, port = address.rpartition(":")
+                return host, int(port)
+        return self.host, self.port
+
+    @property
+    def bootstrap(self) -> str:
+        host, port = self.plaintext_endpoint()
+        return f"{host}:{port}"
+
+
+def encode_broker(reg: BrokerRegistration) -> bytes:
+    return dumps(
+        {
+            "version": reg.version,
+            "host": reg.host,
+            "port": reg.port,
+            "endpoints": list(reg.endpoints) or [f"PLAINTEXT://{reg.host}:{reg.port}"],
+            "jmx_port": reg.jmx_port,
+            "timestamp": str(reg.timestamp_ms),
+        }
+    )
+
+
+def decode_broker(path: str, broker_id: int, data: bytes | None) -> BrokerRegistration:
+    doc = loads(path, data)
+    version = _require(path, doc, "version", int)
+    if version < 1:
+        raise CorruptZnode(f"{path}: unsupported broker registration version {version}")
+    host = doc.get("host")
+    port = doc.get("port")
+    endpoints: tuple[str, ...] = ()
+    if version >= 2:
+        raw = _require(path, doc, "endpoints", list)
+        if not all(isinstance(e, str) for e in raw):
+            raise CorruptZnode(f"{path}: endpoints must be strings, got {raw!r}")
+        endpoints = tuple(raw)
+    if not endpoints and (not isinstance(host, str) or not isinstance(port, int)):
+        raise CorruptZnode(f"{path}: no endpoints and no host/port in {_preview(data or b'')}")
+    try:
+        timestamp = int(doc.get("timestamp", 0))
+    except (TypeError, ValueError):
+        timestamp = 0
+    jmx = doc.get("jmx_port", -1)
+    reg = BrokerRegistration(
+        broker_id=broker_id,
+        host=host if isinstance(host, str) else "",
+        port=port if isinstance(port, int) and not isinstance(port, bool) else -1,
+        endpoints=endpoints,
+        jmx_port=jmx if isinstance(jmx, int) else -1,
+        timestamp_ms=timestamp,
+        version=version,
+    )
+    try:
+        reg.plaintext_endpoint()
+    except ValueError:
+        raise CorruptZnode(f"{path}: malformed endpoint in {endpoints!r}") from None
+    return reg
+
+
+# --- /brokers/topics/<topic> ---------------------------------------------------------------------
+
+
+def encode_topic_assignment(replicas: dict[int, list[int]]) -> bytes:
+    """``{"version":1,"partitions":{"0":[1],...}}``, partitions in numeric order."""
+    return dumps(
+        {"version": 1, "partitions": {str(p): list(replicas[p]) for p in sorted(replicas)}}
+    )
+
+
+def decode_topic_assignment(path: str, data: bytes | None) -> dict[int, list[int]]:
+    """Partition id -> replica list. The consumer only ever needs the keys, sorted."""
+    doc = loads(path, data)
+    parts = _require(path, doc, "partitions", dict)
+    result: dict[int, list[int]] = {}
+    for key, replicas in parts.items():
+        try:
+            partition = int(key)
+        except ValueError:
+            raise CorruptZnode(f"{path}: partition id {key!r} is not a number") from None
+        if partition < 0 or not isinstance(replicas, list):
+            raise CorruptZnode(f"{path}: bad entry for partition {key!r}: {replicas!r}")
+        result[partition] = [int(r) for r in replicas if isinstance(r, int)]
+    return dict(sorted(result.items()))
+
+
+# --- /brokers/topics/<topic>/partitions/<p>/state ------------------------------------------------
+
+
+@dataclass(frozen=True)
+class PartitionState:
+    leader: int
+    isr: tuple[int, ...]
+    leader_epoch: int = 0
+    controller_epoch: int = 1
+
+
+def encode_partition_state(state: PartitionState) -> bytes:
+    return dumps(
+        {
+            "controller_epoch": state.controller_epoch,
+            "leader": state.leader,
+            "version": 1,
+            "leader_epoch": state.leader_epoch,
+            "isr": list(state.isr),
+        }
+    )
+
+
+def decode_partition_state(path: str, data: bytes | None) -> PartitionState:
+    doc = loads(path, data)
+    leader = _require(path, doc, "leader", int)
+    isr = doc.get("isr", [])
+    if not isinstance(isr, list):
+        raise CorruptZnode(f"{path}: isr must be a list, got {isr!r}")
+    epoch = doc.get("leader_epoch", 0)
+    cepoch = doc.get("controller_epoch", 1)
+    return PartitionState(
+        leader=leader,
+        isr=tuple(i for i in isr if isinstance(i, int)),
+        leader_epoch=epoch if isinstance(epoch, int) else 0,
+        controller_epoch=cepoch if isinstance(cepoch, int) else 1,
+    )
