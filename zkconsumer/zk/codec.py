@@ -188,3 +188,152 @@ def decode_partition_state(path: str, data: bytes | None) -> PartitionState:
         leader_epoch=epoch if isinstance(epoch, int) else 0,
         controller_epoch=cepoch if isinstance(cepoch, int) else 1,
     )
+
+
+# --- /consumers/<group>/ids/<consumer id> (appended by the connector helper) ---------------------
+
+#: The three ``pattern`` values of the original's ``TopicCount``.
+STATIC_PATTERN = "static"
+WHITE_LIST_PATTERN = "white_list"
+BLACK_LIST_PATTERN = "black_list"
+
+
+def json_escape(text: str) -> str:
+    """Kafka's ``CoreUtils.JSONEscapeString``: escape for embedding in a JSON string literal.
+
+    ``Json.encode`` in 0.8-0.10 did not escape map keys, so the wildcard regex had to be escaped
+    by the caller (KAFKA-1180). Unlike ``json.dumps``, ``/`` is escaped as ``\\/`` and the C1
+    control range 0x7f-0x9f as ``\\u00XX`` (lower-case hex), so ``-/-`` becomes ``-\\/-``.
+    """
+    out: list[str] = []
+    for ch in text:
+        code = ord(ch)
+        if ch in _SIMPLE_ESCAPES:
+            out.append(_SIMPLE_ESCAPES[ch])
+        elif code <= 0x1F or 0x7F <= code <= 0x9F:
+            out.append(f"\\u{code:04x}")
+        else:
+            out.append(ch)
+    return "".join(out)
+
+
+_SIMPLE_ESCAPES = {
+    '"': '\\"', "\\": "\\\\", "/": "\\/", "\b": "\\b", "\f": "\\f", "\n": "\\n", "\r": "\\r",
+    "\t": "\\t",
+}
+
+
+@dataclass(frozen=True)
+class ConsumerRegistration:
+    """A member's registration: ``subscription`` maps a topic (static) or regex (wildcard) to streams.
+
+    ``pattern`` is ``static``, ``white_list`` or ``black_list``. ``version`` and ``timestamp`` are
+    written as the original wrote them and ignored when read, as the original ignored them.
+    """
+
+    subscription: tuple[tuple[str, int], ...]
+    pattern: str = STATIC_PATTERN
+    timestamp_ms: int | None = None
+    version: int = 1
+
+    @property
+    def is_wildcard(self) -> bool:
+        """The original treats an empty subscription or any other pattern as static."""
+        return bool(self.subscription) and self.pattern in (WHITE_LIST_PATTERN, BLACK_LIST_PATTERN)
+
+    def subscription_map(self) -> dict[str, int]:
+        return dict(self.subscription)
+
+
+def encode_registration(reg: ConsumerRegistration) -> bytes:
+    """``{"version":1,"subscription":{..},"pattern":"..","timestamp":"<ms>"}`` as 0.10 wrote it.
+
+    Built by hand rather than with ``json.dumps`` so that keys are escaped exactly like
+    ``JSONEscapeString`` (``\\/`` included) and the key order is the original's insertion order.
+    """
+    ts = reg.timestamp_ms if reg.timestamp_ms is not None else int(time.time() * 1000)
+    subs = ",".join(f'"{json_escape(key)}":{int(count)}' for key, count in reg.subscription)
+    text = (
+        f'{{"version":{int(reg.version)},"subscription":{{{subs}}},'
+        f'"pattern":"{json_escape(reg.pattern)}","timestamp":"{ts}"}}'
+    )
+    return text.encode("utf-8")
+
+
+def decode_registration(path: str, data: bytes | None) -> ConsumerRegistration:
+    """Parse another member's registration, as ``TopicCount.constructTopicCount`` did.
+
+    A missing ``pattern`` or ``subscription`` is an error in the original
+    (``error constructing TopicCount : <json>``); here it is CorruptZnode naming the path.
+    """
+    doc = loads(path, data)
+    if not isinstance(doc, dict) or "pattern" not in doc or "subscription" not in doc:
+        raise CorruptZnode(f"{path}: error constructing TopicCount : {_preview(data or b'')}")
+    subs = doc["subscription"]
+    pattern = doc["pattern"]
+    if not isinstance(subs, dict) or not isinstance(pattern, str):
+        raise CorruptZnode(f"{path}: error constructing TopicCount : {_preview(data or b'')}")
+    pairs: list[tuple[str, int]] = []
+    for key, count in subs.items():
+        if isinstance(count, bool) or not isinstance(count, int):
+            try:
+                count = int(count)
+            except (TypeError, ValueError):
+                raise CorruptZnode(
+                    f"{path}: stream count for {key!r} is not a number: {count!r}") from None
+        pairs.append((key, count))
+    try:
+        ts: int | None = int(doc.get("timestamp"))  # type: ignore[arg-type]
+    except (TypeError, ValueError):
+        ts = None
+    version = doc.get("version", 1)
+    return ConsumerRegistration(
+        subscription=tuple(pairs), pattern=pattern, timestamp_ms=ts,
+        version=version if isinstance(version, int) else 1,
+    )
+
+
+# --- /consumers/<group>/owners/<topic>/<partition> -----------------------------------------------
+
+
+def encode_owner(thread_id: str) -> bytes:
+    """The owning consumer thread id as plain text, e.g. ``group1_consumer1-0``."""
+    return thread_id.encode("utf-8")
+
+
+def decode_owner(path: str, data: bytes | None) -> str:
+    if data is None:
+        raise CorruptZnode(f"{path}: owner znode has no value")
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError:
+        raise CorruptZnode(f"{path}: {_preview(data)} is not a consumer thread id") from None
+
+
+# --- /consumers/<group>/offsets/<topic>/<partition> ----------------------------------------------
+
+
+def encode_offset(offset: int) -> bytes:
+    """The next offset to consume as decimal text (``offset.toString``)."""
+    if isinstance(offset, bool) or not isinstance(offset, int):
+        raise TypeError(f"offset must be an int, got {offset!r}")
+    return str(offset).encode("ascii")
+
+
+def decode_offset(path: str, data: bytes | None) -> int:
+    """Parse a committed offset (``toLong`` in the original); anything else is CorruptZnode."""
+    import re  # local: the shared imports at the top of this module belong to its owner
+
+    if data is None or not data.strip():
+        raise CorruptZnode(f"{path}: empty value is not an offset")
+    try:
+        text = data.decode("ascii")
+    except UnicodeDecodeError:
+        text = ""
+    if not re.fullmatch(_OFFSET_TEXT, text):
+        raise CorruptZnode(f"{path}: {_preview(data)} is not an offset")
+    return int(text)
+
+
+# Java's Long.parseLong: an optional sign and decimal digits, nothing else (no spaces, no '_').
+_OFFSET_TEXT = r"[+-]?[0-9]{1,19}"

@@ -1,0 +1,176 @@
+"""Export, import and reset a group's committed offsets, and delete an idle group.
+
+The file format is the original ``ExportZkOffsets`` one: one ``<znode path>:<offset>`` line per
+partition. Unlike ``ImportZkOffsets``, which wrote any path it was given, an imported line must
+name an offsets znode (``/consumers/<g>/offsets/<t>/<p>``) with legal names: the path is parsed and
+rebuilt from its parts, so a crafted file cannot write elsewhere. Writing offsets under a running
+group is refused unless forced, because the members' next commit would overwrite them anyway.
+"""
+
+from __future__ import annotations
+
+import logging
+import re
+from dataclasses import dataclass
+
+from kazoo.client import KazooClient
+from kazoo.exceptions import NoNodeError, NotEmptyError
+
+from zkconsumer.admin.cluster import bootstrap_servers, zk_session
+from zkconsumer.admin.groups import _children, live_members
+from zkconsumer.errors import CorruptZnode, TopicError, ZkConsumerError
+from zkconsumer.zk import paths
+from zkconsumer.zk.codec import decode_offset, decode_topic_assignment, encode_offset
+
+log = logging.getLogger(__name__)
+
+_LINE = re.compile(r"^/consumers/([^/]+)/offsets/([^/]+)/(\d+):(-?\d+)$")
+
+
+class GroupActive(ZkConsumerError):
+    """The group has registered members; the operation needs ``force``."""
+
+
+class BadOffsetsFile(ZkConsumerError, ValueError):
+    """A line of an offsets file is not ``/consumers/<g>/offsets/<t>/<p>:<offset>``."""
+
+
+@dataclass(frozen=True)
+class OffsetEntry:
+    group: str
+    topic: str
+    partition: int
+    offset: int
+
+    @property
+    def path(self) -> str:
+        return paths.offset(self.group, self.topic, self.partition)
+
+    def line(self) -> str:
+        return f"{self.path}:{self.offset}"
+
+
+def parse_lines(lines: list[str]) -> list[OffsetEntry]:
+    """Parse an export file; stops at the first empty line, as the original importer did."""
+    entries = []
+    for number, raw in enumerate(lines, start=1):
+        line = raw.strip()
+        if not line:
+            break
+        match = _LINE.match(line)
+        if match is None:
+            raise BadOffsetsFile(
+                f"line {number}: {line[:80]!r} is not '/consumers/<group>/offsets/<topic>/"
+                "<partition>:<offset>'")
+        group, topic, partition, offset = match.groups()
+        try:
+            paths.validate_group(group)
+            paths.validate_topic(topic)
+        except ValueError as exc:
+            raise BadOffsetsFile(f"line {number}: {exc}") from None
+        entries.append(OffsetEntry(group, topic, int(partition), int(offset)))
+    return entries
+
+
+def _require_idle(client: KazooClient, group: str, force: bool, action: str) -> None:
+    members = live_members(client, group)
+    if members and not force:
+        raise GroupActive(
+            f"refusing to {action} for group {group!r}: {len(members)} member(s) registered "
+            f"({', '.join(members[:3])}{', ...' if len(members) > 3 else ''}); stop them or "
+            "use --force")
+
+
+def export_offsets(zk_connect: str, group: str) -> list[OffsetEntry]:
+    paths.validate_group(group)
+    entries = []
+    with zk_session(zk_connect) as client:
+        for topic in sorted(_children(client, paths.offsets(group))):
+            for p in sorted(int(x) for x in _children(client, paths.topic_offsets(group, topic))
+                             if x.isdigit()):
+                path = paths.offset(group, topic, p)
+                try:
+                    data, _ = client.get(path)
+                    entries.append(OffsetEntry(group, topic, p, decode_offset(path, data)))
+                except (NoNodeError, CorruptZnode) as exc:
+                    log.error("not exported: %s", exc)
+    return entries
+
+
+def _write(client: KazooClient, entry: OffsetEntry) -> None:
+    path = entry.path
+    try:
+        client.set(path, encode_offset(entry.offset))
+    except NoNodeError:
+        client.create(path, encode_offset(entry.offset), makepath=True)
+
+
+def import_offsets(zk_connect: str, entries: list[OffsetEntry], force: bool = False) -> int:
+    with zk_session(zk_connect) as client:
+        for group in sorted({e.group for e in entries}):
+            _require_idle(client, group, force, "import offsets")
+        for entry in entries:
+            _write(client, entry)
+    return len(entries)
+
+
+def reset_offsets(zk_connect: str, group: str, topic: str, to: str,
+                  bootstrap: str | None = None, force: bool = False) -> list[OffsetEntry]:
+    """Set every partition's committed offset to the log start, the log end, or a number."""
+    paths.validate_group(group)
+    paths.validate_topic(topic)
+    if to not in ("smallest", "largest"):
+        try:
+            fixed = int(to)
+        except ValueError:
+            raise ValueError(f"--to must be smallest, largest or an offset, got {to!r}") from None
+        if fixed < 0:
+            raise ValueError(f"--to offset must be >= 0, got {fixed}")
+    with zk_session(zk_connect) as client:
+        _require_idle(client, group, force, "reset offsets")
+        try:
+            data, _ = client.get(paths.topic(topic))
+        except NoNodeError:
+            raise TopicError(f"can't find topic {topic!r} ({paths.topic(topic)} is missing)") \
+                from None
+        partitions = list(decode_topic_assignment(paths.topic(topic), data))
+        if to in ("smallest", "largest"):
+            servers = bootstrap or bootstrap_servers(client, zk_connect)
+            targets = _watermarks(servers, topic, partitions, low=(to == "smallest"))
+        else:
+            targets = dict.fromkeys(partitions, int(to))
+        entries = [OffsetEntry(group, topic, p, targets[p]) for p in partitions]
+        for entry in entries:
+            _write(client, entry)
+    return entries
+
+
+def _watermarks(bootstrap: str, topic: str, partitions: list[int], low: bool) -> dict[int, int]:
+    from confluent_kafka import Consumer, TopicPartition
+
+    consumer = Consumer({"bootstrap.servers": bootstrap, "group.id": "zkconsumer-tools",
+                         "enable.auto.commit": False, "log_level": 0})
+    try:
+        out = {}
+        for p in partitions:
+            lo, hi = consumer.get_watermark_offsets(TopicPartition(topic, p), timeout=10)
+            out[p] = int(lo if low else hi)
+        return out
+    finally:
+        consumer.close()
+
+
+def delete_group(zk_connect: str, group: str) -> None:
+    """Remove ``/consumers/<group>`` entirely; only when no member is registered."""
+    paths.validate_group(group)
+    with zk_session(zk_connect) as client:
+        if client.exists(paths.group(group)) is None:
+            raise ZkConsumerError(f"group {group!r} does not exist")
+        members = live_members(client, group)
+        if members:
+            raise GroupActive(f"refusing to delete group {group!r}: {len(members)} member(s) "
+                              f"registered ({', '.join(members[:3])})")
+        try:
+            client.delete(paths.group(group), recursive=True)
+        except NotEmptyError:
+            raise GroupActive(f"group {group!r} gained a member while being deleted") from None

@@ -1,0 +1,146 @@
+"""``groups list|describe|verify|delete`` and ``offsets export|import|reset``."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from typing import Any
+
+from zkconsumer.admin.groups import describe_group, list_groups, verify_group
+from zkconsumer.admin.offset_tools import (
+    delete_group,
+    export_offsets,
+    import_offsets,
+    parse_lines,
+    reset_offsets,
+)
+
+
+def register(sub: Any) -> None:
+    groups = sub.add_parser("groups", help="inspect and verify consumer groups").add_subparsers(
+        dest="groups_verb")
+    groups.required = True
+    lst = groups.add_parser("list", help="groups under /consumers")
+    lst.add_argument("--zk", required=True)
+    lst.set_defaults(func=groups_list)
+    desc = groups.add_parser("describe", help="offsets, log end, lag and owner per partition")
+    desc.add_argument("--zk", required=True)
+    desc.add_argument("--group", required=True)
+    desc.add_argument("--topic", action="append", default=None, help="only these topics")
+    desc.add_argument("--json", action="store_true")
+    desc.set_defaults(func=groups_describe)
+    ver = groups.add_parser("verify", help="exit 0 when every partition has one valid owner")
+    ver.add_argument("--zk", required=True)
+    ver.add_argument("--group", required=True)
+    ver.add_argument("--json", action="store_true")
+    ver.set_defaults(func=groups_verify)
+    dele = groups.add_parser("delete", help="remove an idle group's znodes")
+    dele.add_argument("--zk", required=True)
+    dele.add_argument("--group", required=True)
+    dele.set_defaults(func=groups_delete)
+
+    offsets = sub.add_parser("offsets", help="export, import, reset committed offsets"
+                             ).add_subparsers(dest="offsets_verb")
+    offsets.required = True
+    exp = offsets.add_parser("export", help="write '<znode>:<offset>' lines")
+    exp.add_argument("--zk", required=True)
+    exp.add_argument("--group", required=True)
+    exp.add_argument("--output", required=True, help="file, or - for stdout")
+    exp.set_defaults(func=offsets_export)
+    imp = offsets.add_parser("import", help="write the offsets of an export file")
+    imp.add_argument("--zk", required=True)
+    imp.add_argument("--input", required=True, help="file, or - for stdin")
+    imp.add_argument("--force", action="store_true", help="even while members are registered")
+    imp.set_defaults(func=offsets_import)
+    rst = offsets.add_parser("reset", help="set a topic's offsets to smallest, largest or N")
+    rst.add_argument("--zk", required=True)
+    rst.add_argument("--group", required=True)
+    rst.add_argument("--topic", required=True)
+    rst.add_argument("--to", required=True, help="smallest | largest | OFFSET")
+    rst.add_argument("--force", action="store_true", help="even while members are registered")
+    rst.set_defaults(func=offsets_reset)
+
+
+def _fmt(value: object) -> str:
+    return "unknown" if value is None else str(value)
+
+
+def groups_list(args: argparse.Namespace) -> int:
+    for group in list_groups(args.zk):
+        print(group)
+    return 0
+
+
+def groups_describe(args: argparse.Namespace) -> int:
+    desc = describe_group(args.zk, args.group, topics=args.topic)
+    for problem in desc.problems:
+        print(f"warning: {problem}", file=sys.stderr)
+    if args.json:
+        print(json.dumps(desc.as_dict()))
+        return 0
+    print(f"{'GROUP':<20} {'TOPIC':<30} {'PID':>4} {'OFFSET':>10} {'LOG-END':>10} {'LAG':>8} OWNER")
+    for r in desc.partitions:
+        print(f"{desc.group:<20} {r.topic:<30} {r.partition:>4} {_fmt(r.offset):>10} "
+              f"{_fmt(r.log_end):>10} {_fmt(r.lag):>8} {r.owner or 'none'}")
+    for topic, t in desc.totals().items():
+        print(f"{'TOTAL':<20} {topic:<30} {'':>4} {_fmt(t['offset']):>10} "
+              f"{_fmt(t['log_end']):>10} {_fmt(t['lag']):>8}")
+    print(f"\n{len(desc.consumers)} consumer(s):")
+    for m in desc.consumers:
+        print(f"  {m.consumer_id}  {m.pattern}  {json.dumps(m.subscription)}")
+    return 0
+
+
+def groups_verify(args: argparse.Namespace) -> int:
+    result = verify_group(args.zk, args.group)
+    if args.json:
+        print(json.dumps(result.as_dict()))
+    else:
+        for v in result.violations:
+            owner = f" (owner {v.owner})" if v.owner else ""
+            print(f"{v.kind}: [{v.topic},{v.partition}]{owner}")
+        print("Rebalance operation successful !" if result.ok
+              else f"Rebalance operation failed ! {len(result.violations)} violation(s)")
+    return 0 if result.ok else 1
+
+
+def groups_delete(args: argparse.Namespace) -> int:
+    delete_group(args.zk, args.group)
+    print(f"deleted group {args.group}")
+    return 0
+
+
+def offsets_export(args: argparse.Namespace) -> int:
+    entries = export_offsets(args.zk, args.group)
+    text = "".join(e.line() + "\n" for e in entries)
+    if args.output == "-":
+        sys.stdout.write(text)
+    else:
+        with open(args.output, "w", encoding="utf-8") as fh:
+            fh.write(text)
+        print(f"exported {len(entries)} offsets of group {args.group} to {args.output}")
+    return 0
+
+
+def offsets_import(args: argparse.Namespace) -> int:
+    if args.input == "-":
+        lines = sys.stdin.read().splitlines()
+    else:
+        with open(args.input, encoding="utf-8") as fh:
+            lines = fh.read().splitlines()
+    n = import_offsets(args.zk, parse_lines(lines), force=args.force)
+    print(f"imported {n} offsets")
+    return 0
+
+
+def offsets_reset(args: argparse.Namespace) -> int:
+    try:
+        entries = reset_offsets(args.zk, args.group, args.topic, args.to, force=args.force)
+    except ValueError as exc:
+        print(f"zkconsumer offsets reset: error: {exc}", file=sys.stderr)
+        return 2
+    for e in entries:
+        print(f"updating partition {e.partition} with new offset: {e.offset}")
+    print(f"updated the offset for {len(entries)} partitions")
+    return 0
