@@ -1,3 +1,21 @@
 """zkconsumer: Kafka's legacy ZooKeeper-coordinated consumer group, on kazoo."""
 
+from zkconsumer.config import ConsumerConfig
+from zkconsumer.connector import ZookeeperConsumerConnector
+from zkconsumer.errors import ConsumerRebalanceFailedException, ConsumerTimeoutException
+from zkconsumer.stream import KafkaStream, MessageAndMetadata
+from zkconsumer.topic_filter import Blacklist, Whitelist
+
 __version__ = "0.1.0"
+
+__all__ = [
+    "Blacklist",
+    "ConsumerConfig",
+    "ConsumerRebalanceFailedException",
+    "ConsumerTimeoutException",
+    "KafkaStream",
+    "MessageAndMetadata",
+    "Whitelist",
+    "ZookeeperConsumerConnector",
+    "__version__",
+]

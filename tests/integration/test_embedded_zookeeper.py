@@ -61,7 +61,8 @@ def test_missing_java_is_one_clear_line(monkeypatch, tmp_path):
 
 
 def test_server_that_never_becomes_ready_reports_its_log_tail(tmp_path):
-    script = "import sys, time; print('listening nowhere, config broken', flush=True); time.sleep(60)"
+    script = ("import sys, time; print('listening nowhere, config broken', flush=True); "
+              "time.sleep(60)")
     proc = ManagedProcess("stuck", [sys.executable, "-c", script], tmp_path / "stuck.log")
     proc.start()
     with pytest.raises(ServerError) as err:

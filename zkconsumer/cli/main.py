@@ -8,10 +8,10 @@ import sys
 from collections.abc import Sequence
 
 from zkconsumer import __version__
-from zkconsumer.cli import consume, demo, groups, servers, topics
+from zkconsumer.cli import consume, demo, experiment, groups, servers, topics
 from zkconsumer.errors import ZkConsumerError
 
-VERB_MODULES = (servers, topics, consume, groups, demo)
+VERB_MODULES = (servers, topics, consume, groups, demo, experiment)
 
 
 def build_parser() -> argparse.ArgumentParser:

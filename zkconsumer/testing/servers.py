@@ -82,7 +82,8 @@ def _registered_external(zk_connect: str, bootstrap: str) -> Iterator[ExternalBr
     try:
         client.start(timeout=15)
     except Exception as exc:
-        raise ZooKeeperUnavailable(f"cannot connect to ZooKeeper at {zk_connect!r}: {exc}") from None
+        raise ZooKeeperUnavailable(
+            f"cannot connect to ZooKeeper at {zk_connect!r}: {exc}") from None
     try:
         ids = client.get_children("/brokers/ids") if client.exists("/brokers/ids") else []
         if ids:

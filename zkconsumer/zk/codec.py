@@ -8,6 +8,7 @@ log the znode once and carry on; they never let a ``KeyError`` or ``json`` error
 from __future__ import annotations
 
 import json
+import re
 import time
 from dataclasses import dataclass, field
 from typing import Any
@@ -225,7 +226,7 @@ _SIMPLE_ESCAPES = {
 
 @dataclass(frozen=True)
 class ConsumerRegistration:
-    """A member's registration: ``subscription`` maps a topic (static) or regex (wildcard) to streams.
+    """A member's registration: ``subscription`` maps topics (static) or a regex to stream counts.
 
     ``pattern`` is ``static``, ``white_list`` or ``black_list``. ``version`` and ``timestamp`` are
     written as the original wrote them and ignored when read, as the original ignored them.
@@ -322,8 +323,6 @@ def encode_offset(offset: int) -> bytes:
 
 def decode_offset(path: str, data: bytes | None) -> int:
     """Parse a committed offset (``toLong`` in the original); anything else is CorruptZnode."""
-    import re  # local: the shared imports at the top of this module belong to its owner
-
     if data is None or not data.strip():
         raise CorruptZnode(f"{path}: empty value is not an offset")
     try:

@@ -1,0 +1,221 @@
+"""Consumption throughput: the ZooKeeper consumer connector vs a bare confluent-kafka consumer.
+
+Starts an embedded ZooKeeper and broker, produces ``--messages`` small records into one topic,
+then consumes all of them, in alternating rounds, through
+
+* ``bare``: one confluent-kafka ``Consumer`` in manual-assignment mode, all partitions assigned
+  from offset 0, reading ``consume(num_messages=...)`` batches and touching every value, with
+  the same librdkafka settings as the connector's fetcher threads; ``bare+pos`` also keeps each
+  partition's next offset, the least an application needs to commit at-least-once itself;
+* ``connector``: a ``ZookeeperConsumerConnector`` with one stream (group registration, rebalance,
+  fetcher thread, chunk queue, ``KafkaStream`` iterator), touching every ``message``;
+  ``--path datapath`` uses the fetcher manager and a stream without the connector (what this
+  script measured before the connector existed).
+
+Two rates are printed per path: *steady* (first message to last) and *end-to-end* (from creating
+the consumer, so it includes connecting and, for the connector, registering and rebalancing).
+Best of ``--rounds`` each; the ratio is connector / bare. Target: steady ratio >= 0.7.
+
+    .venv/bin/python benchmarks/throughput.py --messages 200000 --rounds 3
+
+Records are produced in ordinary batches by default: the consumers start from offset 0, so the
+embedded broker's wrong ``latest`` offset for multi-record batches plays no part (the fetch
+path is exact). ``--one-record-batches`` produces the way the tests do (slow on this broker).
+"""
+
+from __future__ import annotations
+
+import argparse
+import statistics
+import sys
+import time
+from collections.abc import Callable
+from typing import Any
+
+SIZE = 100  # bytes per value
+
+
+def produce_batched(bootstrap: str, topic: str, n: int, partitions: int, one_per_batch: bool,
+                    connections: int) -> float:
+    from zkconsumer.admin import produce
+
+    values = [b"%08d" % i + b"x" * (SIZE - 8) for i in range(n)]
+    started = time.perf_counter()
+    if one_per_batch:  # in slices: every record must be acknowledged within message.timeout.ms
+        for start in range(0, n, 20_000):
+            produce(bootstrap, topic, values[start:start + 20_000], connections=connections)
+    else:
+        from confluent_kafka import Producer
+
+        producer = Producer({"bootstrap.servers": bootstrap, "linger.ms": 5,
+                             "queue.buffering.max.messages": 2_000_000, "log_level": 3})
+        for i, value in enumerate(values):
+            while True:
+                try:
+                    producer.produce(topic, value, partition=i % partitions)
+                    break
+                except BufferError:
+                    producer.poll(0.01)
+            if i % 10_000 == 0:
+                producer.poll(0)
+        if producer.flush(120):
+            raise SystemExit("produce: records left unacknowledged after 120 s")
+    return time.perf_counter() - started
+
+
+def consume_bare(zk_connect: str, bootstrap: str, topic: str, n: int,
+                 partitions: int, track_offsets: bool = False) -> tuple[float, float]:
+    from confluent_kafka import Consumer, TopicPartition
+
+    from zkconsumer.config import ConsumerConfig
+    from zkconsumer.fetcher import client_config
+
+    # The very librdkafka settings the connector's fetcher threads use, so that the ratio
+    # measures the connector's own layers and not a difference in client tuning.
+    settings = client_config(ConsumerConfig({"zookeeper.connect": zk_connect,
+                                             "group.id": "bench-bare"}), bootstrap)
+    settings.pop("logger")
+    started = time.perf_counter()
+    consumer = Consumer({**settings, "log_level": 3})
+    consumer.assign([TopicPartition(topic, p, 0) for p in range(partitions)])
+    count = 0
+    first = 0.0
+    nbytes = 0
+    positions: dict[int, int] = {}
+    while count < n:
+        for m in consumer.consume(num_messages=5000, timeout=1.0):
+            if m.error() is not None:
+                continue
+            if not count:
+                first = time.perf_counter()
+            nbytes += len(m.value())
+            if track_offsets:  # what an at-least-once application must keep to commit
+                positions[m.partition()] = m.offset() + 1
+            count += 1
+    end = time.perf_counter()
+    consumer.close()
+    return end - first, end - started
+
+
+def _drain(stream: Any, n: int, started: float) -> tuple[float, float]:
+    count = 0
+    first = 0.0
+    nbytes = 0
+    for m in stream:
+        if not count:
+            first = time.perf_counter()
+        nbytes += len(m.message)
+        count += 1
+        if count >= n:
+            break
+    end = time.perf_counter()
+    return end - first, end - started
+
+
+def consume_connector(zk_connect: str, topic: str, n: int, group: str) -> tuple[float, float]:
+    from zkconsumer.config import ConsumerConfig
+    from zkconsumer.connector import ZookeeperConsumerConnector
+
+    started = time.perf_counter()
+    connector = ZookeeperConsumerConnector(ConsumerConfig({
+        "zookeeper.connect": zk_connect, "group.id": group, "auto.offset.reset": "smallest",
+        "auto.commit.enable": "false", "consumer.timeout.ms": "30000"}))
+    try:
+        stream = connector.create_message_streams({topic: 1})[topic][0]
+        return _drain(stream, n, started)
+    finally:
+        connector.shutdown()
+
+
+def consume_datapath(zk_connect: str, topic: str, n: int, group: str,
+                     partitions: int) -> tuple[float, float]:
+    from kazoo.client import KazooClient
+
+    from zkconsumer.config import ConsumerConfig
+    from zkconsumer.fetcher import FetcherManager
+    from zkconsumer.stream import ChunkQueue, KafkaStream, PartitionTopicInfo
+
+    config = ConsumerConfig({"zookeeper.connect": zk_connect, "group.id": group,
+                             "auto.offset.reset": "smallest", "consumer.timeout.ms": "30000"})
+    zk = KazooClient(hosts=zk_connect)
+    zk.start(timeout=15)
+    started = time.perf_counter()
+    queue = ChunkQueue(config.queued_max_message_chunks, f"{topic}-0")
+    infos = [PartitionTopicInfo(topic, p, queue, -1, -1, f"{group}-0") for p in range(partitions)]
+    manager = FetcherManager(config, f"{group}_bench", zk)
+    try:
+        manager.start_connections(infos)
+        return _drain(KafkaStream(queue, config.consumer_timeout_ms), n, started)
+    finally:
+        manager.shutdown()
+        zk.stop()
+        zk.close()
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--messages", type=int, default=200_000)
+    parser.add_argument("--partitions", type=int, default=4)
+    parser.add_argument("--rounds", type=int, default=3)
+    parser.add_argument("--path", choices=("auto", "connector", "datapath"), default="auto",
+                        help="auto: the connector if zkconsumer.connector imports, else datapath")
+    parser.add_argument("--one-record-batches", action="store_true",
+                        help="produce one record per batch, as the tests do (slow on Tansu)")
+    parser.add_argument("--producers", type=int, default=4,
+                        help="producer connections for --one-record-batches")
+    args = parser.parse_args(argv)
+
+    from zkconsumer.admin import create_topic
+    from zkconsumer.testing import EmbeddedBroker, EmbeddedZooKeeper
+
+    path = args.path
+    if path == "auto":
+        try:
+            import zkconsumer.connector  # noqa: F401
+            path = "connector"
+        except ImportError:
+            path = "datapath"
+
+    with EmbeddedZooKeeper() as zk, EmbeddedBroker(zk.connect_string) as broker:
+        topic = "throughput"
+        create_topic(zk.connect_string, topic, args.partitions, bootstrap=broker.bootstrap)
+        produced_s = produce_batched(broker.bootstrap, topic, args.messages, args.partitions,
+                                     args.one_record_batches, args.producers)
+        print(f"produced {args.messages} x {SIZE} B into {args.partitions} partitions in "
+              f"{produced_s:.1f} s ({args.messages / produced_s:,.0f} msgs/s, "
+              f"{'one record' if args.one_record_batches else 'linger.ms=5'} per batch)")
+        runs: dict[str, list[tuple[float, float]]] = {"bare": [], "bare+pos": [], path: []}
+        consumers: dict[str, Callable[[int], tuple[float, float]]] = {
+            "bare": lambda r: consume_bare(zk.connect_string, broker.bootstrap, topic,
+                                           args.messages, args.partitions),
+            "bare+pos": lambda r: consume_bare(zk.connect_string, broker.bootstrap, topic,
+                                               args.messages, args.partitions, True),
+            "connector": lambda r: consume_connector(zk.connect_string, topic, args.messages,
+                                                     f"bench-{r}"),
+            "datapath": lambda r: consume_datapath(zk.connect_string, topic, args.messages,
+                                                   f"bench-{r}", args.partitions),
+        }
+        for r in range(args.rounds):
+            for name in ("bare", "bare+pos", path):
+                steady, total = consumers[name](r)
+                runs[name].append((steady, total))
+                print(f"round {r + 1} {name:9s}: {args.messages / steady:10,.0f} msgs/s steady, "
+                      f"{args.messages / total:10,.0f} msgs/s end-to-end")
+                sys.stdout.flush()
+        best = {k: (min(s for s, _ in v), min(t for _, t in v)) for k, v in runs.items()}
+        print(f"\nbest of {args.rounds}, {args.messages} messages:")
+        for name, (steady, total) in best.items():
+            print(f"  {name:9s}: {args.messages / steady:10,.0f} msgs/s steady, "
+                  f"{args.messages / total:10,.0f} msgs/s end-to-end")
+        ratio = best["bare"][0] / best[path][0]
+        ratio_total = best["bare"][1] / best[path][1]
+        print(f"  ratio {path}/bare: {ratio:.2f} steady, {ratio_total:.2f} end-to-end "
+              f"(target >= 0.70)")
+        median = statistics.median(b[0] / c[0] for b, c in zip(runs["bare"], runs[path],
+                                                                 strict=True))
+        print(f"  median of the per-round ratios (steady): {median:.2f}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

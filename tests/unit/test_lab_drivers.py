@@ -1,0 +1,72 @@
+"""How drivers turn what their clients report into lab records (no servers)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from zkconsumer.lab.drivers import get_driver
+from zkconsumer.lab.drivers.base import MemberSpec, parse_seq
+from zkconsumer.lab.drivers.broker import consumer_config, request_counts
+from zkconsumer.lab.drivers.zk import _EventRecorder, connector_config
+from zkconsumer.lab.records import RecordTail, RecordWriter, Timeline
+from zkconsumer.lab.spec import Timing
+
+
+def spec(tmp_path: Path, protocol: str = "zk-range") -> MemberSpec:
+    return MemberSpec(protocol=protocol, member="m03", incarnation=1, topic="t", group="g",
+                      partitions=8, zk_connect="127.0.0.1:2181", bootstrap="127.0.0.1:9092",
+                      records_path=str(tmp_path / "m03.1.jsonl"),
+                      timing=Timing(session_timeout_ms=4000))
+
+
+def test_member_spec_survives_the_trip_into_a_process(tmp_path: Path) -> None:
+    s = spec(tmp_path)
+    assert MemberSpec.from_json(s.to_json()) == s
+
+
+def test_librdkafka_statistics_are_summed_over_every_broker_handle() -> None:
+    stats = {"brokers": {
+        "127.0.0.1:9092/111": {"req": {"Fetch": 42, "FindCoordinator": 1, "Metadata": 1}},
+        "GroupCoordinator": {"req": {"JoinGroup": 3, "SyncGroup": 2, "Heartbeat": 12,
+                                     "LeaveGroup": 1, "OffsetCommit": 2}},
+    }}
+    counts = request_counts(json.dumps(stats))
+    assert counts["JoinGroup"] == 3 and counts["Heartbeat"] == 12 and counts["LeaveGroup"] == 1
+    assert counts["FindCoordinator"] == 1 and "Fetch" not in counts
+
+
+def test_both_sides_get_the_same_session_timeout(tmp_path: Path) -> None:
+    zk = connector_config(spec(tmp_path), "range")
+    broker = consumer_config(spec(tmp_path, "static-range"), "range", static=True)
+    assert zk["zookeeper.session.timeout.ms"] == broker["session.timeout.ms"] == 4000
+    assert broker["group.instance.id"] == "m03"       # the same id across incarnations
+    assert zk["consumer.id"] == "m03-i1"
+
+
+def test_connector_events_become_timeline_and_coordination_records(tmp_path: Path) -> None:
+    s = spec(tmp_path)
+    writer = RecordWriter(s.records_path, s.member, s.incarnation)
+    rec = _EventRecorder(s, writer)
+    rec({"type": "attempt_started", "ts": 1.0, "attempt": 0})
+    rec({"type": "owner_conflict", "ts": 1.1, "topic": "t", "partition": 3})
+    rec({"type": "fetchers_started", "ts": 2.0, "partitions": [["t", 3], ["other", 1], ["t", 2]]})
+    rec({"type": "fetchers_stopped", "ts": 3.0, "partitions": ["t/2", "t/3"]})
+    writer.close()
+    tail = RecordTail(tmp_path)
+    tail.poll()
+    tl = [(e.ts, e.what, e.partitions) for e in tail.records.timeline]
+    assert tl == [(2.0, Timeline.ASSIGNED, (2, 3)), (2.0, Timeline.FETCHING, (2, 3)),
+                  (3.0, Timeline.REVOKED, (2, 3))]
+    assert [c.what for c in tail.records.coord] == ["attempt", "owner_conflict"]
+
+
+def test_every_protocol_has_a_driver_and_broker_attempts_are_joingroups() -> None:
+    for name in ("zk-range", "zk-roundrobin", "eager-range", "eager-roundrobin",
+                 "cooperative-sticky", "static-range"):
+        d = get_driver(name)
+        assert d.attempt_counter == (None if d.family == "zookeeper" else "JoinGroup")
+
+
+def test_values_that_are_not_sequence_numbers_are_not_ours() -> None:
+    assert (parse_seq(b"17"), parse_seq(b"hello"), parse_seq(None)) == (17, None, None)

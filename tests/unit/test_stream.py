@@ -1,0 +1,284 @@
+"""KafkaStream / ConsumerIterator / ChunkQueue semantics, without servers.
+
+Chunks are built by hand exactly as a fetcher thread builds them: a list of MessageAndMetadata
+of one partition and the fetch offset the chunk started at.
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+import time
+
+import pytest
+
+from zkconsumer.errors import ConsumerTimeoutException
+from zkconsumer.stream import (
+    ChunkQueue,
+    FetchedDataChunk,
+    IteratorState,
+    KafkaStream,
+    MessageAndMetadata,
+    PartitionTopicInfo,
+)
+
+WAIT_S = 5.0
+
+
+def msgs(topic: str, partition: int, offsets: range | list[int]) -> list[MessageAndMetadata]:
+    return [MessageAndMetadata(topic, partition, o, None, f"{topic}-{partition}-{o}".encode(), 1)
+            for o in offsets]
+
+
+def chunk(info: PartitionTopicInfo, offsets: range | list[int],
+          fetch_offset: int | None = None) -> FetchedDataChunk:
+    offsets = list(offsets)
+    return FetchedDataChunk(msgs(info.topic, info.partition, offsets), info,
+                            offsets[0] if fetch_offset is None else fetch_offset)
+
+
+def setup(capacity: int = 10, timeout_ms: int = -1, consumed: int = 0
+          ) -> tuple[ChunkQueue, PartitionTopicInfo, KafkaStream]:
+    queue = ChunkQueue(capacity, "t-0")
+    info = PartitionTopicInfo("t", 0, queue, consumed, consumed, "c-0")
+    return queue, info, KafkaStream(queue, timeout_ms)
+
+
+def test_messages_come_out_in_order_and_each_next_commits_its_offset() -> None:
+    queue, info, stream = setup()
+    queue.put(chunk(info, range(0, 3)))
+    queue.put(chunk(info, range(3, 5)))
+    it = iter(stream)
+    seen = []
+    for _ in range(5):
+        m = next(it)
+        seen.append(m.offset)
+        assert info.consumed_offset == m.offset + 1  # what a commit would write right now
+    assert seen == [0, 1, 2, 3, 4]
+    assert m.message == b"t-0-4" and m.topic == "t" and m.partition == 0
+
+
+def test_offsets_below_the_consumed_offset_are_skipped() -> None:
+    queue, info, stream = setup(consumed=5)
+    queue.put(chunk(info, range(2, 8), fetch_offset=2))  # a redelivery overlapping the past
+    queue.put(chunk(info, range(3, 6), fetch_offset=3))  # entirely consumed already
+    queue.put(chunk(info, range(8, 10), fetch_offset=8))
+    queue.put_shutdown()
+    assert [m.offset for m in stream] == [5, 6, 7, 8, 9]
+    assert info.consumed_offset == 10
+
+
+def test_a_chunk_past_the_consumed_offset_moves_it_and_logs_possible_loss(
+        caplog: pytest.LogCaptureFixture) -> None:
+    queue, info, stream = setup(consumed=3)
+    queue.put(chunk(info, range(7, 9), fetch_offset=7))
+    it = iter(stream)
+    with caplog.at_level(logging.ERROR, logger="zkconsumer.stream"):
+        assert next(it).offset == 7
+    assert "consumed offset: 3 doesn't match fetch offset: 7" in caplog.text
+    assert "Consumer may lose data" in caplog.text
+
+
+def test_has_next_does_not_advance_the_consumed_offset_next_does() -> None:
+    queue, info, stream = setup(consumed=10)
+    queue.put(chunk(info, range(10, 12)))
+    it = stream.iterator()
+    assert it.state is IteratorState.NOT_READY
+    assert it.has_next()
+    assert it.state is IteratorState.READY
+    assert info.consumed_offset == 10
+    assert next(it).offset == 10
+    assert info.consumed_offset == 11
+    assert it.has_next() and info.consumed_offset == 11
+    assert next(it).offset == 11 and info.consumed_offset == 12
+
+
+def test_timeout_raises_and_the_iterator_keeps_working() -> None:
+    queue, info, stream = setup(timeout_ms=100)
+    it = iter(stream)
+    started = time.monotonic()
+    with pytest.raises(ConsumerTimeoutException, match="consumer.timeout.ms=100"):
+        next(it)
+    assert time.monotonic() - started >= 0.09
+    with pytest.raises(ConsumerTimeoutException):  # again: still usable, still empty
+        next(it)
+    queue.put(chunk(info, range(0, 2)))
+    assert [next(it).offset, next(it).offset] == [0, 1]
+    with pytest.raises(ConsumerTimeoutException):  # a timeout after a chunk ran out
+        next(it)
+    queue.put(chunk(info, [2]))
+    assert next(iter(stream)).offset == 2  # iter(stream) is the same iterator
+    assert iter(stream) is it
+
+
+def test_timeout_in_a_for_loop_then_resume() -> None:
+    queue, info, stream = setup(timeout_ms=50)
+    queue.put(chunk(info, range(0, 3)))
+    got = []
+    with pytest.raises(ConsumerTimeoutException):
+        for m in stream:
+            got.append(m.offset)
+    queue.put(chunk(info, range(3, 4)))
+    queue.put_shutdown()
+    got += [m.offset for m in stream]
+    assert got == [0, 1, 2, 3]
+
+
+def test_shutdown_ends_iteration_for_good() -> None:
+    queue, info, stream = setup(timeout_ms=50)
+    queue.put(chunk(info, range(0, 2)))
+    queue.put_shutdown()
+    assert [m.offset for m in stream] == [0, 1]
+    it = iter(stream)
+    assert it.state is IteratorState.DONE
+    queue.put(chunk(info, range(2, 4)))  # nothing after the end is ever returned
+    with pytest.raises(StopIteration):
+        next(it)
+    assert list(stream) == []
+    assert not it.has_next()
+
+
+def test_shutdown_wakes_a_blocked_iterator() -> None:
+    queue, _info, stream = setup(timeout_ms=-1)
+    result: list[object] = []
+    reader = threading.Thread(target=lambda: result.append(list(stream)))
+    reader.start()
+    queue.put_shutdown()
+    reader.join(WAIT_S)
+    assert not reader.is_alive() and result == [[]]
+
+
+def test_clear_drops_the_rest_of_the_current_chunk() -> None:
+    queue, info, stream = setup()
+    queue.put(chunk(info, range(0, 5)))
+    queue.put(chunk(info, range(5, 7)))
+    it = iter(stream)
+    assert [next(it).offset, next(it).offset] == [0, 1]
+    stream.clear()
+    assert info.consumed_offset == 2  # what was returned stays consumed, nothing more
+    assert next(it).offset == 5  # 2..4 were dropped: the next chunk follows
+    assert info.consumed_offset == 6
+
+
+def test_clear_before_the_first_message_keeps_the_offset() -> None:
+    queue, info, stream = setup(consumed=4)
+    queue.put(chunk(info, range(4, 8)))
+    it = stream.iterator()
+    assert it.has_next()
+    stream.clear()
+    assert info.consumed_offset == 4
+    queue.put(chunk(info, range(4, 6)))
+    assert next(it).offset == 4
+
+
+def test_counters_are_exact_mid_chunk_and_after() -> None:
+    queue, info, stream = setup(consumed=1)
+    queue.put(chunk(info, range(0, 4), fetch_offset=0))  # offset 0 is skipped
+    it = iter(stream)
+    next(it)
+    assert (info.messages_consumed, info.bytes_consumed) == (1, len(b"t-0-1"))
+    next(it)
+    next(it)
+    assert info.messages_consumed == 3
+    assert info.bytes_consumed == 3 * len(b"t-0-1")
+    queue.put(chunk(info, [4]))
+    next(it)
+    assert info.messages_consumed == 4
+
+
+def test_lag_is_high_watermark_minus_consumed_offset() -> None:
+    queue, info, stream = setup()
+    assert info.lag is None
+    info.high_watermark = 5
+    queue.put(chunk(info, range(0, 5)))
+    it = iter(stream)
+    next(it)
+    next(it)
+    assert info.lag == 3
+
+
+def test_reset_consume_offset_wins_over_the_chunk_in_progress() -> None:
+    queue, info, stream = setup()
+    queue.put(chunk(info, range(0, 4)))
+    it = iter(stream)
+    next(it)
+    info.reset_consume_offset(100)  # e.g. an out-of-range reset to "largest"
+    assert info.consumed_offset == 100
+    next(it)
+    assert info.consumed_offset == 100
+    queue.put(chunk(info, range(100, 101), fetch_offset=100))
+    # The rest of the chunk is still returned (the reset takes effect at the next chunk)...
+    assert [next(it).offset, next(it).offset] == [2, 3]
+    assert info.consumed_offset == 100  # ...without moving the offset back
+    assert next(it).offset == 100
+    assert info.consumed_offset == 101
+
+
+def test_one_queue_can_carry_several_partitions() -> None:
+    queue = ChunkQueue(4, "t-0")
+    p0 = PartitionTopicInfo("t", 0, queue, 0, 0, "c-0")
+    p1 = PartitionTopicInfo("u", 1, queue, 7, 7, "c-0")
+    stream = KafkaStream(queue, -1)
+    queue.put(chunk(p0, range(0, 2)))
+    queue.put(chunk(p1, range(7, 9)))
+    queue.put(chunk(p0, range(2, 3)))
+    queue.put_shutdown()
+    assert [(m.topic, m.partition, m.offset) for m in stream] == [
+        ("t", 0, 0), ("t", 0, 1), ("u", 1, 7), ("u", 1, 8), ("t", 0, 2)]
+    assert (p0.consumed_offset, p1.consumed_offset) == (3, 9)
+
+
+def test_a_full_queue_blocks_the_putter_until_there_is_room() -> None:
+    queue, info, _stream = setup(capacity=1)
+    assert queue.put(chunk(info, [0]))
+    done = threading.Event()
+
+    def put_second() -> None:
+        queue.put(chunk(info, [1]))
+        done.set()
+
+    putter = threading.Thread(target=put_second)
+    putter.start()
+    assert not done.wait(0.2)  # blocked: back-pressure
+    assert len(queue) == 1
+    assert queue.get(1.0) is not None
+    assert done.wait(WAIT_S)
+    putter.join(WAIT_S)
+    assert len(queue) == 1
+
+
+def test_a_blocked_put_gives_up_when_its_stop_event_is_set() -> None:
+    queue, info, _stream = setup(capacity=1)
+    queue.put(chunk(info, [0]))
+    stop = threading.Event()
+    results: list[bool] = []
+    putter = threading.Thread(target=lambda: results.append(queue.put(chunk(info, [1]), stop)))
+    putter.start()
+    stop.set()
+    queue.wake_putters()
+    putter.join(WAIT_S)
+    assert results == [False]
+    assert len(queue) == 1  # nothing was added
+    queue.clear()
+    assert queue.put(chunk(info, [2]), stop) is False  # a set event refuses at once
+    assert len(queue) == 0
+
+
+def test_clear_empties_the_queue_and_shutdown_ignores_the_bound() -> None:
+    queue, info, stream = setup(capacity=1)
+    queue.put(chunk(info, [0]))
+    queue.put_shutdown()  # must never block a shutdown
+    assert len(queue) == 2
+    assert queue.clear() == 2
+    queue.put_shutdown()
+    assert list(stream) == []
+
+
+def test_message_and_metadata_is_an_immutable_record() -> None:
+    m = MessageAndMetadata("t", 1, 5, b"k", b"v", 123)
+    assert m == MessageAndMetadata(topic="t", partition=1, offset=5, key=b"k", message=b"v",
+                                   timestamp_ms=123)
+    assert MessageAndMetadata("t", 1, 5, None, None).timestamp_ms is None
+    with pytest.raises(AttributeError):
+        m.offset = 6  # type: ignore[misc]
+    assert "offset=5" in repr(m)

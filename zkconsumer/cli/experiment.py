@@ -1,0 +1,104 @@
+"""``experiment compare``: the rebalance lab from the command line.
+
+    zkconsumer experiment compare --members 10 --partitions 30 --events join,leave,crash \\
+        --protocols zk-range,eager-range,cooperative-sticky --repeat 3 --out DIR [--json FILE]
+
+Starts embedded ZooKeeper and broker unless ``--zookeeper``/``--bootstrap`` (or
+``ZKCONSUMER_ZK``/``ZKCONSUMER_BOOTSTRAP``) name existing ones.
+"""
+
+from __future__ import annotations
+
+import argparse
+import shlex
+import sys
+from pathlib import Path
+from typing import Any
+
+from zkconsumer.lab import EVENTS, PROTOCOLS, ExperimentSpec, RunStatus, Timing, run_experiment
+from zkconsumer.lab.output import write_outputs
+from zkconsumer.lab.report import summary_table, write_results
+
+
+def _csv(choices: tuple[str, ...]) -> Any:
+    def parse(text: str) -> tuple[str, ...]:
+        items = tuple(x.strip() for x in text.split(",") if x.strip())
+        bad = [x for x in items if x not in choices]
+        if bad or not items:
+            raise argparse.ArgumentTypeError(
+                f"{text!r}: choose a comma-separated list from {', '.join(choices)}")
+        return items
+    return parse
+
+
+def register(sub: Any) -> None:
+    exp = sub.add_parser("experiment", help="the rebalance lab: compare coordination protocols")
+    verbs = exp.add_subparsers(dest="experiment_verb", metavar="SUBVERB")
+    verbs.required = True
+    cmp_ = verbs.add_parser(
+        "compare", help="run membership events against several protocols on the same workload",
+        description="Run each protocol x event (x repeat) on a fresh topic and group, measure "
+                    "from real observations, and write results.json, summary.md and plots.")
+    cmp_.add_argument("--members", type=int, default=4,
+                      help="stable group size before the event (a join makes it N+1)")
+    cmp_.add_argument("--partitions", type=int, default=8)
+    cmp_.add_argument("--events", type=_csv(EVENTS), default=("join", "leave", "crash"),
+                      help=f"comma-separated: {','.join(EVENTS)}")
+    cmp_.add_argument("--protocols", type=_csv(PROTOCOLS),
+                      default=("zk-range", "eager-range", "cooperative-sticky"),
+                      help=f"comma-separated: {','.join(PROTOCOLS)}")
+    cmp_.add_argument("--repeat", type=int, default=1)
+    cmp_.add_argument("--processes", action="store_true",
+                      help="every member in its own OS process (default: threads; a crashed "
+                           "member is always a process)")
+    cmp_.add_argument("--session-timeout-ms", type=int, default=6000,
+                      help="ZooKeeper session and broker group session timeout alike")
+    cmp_.add_argument("--rate", type=float, default=40.0,
+                      help="messages per second produced during each run")
+    cmp_.add_argument("--zookeeper", default=None, help="existing ZooKeeper connect string")
+    cmp_.add_argument("--bootstrap", default=None, help="existing broker bootstrap servers")
+    cmp_.add_argument("--out", required=True, type=Path, help="output directory")
+    cmp_.add_argument("--json", type=Path, default=None, help="also write results.json here")
+    cmp_.add_argument("--no-progress", action="store_true", help="no progress bar on stderr")
+    cmp_.set_defaults(func=run_compare)
+
+
+def reproduce_command(args: argparse.Namespace) -> str:
+    """The command line that reruns this experiment (servers given only if they were)."""
+    parts = ["zkconsumer", "experiment", "compare", "--members", str(args.members),
+             "--partitions", str(args.partitions), "--events", ",".join(args.events),
+             "--protocols", ",".join(args.protocols), "--repeat", str(args.repeat),
+             "--session-timeout-ms", str(args.session_timeout_ms), "--rate", f"{args.rate:g}"]
+    if args.processes:
+        parts.append("--processes")
+    if args.zookeeper:
+        parts += ["--zookeeper", args.zookeeper, "--bootstrap", args.bootstrap]
+    parts += ["--out", str(args.out)]
+    return " ".join(shlex.quote(p) for p in parts)
+
+
+def run_compare(args: argparse.Namespace) -> int:
+    if bool(args.zookeeper) != bool(args.bootstrap):
+        print("zkconsumer: error: --zookeeper and --bootstrap go together (or neither: "
+              "embedded servers)", file=sys.stderr)
+        return 2
+    spec = ExperimentSpec(
+        protocols=args.protocols, events=args.events, members=args.members,
+        partitions=args.partitions, repeat=args.repeat, processes=args.processes,
+        out_dir=str(args.out), zk_connect=args.zookeeper, bootstrap=args.bootstrap,
+        timing=Timing(session_timeout_ms=args.session_timeout_ms, produce_rate=args.rate),
+        progress=not args.no_progress)
+    try:
+        spec.validate()
+    except ValueError as exc:
+        print(f"zkconsumer: error: {exc}", file=sys.stderr)
+        return 2
+    args.out.mkdir(parents=True, exist_ok=True)
+    results = run_experiment(
+        spec, on_result=lambda so_far: write_results(so_far, args.out / "results.json", spec))
+    written = write_outputs(results, spec, args.out, reproduce_command(args), args.json)
+    print(summary_table(results))
+    for path in written:
+        print(f"wrote {path}")
+    failed = [r for r in results if r.status == RunStatus.FAILED.value]
+    return 1 if failed else 0

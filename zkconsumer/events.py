@@ -1,0 +1,68 @@
+"""Structured, timestamped connector events: the replayable record the experiments read.
+
+The original exposed only gauges and timers (Yammer), which cannot be replayed; this follows
+``verifiable_consumer.py``'s idea of a small JSON-friendly vocabulary instead. Every event is a
+plain ``dict`` with ``ts`` (epoch seconds, float), ``type`` and ``consumer_id`` plus the fields
+named below, so it can be written as one JSON line.
+
+Types emitted by the connector: ``session_state`` (state, session_id, new_session),
+``registered`` (path, session_id), ``watch_fired`` (path, watch, event), ``rebalance_started``
+(reasons), ``attempt_started`` (attempt), ``owner_conflict`` (topic, partition, owner,
+thread_id), ``rollback`` (partitions, conflicts), ``attempt_failed`` (attempt, error),
+``rebalance_succeeded`` (attempts, duration_ms, assignment, reasons), ``rebalance_failed``
+(attempts, duration_ms, error, reasons), ``offsets_committed`` (offsets),
+``fetchers_stopped_on_session_loss``, ``error`` (where, error), ``shutdown`` (duration_ms).
+Forwarded from the fetcher manager: ``fetchers_started`` / ``fetchers_stopped`` (partitions),
+``fetcher_error``.
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+import time
+from collections.abc import Callable
+from typing import Any
+
+log = logging.getLogger(__name__)
+
+Event = dict[str, Any]
+EventListener = Callable[[Event], None]
+
+
+class EventBus:
+    """Fans events out to listeners; a failing listener is logged and never breaks the caller.
+
+    Listeners run synchronously on the thread that emits (often the rebalancer thread), so a test
+    may hold the rebalancer at a precise point by blocking in a listener.
+    """
+
+    def __init__(self, consumer_id: str) -> None:
+        self.consumer_id = consumer_id
+        self._listeners: list[EventListener] = []
+        self._lock = threading.Lock()
+
+    def add_listener(self, fn: EventListener) -> None:
+        with self._lock:
+            self._listeners = [*self._listeners, fn]
+
+    def remove_listener(self, fn: EventListener) -> None:
+        with self._lock:
+            self._listeners = [f for f in self._listeners if f is not fn]
+
+    def emit(self, type_: str, **fields: Any) -> Event:
+        event: Event = {"ts": time.time(), "type": type_, "consumer_id": self.consumer_id}
+        event.update(fields)
+        self.forward(event)
+        return event
+
+    def forward(self, event: Event) -> None:
+        """Deliver an event built elsewhere (e.g. by the fetcher manager)."""
+        event.setdefault("consumer_id", self.consumer_id)
+        event.setdefault("ts", time.time())
+        for fn in self._listeners:
+            try:
+                fn(event)
+            except Exception:
+                log.exception("[%s] event listener %r failed on %s event",
+                              self.consumer_id, fn, event.get("type"))

@@ -1,0 +1,24 @@
+"""The rebalance lab: one harness, ZooKeeper-coordinated vs broker-coordinated groups.
+
+>>> from zkconsumer.lab import ExperimentSpec, run_experiment            # doctest: +SKIP
+>>> results = run_experiment(ExperimentSpec(protocols=("zk-range", "eager-range"),
+...                                         events=("join",), members=4, partitions=8))
+"""
+
+from zkconsumer.lab.runner import run_experiment
+from zkconsumer.lab.spec import (
+    EVENTS,
+    METRIC_NAMES,
+    PROTOCOLS,
+    Event,
+    ExperimentSpec,
+    RunResult,
+    RunSpec,
+    RunStatus,
+    Timing,
+)
+
+__all__ = [
+    "EVENTS", "METRIC_NAMES", "PROTOCOLS", "Event", "ExperimentSpec", "RunResult", "RunSpec",
+    "RunStatus", "Timing", "run_experiment",
+]

@@ -1,0 +1,117 @@
+"""Broker-coordinated members: confluent-kafka (librdkafka) consumers in a broker-side group.
+
+JoinGroup/SyncGroup with the eager protocol (``range``, ``roundrobin``), incremental cooperative
+rebalancing (``cooperative-sticky``), and static membership (``group.instance.id``). The
+rebalance callbacks are the timeline: ``on_assign`` is assigned-and-fetching (librdkafka starts
+fetching as soon as the assignment is applied), ``on_revoke``/``on_lost`` is the stop. Request
+counts come from librdkafka's statistics (``brokers.<b>.req``), summed over every broker handle
+including the group coordinator's.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import threading
+import time
+from typing import Any
+
+from zkconsumer.lab.drivers.base import MemberSpec, parse_seq
+from zkconsumer.lab.records import Coord, Lifecycle, RecordWriter, Timeline
+
+log = logging.getLogger(__name__)
+
+GROUP_REQUESTS = ("JoinGroup", "SyncGroup", "Heartbeat", "LeaveGroup", "OffsetCommit",
+                  "OffsetFetch", "FindCoordinator")
+STATS_INTERVAL_MS = 1000
+LEAVE_FLUSH_S = 1.2   # one statistics interval after unsubscribe, so LeaveGroup is counted
+
+
+def consumer_config(spec: MemberSpec, strategy: str, static: bool) -> dict[str, object]:
+    t = spec.timing
+    conf: dict[str, object] = {
+        "bootstrap.servers": spec.bootstrap,
+        "group.id": spec.group,
+        "client.id": f"{spec.member}-i{spec.incarnation}",
+        "session.timeout.ms": t.session_timeout_ms,
+        "heartbeat.interval.ms": max(100, t.session_timeout_ms // 3),
+        "partition.assignment.strategy": strategy,
+        "auto.offset.reset": "earliest",
+        "enable.auto.commit": True,
+        "auto.commit.interval.ms": t.auto_commit_interval_ms,
+        "statistics.interval.ms": STATS_INTERVAL_MS,
+        "log_level": 3,
+    }
+    if static:
+        conf["group.instance.id"] = spec.member
+    return conf
+
+
+def request_counts(stats_json: str) -> dict[str, int]:
+    """Group-coordination request counts from one librdkafka statistics document."""
+    stats = json.loads(stats_json)
+    out = dict.fromkeys(GROUP_REQUESTS, 0)
+    for broker in (stats.get("brokers") or {}).values():
+        for name, count in (broker.get("req") or {}).items():
+            if name in out:
+                out[name] += int(count)
+    return out
+
+
+class _Callbacks:
+    """Rebalance and statistics callbacks; all run inside ``poll`` on the member's thread."""
+
+    def __init__(self, spec: MemberSpec, writer: RecordWriter) -> None:
+        self._topic = spec.topic
+        self._writer = writer
+
+    def _mine(self, partitions: list[Any]) -> list[int]:
+        return sorted(tp.partition for tp in partitions if tp.topic == self._topic)
+
+    def on_assign(self, _consumer: Any, partitions: list[Any]) -> None:
+        parts = self._mine(partitions)
+        self._writer.coord(Coord.REBALANCE_SUCCEEDED)
+        self._writer.timeline(Timeline.ASSIGNED, parts)
+        self._writer.timeline(Timeline.FETCHING, parts)
+
+    def on_revoke(self, _consumer: Any, partitions: list[Any]) -> None:
+        self._writer.coord(Coord.REBALANCE_STARTED)
+        self._writer.timeline(Timeline.REVOKED, self._mine(partitions))
+
+    def on_lost(self, _consumer: Any, partitions: list[Any]) -> None:
+        self._writer.coord(Coord.LOST)
+        self._writer.timeline(Timeline.REVOKED, self._mine(partitions))
+
+    def on_stats(self, stats_json: str) -> None:
+        try:
+            self._writer.requests(request_counts(stats_json))
+        except (ValueError, KeyError) as exc:
+            log.warning("unreadable librdkafka statistics: %s", exc)
+
+
+def run_broker_member(spec: MemberSpec, writer: RecordWriter, stop: threading.Event,
+                      *, strategy: str, static: bool = False) -> None:
+    """Consume until ``stop``; then leave cleanly (static members just close, as they must)."""
+    from confluent_kafka import Consumer
+
+    cb = _Callbacks(spec, writer)
+    consumer = Consumer({**consumer_config(spec, strategy, static), "stats_cb": cb.on_stats})
+    try:
+        consumer.subscribe([spec.topic], on_assign=cb.on_assign, on_revoke=cb.on_revoke,
+                           on_lost=cb.on_lost)
+        while not stop.is_set():
+            msg = consumer.poll(0.2)
+            if msg is None or msg.error():
+                continue
+            writer.delivery(msg.partition(), msg.offset(), parse_seq(msg.value()))
+        writer.lifecycle(Lifecycle.STOPPING)
+        if not static:
+            # unsubscribe sends LeaveGroup and revokes; one more statistics tick records it.
+            consumer.unsubscribe()
+            deadline = time.monotonic() + LEAVE_FLUSH_S
+            while time.monotonic() < deadline:
+                msg = consumer.poll(0.1)
+                if msg is not None and not msg.error():
+                    writer.delivery(msg.partition(), msg.offset(), parse_seq(msg.value()))
+    finally:
+        consumer.close()

@@ -1,0 +1,220 @@
+"""Every per-event metric, computed from records only (pure functions, unit-tested without servers).
+
+The window of a membership event is ``[event_ts, end_ts]``: from the moment the runner acted
+(started the newcomer, asked a member to leave, sent SIGKILL, began the bounce) to the moment it
+saw the group settled. Definitions, as ``docs/comparison.md`` states them:
+
+- ``time_to_stable_s``: event -> the instant after which every partition was fetched by exactly
+  one member, every expected member was fetching, and this held to the end (None: never).
+- ``members_paused``: members that stopped fetching at least one partition in the window, other
+  than by their own departure (a leaving, killed or bounced member's own stop is the event).
+- ``partition_seconds_unavailable``: integral over the window of the number of partitions that
+  nobody was fetching.
+- ``coordination_requests``: requests counted by the clients in the window (ZooKeeper requests
+  by operation; broker JoinGroup/SyncGroup/Heartbeat/LeaveGroup/OffsetCommit/OffsetFetch).
+- ``rebalance_attempts``: per-member attempts (ZooKeeper: attempt_started events; broker:
+  JoinGroup requests sent). ``conflicts``: owner-znode conflicts. ``failed_rebalances``:
+  rebalances abandoned after every retry, or assignments lost.
+- ``duplicates``: deliveries in the window of a (partition, offset) delivered before.
+- ``lost``: acknowledged productions never delivered by the end of the run (all of it).
+- ``double_owned_intervals``: maximal stretches in the window during which two or more members
+  fetched the same partition.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from zkconsumer.lab.intervals import (
+    Interval,
+    build_intervals,
+    change_points,
+    departures,
+    fetchers_at,
+    stable_since,
+)
+from zkconsumer.lab.records import Coord, RunRecords, Timeline
+
+
+@dataclass(frozen=True)
+class Produced:
+    """One record the broker acknowledged; ``seq`` is the number in its value."""
+
+    partition: int
+    offset: int
+    seq: int
+
+
+@dataclass(frozen=True)
+class EventWindow:
+    start: float
+    end: float
+    required_members: tuple[str, ...]   # must be fetching for the group to count as stable
+
+
+def time_to_stable(intervals: Sequence[Interval], partitions: int, w: EventWindow
+                   ) -> float | None:
+    since = stable_since(intervals, partitions, w.start, w.end, w.required_members)
+    return None if since is None else round(since - w.start, 3)
+
+
+def members_paused(intervals: Sequence[Interval], w: EventWindow,
+                   leaving: dict[tuple[str, int], float]) -> list[str]:
+    """Members whose fetching of some partition ended in the window, not by their own leaving."""
+    paused = set()
+    for iv in intervals:
+        if not (w.start <= iv.end < w.end):
+            continue
+        left_at = leaving.get((iv.member, iv.incarnation))
+        if left_at is not None and iv.end >= left_at:
+            continue
+        paused.add(iv.member)
+    return sorted(paused)
+
+
+def members_idle(intervals: Sequence[Interval], partitions: int, w: EventWindow,
+                 leaving: dict[tuple[str, int], float]) -> list[str]:
+    """Members with an incarnation that had been fetching and then, at some instant in the
+    window and before leaving, fetched nothing at all: the stop-the-world pause of eager
+    protocols (a member restarted by a bounce counts if its new incarnation idles later)."""
+    by_inc: dict[tuple[str, int], list[Interval]] = {}
+    for iv in intervals:
+        by_inc.setdefault((iv.member, iv.incarnation), []).append(iv)
+    idle = set()
+    points = change_points(intervals, w.start, w.end)[:-1]
+    for key, ivs in by_inc.items():
+        left_at = leaving.get(key)
+        for t in points:
+            if left_at is not None and t >= left_at:
+                break
+            fetched_before = any(iv.start < t for iv in ivs)
+            if fetched_before and not any(iv.covers(t) for iv in ivs):
+                idle.add(key[0])
+                break
+    return sorted(idle)
+
+
+def partition_seconds_unavailable(intervals: Sequence[Interval], partitions: int,
+                                  w: EventWindow) -> float:
+    points = change_points(intervals, w.start, w.end)
+    total = 0.0
+    for a, b in zip(points, points[1:], strict=False):
+        who = fetchers_at(intervals, partitions, a)
+        total += sum(1 for x in who if not x) * (b - a)
+    return round(total, 3)
+
+
+def double_owned_intervals(intervals: Sequence[Interval], partitions: int,
+                           w: EventWindow) -> int:
+    points = change_points(intervals, w.start, w.end)
+    count = 0
+    doubled = [False] * partitions
+    for a in points[:-1]:
+        who = fetchers_at(intervals, partitions, a)
+        for p in range(partitions):
+            now = len(who[p]) >= 2
+            if now and not doubled[p]:
+                count += 1
+            doubled[p] = now
+    return count
+
+
+def request_deltas(records: RunRecords, w: EventWindow) -> dict[str, int]:
+    """Counter increases in the window, summed over incarnations (samples are cumulative)."""
+    by_inc: dict[tuple[str, int], list[tuple[float, dict[str, int]]]] = {}
+    for s in records.requests:
+        by_inc.setdefault((s.member, s.incarnation), []).append((s.ts, s.counts))
+    total: Counter[str] = Counter()
+    for samples in by_inc.values():
+        samples.sort(key=lambda x: x[0])
+        at_start = _last_before(samples, w.start)
+        at_end = _last_before(samples, w.end)
+        for name, value in at_end.items():
+            delta = value - at_start.get(name, 0)
+            if delta > 0:
+                total[name] += delta
+    return dict(sorted(total.items()))
+
+
+def _last_before(samples: list[tuple[float, dict[str, int]]], t: float) -> dict[str, int]:
+    last: dict[str, int] = {}
+    for ts, counts in samples:
+        if ts > t:
+            break
+        last = counts
+    return last
+
+
+def coord_count(records: RunRecords, w: EventWindow, *whats: str) -> int:
+    return sum(1 for c in records.coord if c.what in whats and w.start <= c.ts <= w.end)
+
+
+def group_rebalances(records: RunRecords, w: EventWindow) -> int:
+    """Rebalances the group went through: every member completes each one (ZooKeeper:
+    rebalance_succeeded; broker: on_assign), so the busiest member name's count."""
+    per_member = Counter(c.member for c in records.coord
+                         if c.what == Coord.REBALANCE_SUCCEEDED.value
+                         and w.start <= c.ts <= w.end)
+    return max(per_member.values(), default=0)
+
+
+def duplicates(records: RunRecords, since: float, until: float | None = None) -> int:
+    """Redeliveries in ``[since, until]``: ``until`` keeps the final shutdown of every member
+    (after the measurement) out of the count."""
+    seen: set[tuple[int, int]] = set()
+    dups = 0
+    for d in sorted(records.deliveries, key=lambda d: d.ts):
+        key = (d.partition, d.offset)
+        if key in seen and d.ts >= since and (until is None or d.ts <= until):
+            dups += 1
+        seen.add(key)
+    return dups
+
+
+def lost(records: RunRecords, produced: Iterable[Produced]) -> list[Produced]:
+    delivered = {(d.partition, d.offset) for d in records.deliveries}
+    delivered_seqs = {d.seq for d in records.deliveries if d.seq is not None}
+    return [p for p in produced
+            if (p.partition, p.offset) not in delivered and p.seq not in delivered_seqs]
+
+
+def event_metrics(records: RunRecords, produced: Sequence[Produced], partitions: int,
+                  w: EventWindow, attempt_counter: str | None = None,
+                  duplicates_until: float | None = None) -> dict[str, Any]:
+    """The metrics of one membership event. ``attempt_counter`` names the request whose count
+    is the number of rebalance attempts (``JoinGroup`` for broker groups); None counts the
+    members' ``attempt`` coordination records (the ZooKeeper connector's attempt_started)."""
+    records.sort()
+    intervals = build_intervals(records, w.end, Timeline.FETCHING)
+    leaving = departures(records)
+    reqs = request_deltas(records, w)
+    if attempt_counter is None:
+        attempts = coord_count(records, w, Coord.ATTEMPT.value)
+    else:
+        attempts = reqs.get(attempt_counter, 0)
+    missing = lost(records, produced)
+    return {
+        "time_to_stable_s": time_to_stable(intervals, partitions, w),
+        "members_paused": len(members_paused(intervals, w, leaving)),
+        "partition_seconds_unavailable": partition_seconds_unavailable(intervals, partitions, w),
+        "coordination_requests": sum(reqs.values()),
+        "rebalance_attempts": attempts,
+        "conflicts": coord_count(records, w, Coord.CONFLICT.value),
+        "duplicates": duplicates(records, w.start, duplicates_until),
+        "lost": len(missing),
+        "double_owned_intervals": double_owned_intervals(intervals, partitions, w),
+        "failed_rebalances": coord_count(records, w, Coord.REBALANCE_FAILED.value,
+                                         Coord.LOST.value),
+        # extras, not in the summary table
+        "members_idle": len(members_idle(intervals, partitions, w, leaving)),
+        "rollbacks": coord_count(records, w, Coord.ROLLBACK.value),
+        "group_rebalances": group_rebalances(records, w),
+        "requests_by_type": reqs,
+        "window_s": round(w.end - w.start, 3),
+        "produced": len(produced),
+        "delivered": len(records.deliveries),
+        "lost_sample": [[p.partition, p.offset, p.seq] for p in missing[:10]],
+    }

@@ -1,0 +1,91 @@
+"""Does the broker honour static membership? Asked by experiment, not assumed.
+
+KIP-345: a member with ``group.instance.id`` that restarts within ``session.timeout.ms`` gets its
+old assignment back and nobody else rebalances. The probe runs two static members, bounces one
+quickly, and watches the other: if it is revoked, the broker accepted ``group.instance.id`` but
+did not honour it (Tansu 0.6.0 does exactly that).
+"""
+
+from __future__ import annotations
+
+import logging
+import shutil
+import subprocess
+import time
+import uuid
+from dataclasses import dataclass
+from pathlib import Path
+
+from zkconsumer.lab.group import LabGroup, member_name
+from zkconsumer.lab.records import Timeline
+from zkconsumer.lab.spec import Timing
+
+log = logging.getLogger(__name__)
+
+
+@dataclass(frozen=True)
+class StaticSupport:
+    supported: bool
+    broker: str
+    reason: str
+
+
+def broker_identity(bootstrap: str) -> str:
+    """``Tansu 0.6.0`` for the embedded broker (its cluster id gives it away), else the cluster."""
+    from confluent_kafka.admin import AdminClient
+
+    try:
+        md = AdminClient({"bootstrap.servers": bootstrap, "log_level": 0}).list_topics(timeout=5)
+        cluster = md.cluster_id or "unknown"
+    except Exception as exc:  # the identity is a label; a failure must not stop the run
+        return f"broker at {bootstrap} (unidentified: {exc})"
+    if cluster.startswith("tansu"):
+        return f"Tansu {_tansu_version()} at {bootstrap}"
+    return f"broker cluster {cluster} at {bootstrap}"
+
+
+def _tansu_version() -> str:
+    try:
+        from zkconsumer.testing.broker import tansu_binary
+
+        out = subprocess.run([tansu_binary(), "--version"], capture_output=True, text=True,
+                             timeout=10).stdout.strip()
+        return out.split()[-1] if out else "(version unknown)"
+    except Exception:
+        return "(version unknown)"
+
+
+def probe_static_membership(*, zk_connect: str, bootstrap: str, timing: Timing, topic: str,
+                            workdir: Path) -> StaticSupport:
+    """Two static members on a 2-partition topic; bounce m00 well inside the session timeout."""
+    broker = broker_identity(bootstrap)
+    if workdir.exists():
+        shutil.rmtree(workdir)
+    group = LabGroup(protocol="static-range", topic=topic,
+                     group=f"lab-probe-{uuid.uuid4().hex[:8]}",
+                     partitions=2, zk_connect=zk_connect, bootstrap=bootstrap, timing=timing,
+                     records_dir=workdir, processes=False)
+    try:
+        for i in range(2):
+            group.spawn(member_name(i))
+        if group.wait_settled(timing.formation_deadline_s) is None:
+            return StaticSupport(False, broker, f"{broker}: two static members never formed a "
+                                 "stable group; static membership cannot be measured")
+        bounced_at = time.time()
+        group.stop("m00")
+        group.spawn("m00")
+        group.wait_fetching("m00", bounced_at, timing.session_timeout_ms / 1000 * 3)
+        time.sleep(1.0)
+        group.tail.poll()
+        revoked = [e for e in group.records.timeline
+                   if e.member == "m01" and e.what is Timeline.REVOKED and e.ts >= bounced_at]
+    finally:
+        group.stop_all()
+    if revoked:
+        return StaticSupport(False, broker, (
+            f"{broker} accepts group.instance.id but does not honour it: restarting static "
+            f"member m00 within session.timeout.ms={timing.session_timeout_ms} still revoked "
+            f"partitions {list(revoked[0].partitions)} from m01 "
+            f"{revoked[0].ts - bounced_at:.1f} s later (KIP-345 says nobody rebalances)"))
+    return StaticSupport(True, broker, f"{broker} honoured group.instance.id: a static restart "
+                         "did not rebalance the other member")

@@ -1,0 +1,217 @@
+"""What members observe, written as JSON lines and read back: the lab's only source of truth.
+
+Every member incarnation (a member restarted in a rolling bounce is a new incarnation of the
+same logical member) appends to its own file. A file, rather than a queue, because a crashed
+member is SIGKILLed: every line it wrote before the kill is already in the kernel and survives,
+and the same code serves members in threads and in processes.
+
+One line per record, short keys because deliveries are numerous::
+
+    {"k": "d",  "ts": ..., "m": "m03", "i": 0, "p": 5, "o": 17, "v": 342}   delivery (v = seq)
+    {"k": "tl", "ts": ..., "m": "m03", "i": 0, "w": "fetching", "ps": [4, 5]} timeline
+    {"k": "co", "ts": ..., "m": "m03", "i": 0, "w": "owner_conflict"}         coordination
+    {"k": "rq", "ts": ..., "m": "m03", "i": 0, "c": {"JoinGroup": 3, ...}}    cumulative counts
+    {"k": "lc", "ts": ..., "m": "m03", "i": 0, "w": "ready"}                  lifecycle
+"""
+
+from __future__ import annotations
+
+import enum
+import json
+import logging
+import threading
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+log = logging.getLogger(__name__)
+
+
+class Timeline(str, enum.Enum):
+    """Per-partition transitions a member reports.
+
+    ``assigned``: the group gave it the partition (owner znode claimed / on_assign).
+    ``fetching``: its fetchers were started for it. ``revoked``: it stopped fetching and gave it
+    up (fetchers stopped before an eager release / on_revoke / on_lost).
+    """
+
+    ASSIGNED = "assigned"
+    FETCHING = "fetching"
+    REVOKED = "revoked"
+
+
+class Lifecycle(str, enum.Enum):
+    STARTING = "starting"
+    STOPPING = "stopping"     # a clean leave was requested
+    STOPPED = "stopped"       # the client was shut down / closed
+    KILLED = "killed"         # written by the runner: SIGKILL, nothing was shut down
+    ERROR = "error"
+
+
+class Coord(str, enum.Enum):
+    """Coordination events counted per run."""
+
+    REBALANCE_STARTED = "rebalance_started"
+    ATTEMPT = "attempt"
+    CONFLICT = "owner_conflict"
+    ROLLBACK = "rollback"
+    REBALANCE_FAILED = "rebalance_failed"
+    REBALANCE_SUCCEEDED = "rebalance_succeeded"
+    LOST = "assignment_lost"
+
+
+@dataclass(frozen=True)
+class Delivery:
+    ts: float
+    member: str
+    incarnation: int
+    partition: int
+    offset: int
+    seq: int | None
+
+
+@dataclass(frozen=True)
+class TimelineEntry:
+    ts: float
+    member: str
+    incarnation: int
+    what: Timeline
+    partitions: tuple[int, ...]
+
+
+@dataclass(frozen=True)
+class CoordEvent:
+    ts: float
+    member: str
+    incarnation: int
+    what: str
+
+
+@dataclass(frozen=True)
+class RequestSample:
+    ts: float
+    member: str
+    incarnation: int
+    counts: dict[str, int]
+
+
+@dataclass(frozen=True)
+class LifecycleEntry:
+    ts: float
+    member: str
+    incarnation: int
+    what: Lifecycle
+    detail: str = ""
+
+
+@dataclass
+class RunRecords:
+    """Everything the members of one run wrote, parsed."""
+
+    deliveries: list[Delivery] = field(default_factory=list)
+    timeline: list[TimelineEntry] = field(default_factory=list)
+    coord: list[CoordEvent] = field(default_factory=list)
+    requests: list[RequestSample] = field(default_factory=list)
+    lifecycle: list[LifecycleEntry] = field(default_factory=list)
+
+    def add(self, rec: dict[str, Any]) -> None:
+        kind, ts, m, i = rec["k"], float(rec["ts"]), str(rec["m"]), int(rec.get("i", 0))
+        if kind == "d":
+            self.deliveries.append(Delivery(ts, m, i, int(rec["p"]), int(rec["o"]), rec.get("v")))
+        elif kind == "tl":
+            self.timeline.append(TimelineEntry(ts, m, i, Timeline(rec["w"]),
+                                               tuple(int(p) for p in rec["ps"])))
+        elif kind == "co":
+            self.coord.append(CoordEvent(ts, m, i, str(rec["w"])))
+        elif kind == "rq":
+            self.requests.append(RequestSample(ts, m, i, {k: int(v) for k, v in rec["c"].items()}))
+        elif kind == "lc":
+            self.lifecycle.append(LifecycleEntry(ts, m, i, Lifecycle(rec["w"]),
+                                                 str(rec.get("detail", ""))))
+        else:
+            log.warning("unknown record kind %r ignored", kind)
+
+    def extend(self, recs: list[dict[str, Any]]) -> None:
+        for rec in recs:
+            self.add(rec)
+
+    def sort(self) -> None:
+        """Records from several files interleave; metrics want time order."""
+        for lst in (self.deliveries, self.timeline, self.coord, self.requests, self.lifecycle):
+            lst.sort(key=lambda r: r.ts)
+
+
+class RecordWriter:
+    """Appends records for one member incarnation; thread-safe; every line flushed at once."""
+
+    def __init__(self, path: str | Path, member: str, incarnation: int) -> None:
+        self.path = Path(path)
+        self.member = member
+        self.incarnation = incarnation
+        self._lock = threading.Lock()
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        self._file = open(self.path, "a", encoding="utf-8", buffering=1)  # noqa: SIM115
+
+    def write(self, kind: str, ts: float | None = None, **fields: Any) -> None:
+        rec = {"k": kind, "ts": time.time() if ts is None else ts, "m": self.member,
+               "i": self.incarnation, **fields}
+        line = json.dumps(rec, separators=(",", ":")) + "\n"
+        with self._lock:
+            if not self._file.closed:
+                self._file.write(line)
+                self._file.flush()
+
+    def delivery(self, partition: int, offset: int, seq: int | None) -> None:
+        self.write("d", p=partition, o=offset, v=seq)
+
+    def timeline(self, what: Timeline, partitions: list[int] | tuple[int, ...]) -> None:
+        if partitions:
+            self.write("tl", w=what.value, ps=sorted(partitions))
+
+    def coord(self, what: Coord | str) -> None:
+        self.write("co", w=what.value if isinstance(what, Coord) else what)
+
+    def requests(self, counts: dict[str, int]) -> None:
+        self.write("rq", c=counts)
+
+    def lifecycle(self, what: Lifecycle, detail: str = "") -> None:
+        self.write("lc", w=what.value, detail=detail)
+
+    def close(self) -> None:
+        with self._lock:
+            self._file.close()
+
+
+class RecordTail:
+    """Reads every ``*.jsonl`` under a directory incrementally (the runner polls while it waits).
+
+    A line is taken only once complete: a member may be in the middle of writing it.
+    """
+
+    def __init__(self, directory: str | Path) -> None:
+        self.directory = Path(directory)
+        self._offsets: dict[Path, int] = {}
+        self.records = RunRecords()
+
+    def poll(self) -> int:
+        """Read what was appended since the last poll; returns the number of new records."""
+        new = 0
+        for path in sorted(self.directory.glob("*.jsonl")):
+            start = self._offsets.get(path, 0)
+            with open(path, "rb") as fh:
+                fh.seek(start)
+                data = fh.read()
+            end = data.rfind(b"\n")
+            if end < 0:
+                continue
+            for line in data[: end + 1].splitlines():
+                if not line.strip():
+                    continue
+                try:
+                    self.records.add(json.loads(line))
+                    new += 1
+                except (ValueError, KeyError) as exc:
+                    log.warning("%s: unreadable record %r (%s)", path, line[:200], exc)
+            self._offsets[path] = start + end + 1
+        return new

@@ -1,0 +1,247 @@
+"""Runs the experiment matrix: one run = a fresh topic and group, N members, one event, metrics.
+
+A run, step by step (the same for every protocol):
+
+1. create a topic with P partitions (ZooKeeper metadata + broker) and start a steady producer;
+2. start N members (the crash victim in its own process) and wait until the group has settled;
+3. snapshot the ZooKeeper server's ``mntr``; apply the event; wait until settled again;
+4. snapshot ``mntr``; stop the producer; wait until everything acknowledged was delivered;
+5. stop every member and compute the metrics from the records.
+
+A run that raises is recorded as ``failed`` with its error, and the next run starts.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import logging
+import shutil
+import tempfile
+import time
+import traceback
+import uuid
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, replace
+from pathlib import Path
+from typing import Any, TextIO
+
+from zkconsumer.admin import create_topic
+from zkconsumer.lab.drivers import get_driver
+from zkconsumer.lab.group import LabGroup, member_name
+from zkconsumer.lab.metrics import EventWindow, event_metrics
+from zkconsumer.lab.probe import StaticSupport, broker_identity, probe_static_membership
+from zkconsumer.lab.producer import SteadyProducer
+from zkconsumer.lab.progress import Progress
+from zkconsumer.lab.scenario import apply_event, victim
+from zkconsumer.lab.spec import ExperimentSpec, RunResult, RunSpec, RunStatus
+
+log = logging.getLogger(__name__)
+
+
+class RunError(Exception):
+    """A run could not be measured (the group never formed, the servers went away...)."""
+
+
+@dataclass(frozen=True)
+class Servers:
+    zk_connect: str
+    bootstrap: str
+
+    def mntr(self) -> dict[str, float]:
+        """The ZooKeeper server's ``mntr`` numbers (first server of the connect string)."""
+        from zkconsumer.testing.servers import ExternalZooKeeper
+
+        try:
+            text = ExternalZooKeeper(self.zk_connect).four_letter("mntr")
+        except Exception as exc:
+            log.warning("mntr failed on %s: %s", self.zk_connect, exc)
+            return {}
+        out: dict[str, float] = {}
+        for line in text.splitlines():
+            key, _, value = line.partition("\t")
+            with contextlib.suppress(ValueError):
+                out[key.strip()] = float(value)
+        return out
+
+
+@contextlib.contextmanager
+def servers_for(spec: ExperimentSpec) -> Iterator[Servers]:
+    """The servers named in the spec, else embedded ones (or those ZKCONSUMER_ZK/_BOOTSTRAP
+    select) for the duration of the experiment."""
+    if spec.zk_connect and spec.bootstrap:
+        yield Servers(spec.zk_connect, spec.bootstrap)
+        return
+    from zkconsumer.testing.servers import broker_from_env, zookeeper_from_env
+
+    with zookeeper_from_env(spec.zk_connect) as zk, broker_from_env(zk.connect_string) as broker:
+        yield Servers(zk.connect_string, broker.bootstrap)
+
+
+def run_experiment(spec: ExperimentSpec,
+                   on_result: Callable[[list[RunResult]], None] | None = None,
+                   progress_stream: TextIO | None = None) -> list[RunResult]:
+    """Every (protocol, event, repeat) of ``spec``; failed runs are results too, never raised.
+
+    ``on_result`` sees the results so far after every run (the CLI rewrites results.json, so a
+    long experiment that is interrupted still leaves what it measured).
+    """
+    spec.validate()
+    out_dir = Path(spec.out_dir) if spec.out_dir else Path(tempfile.mkdtemp(prefix="zklab-"))
+    out_dir.mkdir(parents=True, exist_ok=True)
+    runs = spec.runs()
+    progress = Progress(len(runs), enabled=spec.progress, stream=progress_stream)
+    results: list[RunResult] = []
+    progress.update("starting servers")
+    with servers_for(spec) as servers:
+        broker = broker_identity(servers.bootstrap)
+        static: StaticSupport | None = None
+        for i, run in enumerate(runs):
+            progress.update(f"{run.label}: running", done=i)
+            if run.protocol == "static-range" and static is None:
+                progress.update("static-range: probing the broker for static membership", i)
+                static = _probe(spec, servers, out_dir)
+                if not static.supported:
+                    progress.note(f"static-range unsupported: {static.reason}")
+            if run.protocol == "static-range" and static is not None and not static.supported:
+                results.append(_result(spec, run, RunStatus.UNSUPPORTED, static.reason,
+                                       details={"broker": static.broker}))
+                if on_result is not None:
+                    on_result(list(results))
+                continue
+            try:
+                result = run_one(spec, run, servers, out_dir / "runs" / run.slug)
+            except Exception as exc:
+                log.exception("run %s failed", run.label)
+                progress.note(f"run {run.label} FAILED: {exc!r} (the other runs go on)")
+                result = _result(spec, run, RunStatus.FAILED, repr(exc),
+                                 details={"traceback": traceback.format_exc()})
+            result.details.setdefault("broker", broker)
+            results.append(result)
+            if on_result is not None:
+                on_result(list(results))
+        progress.update("done", done=len(runs))
+    progress.close()
+    return results
+
+
+def _probe(spec: ExperimentSpec, servers: Servers, out_dir: Path) -> StaticSupport:
+    topic = f"lab-probe-{uuid.uuid4().hex[:8]}"
+    try:
+        create_topic(servers.zk_connect, topic, 2, bootstrap=servers.bootstrap)
+        return probe_static_membership(zk_connect=servers.zk_connect,
+                                       bootstrap=servers.bootstrap, timing=spec.timing,
+                                       topic=topic, workdir=out_dir / "runs" / "static-probe")
+    except Exception as exc:
+        log.exception("static membership probe failed")
+        return StaticSupport(False, servers.bootstrap, f"the static membership probe failed: "
+                             f"{exc!r}")
+
+
+def _result(spec: ExperimentSpec, run: RunSpec, status: RunStatus, reason: str | None = None,
+            **kw: Any) -> RunResult:
+    return RunResult(protocol=run.protocol, members=spec.members, partitions=spec.partitions,
+                     event=run.event, repeat=run.repeat, status=status.value, reason=reason,
+                     **kw)
+
+
+def run_one(spec: ExperimentSpec, run: RunSpec, servers: Servers, records_dir: Path
+            ) -> RunResult:
+    driver = get_driver(run.protocol)
+    timing = spec.timing
+    uniq = uuid.uuid4().hex[:6]
+    topic = f"lab-{run.slug}-{uniq}"
+    create_topic(servers.zk_connect, topic, spec.partitions, bootstrap=servers.bootstrap)
+    if records_dir.exists():  # a previous experiment in the same --out: its records would mix
+        shutil.rmtree(records_dir)
+    group = LabGroup(protocol=run.protocol, topic=topic, group=f"lab-{run.slug}-{uniq}",
+                     partitions=spec.partitions, zk_connect=servers.zk_connect,
+                     bootstrap=servers.bootstrap, timing=timing, records_dir=records_dir,
+                     processes=spec.processes)
+    producer = SteadyProducer(servers.bootstrap, topic, spec.partitions, timing.produce_rate)
+    producer.start()
+    phases: dict[str, float] = {}
+    try:
+        crash_victim = victim(run.event, spec.members)
+        phases["formation_start"] = time.time()
+        for i in range(spec.members):
+            name = member_name(i)
+            group.spawn(name, own_process=name == crash_victim)
+        if group.wait_settled(timing.formation_deadline_s) is None:
+            raise RunError(f"{run.label}: {spec.members} members did not form a stable group "
+                           f"within {timing.formation_deadline_s:.0f} s")
+        mntr_before = servers.mntr()
+        event_ts = apply_event(run.event, group, spec.members, timing.event_deadline_s)
+        phases["event"] = event_ts
+        settled = group.wait_settled(timing.event_deadline_s)
+        end_ts = settled if settled is not None else time.time()
+        phases["settled" if settled is not None else "gave_up"] = end_ts
+        mntr_after = servers.mntr()
+        required = tuple(group.required())
+        producer.stop()
+        drained = _drain(group, producer, timing.drain_deadline_s)
+        phases["drained"] = time.time()
+    finally:
+        producer.stop()
+        group.stop_all()
+    produced = producer.produced
+    # What the broker acknowledged, kept next to the members' records: the metrics can be
+    # recomputed (and audited) from the run directory alone.
+    (records_dir / "produced.json").write_text(
+        json.dumps([[p.partition, p.offset, p.seq] for p in produced]))
+    window = EventWindow(event_ts, end_ts, required)
+    metrics = event_metrics(group.records, produced, spec.partitions, window,
+                            attempt_counter=driver.attempt_counter,
+                            duplicates_until=phases["drained"])
+    details = {
+        "session_timeout_ms": timing.session_timeout_ms,
+        "settled": settled is not None,
+        "drained": drained,
+        "producer_errors": producer.errors[:10],
+        "phases": {k: round(v - phases["formation_start"], 3) for k, v in phases.items()},
+        "event_ts": event_ts,
+        "end_ts": end_ts,
+        "drained_ts": phases["drained"],
+        "processes": spec.processes,
+        "crash_victim": crash_victim,
+        "topic": topic,
+        **_zk_details(driver.family, mntr_before, mntr_after),
+    }
+    extras = {k: metrics.pop(k) for k in list(metrics) if k not in _SUMMARY_KEYS}
+    details["extra_metrics"] = extras
+    return _result(spec, run, RunStatus.OK, None if settled is not None else
+                   f"not stable {timing.event_deadline_s:.0f} s after the event",
+                   metrics=metrics, details=details, records_dir=str(records_dir))
+
+
+_SUMMARY_KEYS = {
+    "time_to_stable_s", "members_paused", "partition_seconds_unavailable",
+    "coordination_requests", "rebalance_attempts", "conflicts", "duplicates", "lost",
+    "double_owned_intervals", "failed_rebalances", "members_idle", "rollbacks",
+    "group_rebalances",
+    "requests_by_type",
+}
+
+
+def _drain(group: LabGroup, producer: SteadyProducer, deadline_s: float) -> bool:
+    """Wait until every acknowledged record has been delivered (or the deadline passes)."""
+    give_up = time.monotonic() + deadline_s
+    want = {(p.partition, p.offset) for p in producer.produced}
+    while time.monotonic() < give_up:
+        if want <= group.delivered():
+            return True
+        time.sleep(0.25)
+    return False
+
+
+def _zk_details(family: str, before: dict[str, float], after: dict[str, float]
+                ) -> dict[str, Any]:
+    """Server-side counters over the event window; meaningful for ZooKeeper protocols only
+    (broker-side groups do not talk to ZooKeeper: the deltas show the server was quiet)."""
+    keys = ("zk_packets_received", "zk_packets_sent")
+    deltas = {k: int(after[k] - before[k]) for k in keys if k in before and k in after}
+    return {"zk_mntr_delta": deltas, "family": family}
+
+
+def with_out_dir(spec: ExperimentSpec, out_dir: str) -> ExperimentSpec:
+    return replace(spec, out_dir=out_dir)

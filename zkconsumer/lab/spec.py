@@ -1,0 +1,141 @@
+"""What an experiment asks for (ExperimentSpec), one run (RunSpec), and what it found (RunResult).
+
+Plain dataclasses so the CLI, the Spark jobs and the tests build the same objects, and so a
+result round-trips through ``results.json`` unchanged.
+"""
+
+from __future__ import annotations
+
+import enum
+from dataclasses import asdict, dataclass, field
+from typing import Any
+
+
+class Event(str, enum.Enum):
+    """Membership events the lab applies to a stable group."""
+
+    JOIN = "join"
+    LEAVE = "leave"
+    CRASH = "crash"
+    ROLLING_BOUNCE = "rolling-bounce"
+
+
+class RunStatus(str, enum.Enum):
+    """``ok``: measured. ``unsupported``: the broker cannot run this protocol (said why).
+    ``failed``: the run crashed; the error is recorded and the other runs go on."""
+
+    OK = "ok"
+    UNSUPPORTED = "unsupported"
+    FAILED = "failed"
+
+
+PROTOCOLS = ("zk-range", "zk-roundrobin", "eager-range", "eager-roundrobin",
+             "cooperative-sticky", "static-range")
+EVENTS = tuple(e.value for e in Event)
+
+# The metric names every measured run carries, in the order the summary shows them.
+METRIC_NAMES = (
+    "time_to_stable_s", "members_paused", "partition_seconds_unavailable",
+    "coordination_requests", "rebalance_attempts", "conflicts", "duplicates", "lost",
+    "double_owned_intervals", "failed_rebalances",
+)
+
+
+@dataclass(frozen=True)
+class Timing:
+    """Timeouts shared by every protocol of an experiment, so the comparison is like for like.
+
+    ``session_timeout_ms`` is both ``zookeeper.session.timeout.ms`` and the broker group's
+    ``session.timeout.ms``: on Tansu the broker-side rebalance time scales with it.
+    """
+
+    session_timeout_ms: int = 6000
+    rebalance_backoff_ms: int = 1000
+    rebalance_max_retries: int = 10
+    auto_commit_interval_ms: int = 1000
+    quiet_s: float = 3.0               # stable this long with no timeline change = settled
+    formation_deadline_s: float = 90.0
+    event_deadline_s: float = 90.0
+    drain_deadline_s: float = 30.0
+    produce_rate: float = 40.0          # messages per second, spread over every partition
+
+
+@dataclass(frozen=True)
+class ExperimentSpec:
+    """The matrix ``protocols x events x repeats`` on one topic shape.
+
+    ``zk_connect``/``bootstrap`` name servers someone else runs (tests, Spark); when both are
+    None the runner starts embedded ones for the duration of the experiment.
+    """
+
+    protocols: tuple[str, ...] = ("zk-range", "eager-range", "cooperative-sticky")
+    events: tuple[str, ...] = ("join", "leave", "crash")
+    members: int = 4
+    partitions: int = 8
+    repeat: int = 1
+    processes: bool = False
+    out_dir: str | None = None
+    zk_connect: str | None = None
+    bootstrap: str | None = None
+    timing: Timing = field(default_factory=Timing)
+    seed: int = 1
+    progress: bool = False
+
+    def validate(self) -> None:
+        unknown = [p for p in self.protocols if p not in PROTOCOLS]
+        if unknown:
+            raise ValueError(f"unknown protocol(s) {unknown}; choose from {list(PROTOCOLS)}")
+        bad = [e for e in self.events if e not in EVENTS]
+        if bad:
+            raise ValueError(f"unknown event(s) {bad}; choose from {list(EVENTS)}")
+        if self.members < 1:
+            raise ValueError(f"--members must be >= 1, got {self.members}")
+        if self.partitions < 1:
+            raise ValueError(f"--partitions must be >= 1, got {self.partitions}")
+        if self.repeat < 1:
+            raise ValueError(f"--repeat must be >= 1, got {self.repeat}")
+        if "leave" in self.events or "crash" in self.events:
+            if self.members < 2:
+                raise ValueError("leave and crash need --members >= 2 (someone must take over)")
+
+    def runs(self) -> list[RunSpec]:
+        return [RunSpec(protocol=p, event=e, repeat=r)
+                for r in range(self.repeat) for e in self.events for p in self.protocols]
+
+
+@dataclass(frozen=True)
+class RunSpec:
+    protocol: str
+    event: str
+    repeat: int
+
+    @property
+    def label(self) -> str:
+        return f"{self.protocol}/{self.event}/r{self.repeat}"
+
+    @property
+    def slug(self) -> str:
+        return f"{self.protocol}-{self.event}-r{self.repeat}"
+
+
+@dataclass
+class RunResult:
+    """One row of ``results.json``; ``metrics`` is empty unless ``status`` is ``ok``."""
+
+    protocol: str
+    members: int
+    partitions: int
+    event: str
+    repeat: int
+    status: str = RunStatus.OK.value
+    reason: str | None = None
+    metrics: dict[str, Any] = field(default_factory=dict)
+    details: dict[str, Any] = field(default_factory=dict)
+    records_dir: str | None = None
+
+    def to_json(self) -> dict[str, Any]:
+        return asdict(self)
+
+    @classmethod
+    def from_json(cls, data: dict[str, Any]) -> RunResult:
+        return cls(**data)

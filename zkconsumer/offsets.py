@@ -1,0 +1,124 @@
+"""Offsets in ZooKeeper: read committed offsets, commit only changed ones, the auto-commit thread.
+
+The original (spec detailed §5.6, ZooKeeper storage):
+
+* ``/consumers/<g>/offsets/<t>/<p>`` holds the next offset to consume as decimal text; a missing
+  node means "no offset" (-1), and ``auto.offset.reset`` then decides where to start;
+* ``commitOffsets`` writes only partitions whose consumed offset differs from the last value
+  read or written (``checkpointedZkOffsets``, KAFKA-987), with setData and parents created on
+  NoNode; ZooKeeper errors propagate to the caller;
+* ``auto.commit.enable`` runs a scheduler with initial delay = period = ``auto.commit.interval.ms``
+  whose failures are logged (``exception during autoCommit``) and do not stop it.
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+from collections.abc import Callable, Iterable, Mapping
+
+from kazoo.exceptions import NoNodeError
+
+from zkconsumer.assignors import TopicPartition
+from zkconsumer.events import EventBus
+from zkconsumer.metrics import RebalanceMetrics
+from zkconsumer.stream import PartitionTopicInfo
+from zkconsumer.zk import codec, paths
+from zkconsumer.zk.session import ZkSession
+
+log = logging.getLogger(__name__)
+
+NO_OFFSET = -1
+
+
+class OffsetStore:
+    """Committed offsets of one group; thread-safe (user, rebalancer and auto-commit threads)."""
+
+    def __init__(self, session: ZkSession, group: str, events: EventBus,
+                 metrics: RebalanceMetrics) -> None:
+        self._session = session
+        self._group = group
+        self._events = events
+        self._metrics = metrics
+        self._lock = threading.Lock()
+        self._checkpoint: dict[TopicPartition, int] = {}
+
+    def read(self, partitions: Iterable[TopicPartition]) -> dict[TopicPartition, int]:
+        """One getData per partition; -1 where nothing was committed yet."""
+        result: dict[TopicPartition, int] = {}
+        for tp in partitions:
+            path = paths.offset(self._group, tp.topic, tp.partition)
+            try:
+                data, _ = self._session.get(path)
+            except NoNodeError:
+                result[tp] = NO_OFFSET
+                continue
+            result[tp] = codec.decode_offset(path, data)
+        return result
+
+    def checkpoint(self, offsets: Mapping[TopicPartition, int]) -> None:
+        """Remember offsets just read so that an unchanged offset is not written back."""
+        with self._lock:
+            self._checkpoint.update(offsets)
+
+    def barrier(self) -> None:
+        """Wait for a commit in progress: after ownership was cleared, none can write again.
+
+        Without it a late auto-commit could write an older offset over the next owner's.
+        """
+        with self._lock:
+            pass
+
+    def commit(self, infos: Iterable[PartitionTopicInfo]) -> dict[TopicPartition, int]:
+        """Write every changed consumed offset; returns what was written."""
+        written: dict[TopicPartition, int] = {}
+        with self._lock:
+            for info in list(infos):
+                tp = TopicPartition(info.topic, info.partition)
+                offset = info.consumed_offset
+                if offset < 0 or self._checkpoint.get(tp) == offset:
+                    continue
+                self._session.set(paths.offset(self._group, tp.topic, tp.partition),
+                                  codec.encode_offset(offset))
+                self._checkpoint[tp] = offset
+                written[tp] = offset
+        if written:
+            self._metrics.add(commits=len(written))
+            log.debug("[%s] committed offsets %s", self._events.consumer_id, written)
+            self._events.emit("offsets_committed",
+                              offsets={f"{tp.topic}/{tp.partition}": o
+                                       for tp, o in sorted(written.items())})
+        return written
+
+
+class AutoCommitter:
+    """The ``kafka-consumer-autocommit`` task: commit every ``auto.commit.interval.ms``."""
+
+    def __init__(self, name: str, interval_ms: int, commit: Callable[[], object],
+                 events: EventBus) -> None:
+        self._interval_s = interval_ms / 1000.0
+        self._commit = commit
+        self._events = events
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._run, name=name, daemon=True)
+
+    def start(self) -> None:
+        self._thread.start()
+
+    def stop(self, timeout: float = 10.0) -> None:
+        self._stop.set()
+        if self._thread.is_alive() and self._thread is not threading.current_thread():
+            self._thread.join(timeout)
+            if self._thread.is_alive():
+                log.warning("auto-commit thread %s did not stop within %.1f s",
+                            self._thread.name, timeout)
+
+    def _run(self) -> None:
+        while not self._stop.wait(self._interval_s):
+            try:
+                self._commit()
+            except Exception as exc:
+                if self._stop.is_set():
+                    break
+                log.exception("[%s] exception during autoCommit", self._events.consumer_id)
+                self._events.emit("error", where="auto_commit", error=repr(exc))

@@ -1,0 +1,324 @@
+"""The ZooKeeper side of a rebalance: registration, one attempt's reads and writes, rollback.
+
+:class:`RebalanceExecutor` is what the rebalancer thread drives. One :meth:`attempt` follows the
+original's ``ZKRebalancerListener.rebalance`` step by step (spec detailed §3.6):
+
+1. re-read this member's registration (missing -> the attempt fails) and the broker list; with no
+   broker, watch ``/brokers/ids`` and succeed owning nothing (KAFKA-969);
+2. close fetchers: stop them, clear the queues and the iterators' current chunks, and commit if
+   ``auto.commit.enable`` (the partitions are still ours, so the next owner starts there);
+3. ``before_releasing_partitions``, then delete every owner znode we hold (eager release);
+4. read the group (every member's registration), the partitions of every subscribed topic, and
+   plan with the legacy assignor (``rebalance/plan.py``);
+5. read the committed offsets of our new partitions;
+6. create the owner znodes in partition order, none skipped; an existing znode holding our own
+   thread id is adopted; any other is a conflict, and then every znode created in this attempt
+   is deleted and the attempt fails;
+7. install the new generation, ``before_starting_fetchers``, start the fetchers.
+
+Owner claims run in the session the attempt started in: if it expires, the attempt aborts
+instead of claiming in a new session next to claims that died with the old one.
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+from collections.abc import Callable, Iterable
+from typing import Any, Protocol
+
+from kazoo.exceptions import NodeExistsError, NoNodeError, SessionExpiredError
+
+from zkconsumer.assignors import TopicPartition
+from zkconsumer.config import ConsumerConfig
+from zkconsumer.errors import CorruptZnode
+from zkconsumer.events import EventBus
+from zkconsumer.metrics import RebalanceMetrics
+from zkconsumer.offsets import OffsetStore
+from zkconsumer.rebalance.ownership import Ownership
+from zkconsumer.rebalance.plan import (
+    Assignor,
+    GroupView,
+    ReleasePlan,
+    assignment_by_topic,
+    consumers_per_topic,
+    needs_topic_list,
+    plan_rebalance,
+    plan_release,
+)
+from zkconsumer.rebalance.triggers import CHILDREN, DATA, Trigger, WatchSet
+from zkconsumer.stream import PartitionTopicInfo
+from zkconsumer.subscription import Subscription
+from zkconsumer.topic_filter import topic_count_from_registration
+from zkconsumer.zk import codec, paths
+from zkconsumer.zk.session import ZkSession
+
+log = logging.getLogger(__name__)
+
+
+class Fetchers(Protocol):
+    def start_connections(self, infos: Iterable[PartitionTopicInfo]) -> None: ...
+    def stop_connections(self) -> None: ...
+
+
+class RebalanceExecutor:
+    """Carries out rebalances for one connector; every method runs on the rebalancer thread."""
+
+    def __init__(self, *, consumer_id: str, config: ConsumerConfig, session: ZkSession,
+                 subscription: Subscription, ownership: Ownership, offsets: OffsetStore,
+                 fetchers: Fetchers, watches: WatchSet, assignor: Assignor, events: EventBus,
+                 metrics: RebalanceMetrics, listener: Any | None,
+                 is_shutting_down: Callable[[], bool]) -> None:
+        self.consumer_id = consumer_id
+        self.group = config.group_id
+        self.config = config
+        self.session = session
+        self.subscription = subscription
+        self.ownership = ownership
+        self.offsets = offsets
+        self.fetchers = fetchers
+        self.watches = watches
+        self.assignor = assignor
+        self.events = events
+        self.metrics = metrics
+        self.listener = listener
+        self._is_shutting_down = is_shutting_down
+
+    def is_shutting_down(self) -> bool:
+        return self._is_shutting_down()
+
+    # --- registration and watches --------------------------------------------------------------
+
+    def register(self) -> None:
+        """``registerConsumerInZK``: the ephemeral registration, session-checked (0.9+)."""
+        path = paths.consumer_registration(self.group, self.consumer_id)
+        data = codec.encode_registration(
+            self.subscription.topic_count.registration(int(time.time() * 1000)))
+        self.session.create_checked_ephemeral(path, data)
+        log.info("[%s] registered %s", self.consumer_id, path)
+        self.events.emit("registered", path=path, session_id=self.session.session_id)
+
+    def subscribe(self) -> None:
+        """The original's listeners: group children, each topic's data, wildcard topic list."""
+        self.watches.watch(paths.consumer_ids(self.group), CHILDREN, Trigger.MEMBERSHIP)
+        if self.subscription.is_wildcard:
+            if self.session.exists(paths.BROKER_TOPICS) is None:
+                try:
+                    self.session.create(paths.BROKER_TOPICS, b"")
+                except NodeExistsError:
+                    pass
+            self.watches.watch(paths.BROKER_TOPICS, CHILDREN, Trigger.TOPICS)
+        for topic in self.subscription.topics:
+            self.watches.watch(paths.topic(topic), DATA, Trigger.TOPIC_DATA)
+
+    def prepare(self, reasons: set[Trigger]) -> set[Trigger]:
+        """Work before a rebalance; returns the reasons that call for one (empty: none)."""
+        need = reasons - {Trigger.REARM, Trigger.TOPICS}
+        if Trigger.NEW_SESSION in reasons:
+            # handleNewSession: forget ownership without committing, register again.
+            self.ownership.clear()
+            self.register()
+            self.watches.invalidate()
+        # SESSION_LOST: stop_delivery() ran already; a rebalance owns the partitions again.
+        need |= self.watches.arm() - {Trigger.TOPICS}
+        if self.subscription.is_wildcard and self._refresh_wildcard_topics():
+            need.add(Trigger.TOPICS)
+        return need
+
+    def stop_delivery(self) -> None:
+        """``stop-fetchers`` policy, on a session presumed lost (any thread but kazoo's).
+
+        Curator's LOST: cut off for a whole session timeout, others may own our partitions now.
+        Stop fetching and drop buffered chunks (no zombie window); no ZooKeeper call here, so it
+        works while the rebalancer thread is blocked waiting for ZooKeeper.
+        """
+        log.warning("[%s] session presumed lost: stopping fetchers "
+                    "(zkconsumer.session.lost.policy=stop-fetchers)", self.consumer_id)
+        self._stop_fetchers_and_clear()
+        self.events.emit("fetchers_stopped_on_session_loss")
+
+    def _refresh_wildcard_topics(self) -> bool:
+        """``handleTopicEvent``: rebalance when the set of matching topics changed."""
+        all_topics = self.watches.last_value(paths.BROKER_TOPICS) or ()
+        added, deleted = self.subscription.update_topics(all_topics)
+        if added:
+            log.info("[%s] Topic event: added topics = %s", self.consumer_id, added)
+        if deleted:
+            log.info("[%s] Topic event: deleted topics = %s", self.consumer_id, deleted)
+        for topic in self.subscription.topics:
+            self.watches.watch(paths.topic(topic), DATA, Trigger.TOPIC_DATA)
+        self.watches.arm()
+        return bool(added or deleted)
+
+    # --- one attempt -----------------------------------------------------------------------------
+
+    def attempt(self, number: int) -> bool:
+        session_id = self.session.session_id
+        if session_id is None:
+            raise SessionExpiredError("no ZooKeeper session at the start of the attempt")
+        my_path = paths.consumer_registration(self.group, self.consumer_id)
+        my_data, _ = self.session.get(my_path)
+        my_reg = codec.decode_registration(my_path, my_data)
+        if not self._read_brokers():
+            log.warning("[%s] no brokers found when trying to rebalance.", self.consumer_id)
+            self.watches.watch(paths.BROKER_IDS, CHILDREN, Trigger.BROKERS)
+            self.watches.arm()
+            return True
+        self.close_fetchers()
+        release = plan_release(self.ownership.current.infos)
+        if self.listener is not None and hasattr(self.listener, "before_releasing_partitions"):
+            self.listener.before_releasing_partitions(release.listener_map)
+        self._release(release)
+        view = self._read_view(my_reg)
+        my_count = topic_count_from_registration(self.consumer_id, my_reg,
+                                                 self.config.exclude_internal_topics)
+        my_threads = my_count.thread_ids_per_topic(view.all_topics)
+        plan = plan_rebalance(view, my_threads, self.assignor,
+                              self.config.partition_assignment_strategy)
+        offsets = self.offsets.read(plan.offsets_to_read)
+        if self.is_shutting_down():
+            return False
+        infos = {
+            tp: PartitionTopicInfo(tp.topic, tp.partition,
+                                   self.subscription.queue_for(tp.topic, tid),
+                                   offsets[tp], offsets[tp], tid)
+            for tp, tid in plan.claims.items()
+        }
+        self.offsets.checkpoint(offsets)
+        if not self._claim(plan.claims, session_id):
+            return False
+        self.ownership.install(infos, session_id)
+        if self.listener is not None and hasattr(self.listener, "before_starting_fetchers"):
+            self.listener.before_starting_fetchers(self.consumer_id, plan.listener_assignment)
+        if self.is_shutting_down():
+            return False
+        self.fetchers.start_connections(list(infos.values()))
+        log.info("[%s] Consumer %s selected partitions : %s", self.consumer_id,
+                 self.consumer_id, sorted(infos.values(), key=lambda i: (i.partition, i.topic)))
+        return True
+
+    def after_failed_attempt(self) -> None:
+        """``closeFetchersForQueues`` over every queue after a failed attempt."""
+        self.close_fetchers()
+
+    def describe_assignment(self) -> dict[str, dict[int, str]]:
+        return assignment_by_topic(self.ownership.current.assignment())
+
+    def close_fetchers(self) -> None:
+        self._stop_fetchers_and_clear()
+        if self.config.auto_commit_enable:
+            log.debug("[%s] Committing all offsets after clearing the fetcher queues",
+                      self.consumer_id)
+            self.offsets.commit(self.ownership.current.infos.values())
+
+    def _stop_fetchers_and_clear(self) -> None:
+        self.fetchers.stop_connections()
+        for queue in self.subscription.queues():
+            queue.clear()
+        for stream in self.subscription.streams():
+            stream.clear()
+
+    def _read_brokers(self) -> list[codec.BrokerRegistration]:
+        """``getAllBrokersInCluster``: sorted ids, then each broker; vanished ones skipped."""
+        try:
+            ids = self.session.get_children(paths.BROKER_IDS)
+        except NoNodeError:
+            return []
+        brokers = []
+        for bid in sorted(ids, key=lambda b: int(b) if b.isdigit() else -1):
+            if not bid.isdigit():
+                continue
+            path = paths.broker(int(bid))
+            try:
+                data, _ = self.session.get(path)
+                brokers.append(codec.decode_broker(path, int(bid), data))
+            except NoNodeError:
+                continue
+            except CorruptZnode as exc:
+                log.warning("[%s] %s", self.consumer_id, exc)
+        return brokers
+
+    def _release(self, release: ReleasePlan) -> None:
+        """``releasePartitionOwnership``: delete every owner znode we hold.
+
+        Deviation: znodes claimed in a session that has since expired are not deleted by path
+        (they died with it, and the path may now be another member's claim).
+        """
+        gen = self.ownership.clear()
+        self.offsets.barrier()  # no commit of the released partitions after this point
+        if gen.session_id is not None and gen.session_id != self.session.session_id:
+            log.info("[%s] not deleting %d owner znode(s) of expired session 0x%x",
+                     self.consumer_id, len(release.partitions), gen.session_id)
+        else:
+            for tp in release.partitions:
+                self.session.delete(paths.owner(self.group, tp.topic, tp.partition))
+
+    def _read_view(self, my_reg: codec.ConsumerRegistration) -> GroupView:
+        """``AssignmentContext``: every member's registration and every topic's partitions."""
+        members = self.session.get_children(paths.consumer_ids(self.group))
+        regs: dict[str, codec.ConsumerRegistration] = {}
+        for member in sorted(members):
+            path = paths.consumer_registration(self.group, member)
+            data, _ = self.session.get(path)  # a member vanishing mid-read fails the attempt
+            regs[member] = codec.decode_registration(path, data)
+        all_topics = None
+        if needs_topic_list([*regs.values(), my_reg]):
+            try:
+                all_topics = sorted(self.session.get_children(paths.BROKER_TOPICS))
+            except NoNodeError:
+                all_topics = []
+        excl = self.config.exclude_internal_topics
+        partitions: dict[str, list[int]] = {}
+        for topic in consumers_per_topic(regs, all_topics, excl):
+            path = paths.topic(topic)
+            try:
+                data, _ = self.session.get(path)
+            except NoNodeError:
+                partitions[topic] = []
+                continue
+            partitions[topic] = sorted(codec.decode_topic_assignment(path, data))
+        return GroupView(regs, partitions, all_topics, excl)
+
+    def _claim(self, claims: dict[TopicPartition, str], session_id: int) -> bool:
+        """``reflectPartitionOwnershipDecision`` with rollback on any conflict."""
+        owned: list[tuple[TopicPartition, str]] = []
+        conflicts = 0
+        for tp, tid in claims.items():
+            path = paths.owner(self.group, tp.topic, tp.partition)
+            try:
+                self.session.create_ephemeral_in_session(path, codec.encode_owner(tid), session_id)
+                owned.append((tp, path))
+                log.debug("[%s] %s successfully owned partition %d for topic %s",
+                          self.consumer_id, tid, tp.partition, tp.topic)
+                continue
+            except NodeExistsError:
+                pass
+            try:
+                data, _ = self.session.get(path)
+                current: str | None = codec.decode_owner(path, data)
+            except NoNodeError:
+                current = None
+            if current == tid:
+                # Written by us before a connection loss (or by our previous session).
+                log.info("[%s] %s exists with value %s during connection loss; this is ok",
+                         self.consumer_id, path, tid)
+                owned.append((tp, path))
+                continue
+            conflicts += 1
+            self.metrics.add(owner_conflicts=1)
+            self.events.emit("owner_conflict", topic=tp.topic, partition=tp.partition,
+                             owner=current, thread_id=tid)
+            log.info("[%s] waiting for the partition ownership to be deleted: %d for topic %s "
+                     "(owner %s)", self.consumer_id, tp.partition, tp.topic, current)
+        if self.session.session_id != session_id:
+            raise SessionExpiredError("the session changed while claiming partitions")
+        if not conflicts:
+            return True
+        for _, path in owned:
+            self.session.delete(path)
+        self.metrics.add(rollbacks=1)
+        self.events.emit("rollback", partitions=[f"{tp.topic}/{tp.partition}" for tp, _ in owned],
+                         conflicts=conflicts)
+        log.info("[%s] owner conflict on %d partition(s): rolled back %d owner znode(s)",
+                 self.consumer_id, conflicts, len(owned))
+        return False

@@ -1,0 +1,300 @@
+"""Broker-side groups (KIP-62 era): eager ``range`` and ``cooperative-sticky`` (KIP-429).
+
+One round (a generation) is the JoinGroup barrier: the coordinator moves the group to
+PreparingRebalance when a member joins or leaves (a crash: when its session times out); the
+others learn it from their next heartbeat and send JoinGroup; the barrier closes when every
+member has joined, but not before the broker's join window (Tansu 0.6.0 holds a round for about
+half the session timeout: ``broker_join_window_factor``); the first member to join is the
+leader and is the only one that computes the assignment; everybody's SyncGroup is answered
+when the leader's arrives.
+
+* eager: a member revokes everything (stops fetching, commits) before it rejoins, so every
+  member with partitions pauses, and all partitions are unowned until the SyncGroup answers;
+* cooperative: members keep fetching through round 1; its assignment withholds the partitions
+  that change owner, whose owners revoke just those and rejoin, which opens round 2 where the
+  new owners get them. Only members losing partitions pause, and only those partitions.
+  Tansu's extra delay per round is in ``coop_round1_extra_factor``/``coop_round2_extra_factor``.
+
+Requests counted: FindCoordinator and JoinGroup for the joiner, JoinGroup and SyncGroup per
+member per round, OffsetCommit per revoking member (auto-commit), OffsetFetch per member given
+new partitions, LeaveGroup on a clean leave, and every scheduled Heartbeat from the event until
+the group is stable (:mod:`zkconsumer.sim.heartbeats`).
+"""
+
+from __future__ import annotations
+
+import logging
+import random
+
+from zkconsumer.sim import costs
+from zkconsumer.sim.assignment import full_assignment, sticky_target
+from zkconsumer.sim.config import SimConfig
+from zkconsumer.sim.engine import Engine
+from zkconsumer.sim.heartbeats import BrokerMember, count_heartbeats, next_beat
+from zkconsumer.sim.tally import OwnershipLedger, Tally
+
+log = logging.getLogger(__name__)
+
+
+class BrokerGroup:
+    """A group coordinated by a broker; ``cooperative`` selects KIP-429's two rounds."""
+
+    def __init__(self, cfg: SimConfig, engine: Engine, rng: random.Random, tally: Tally,
+                 ledger: OwnershipLedger) -> None:
+        self.cfg = cfg
+        self.cal = cfg.calibration
+        self.engine = engine
+        self.rng = rng
+        self.tally = tally
+        self.ledger = ledger
+        self.cooperative = cfg.protocol == "cooperative-sticky"
+        self.members: dict[str, BrokerMember] = {}
+        self.hb = cfg.heartbeat_interval_s
+        self._in_round = False
+        self._round = 0
+        self._round_start = 0.0
+        self._expected: list[str] = []
+        self._arrived: dict[str, float] = {}
+        self._barrier_set = False
+        self._target: dict[str, set[int]] = {}
+
+    # --- timing ------------------------------------------------------------------------------
+
+    def _half(self) -> float:
+        return self.cal.broker_request_ms / 2000.0 * self._jitter()
+
+    def _jitter(self) -> float:
+        cv = self.cal.jitter_cv
+        return 1.0 if cv <= 0 else min(3.0, max(0.2, self.rng.gauss(1.0, cv)))
+
+    def _window(self) -> float:
+        factor = self.cal.broker_join_window_factor
+        if self.cooperative:
+            extra = (self.cal.coop_round1_extra_factor if self._round == 1
+                     else self.cal.coop_round2_extra_factor)
+            factor += extra
+        return factor * self.cfg.session_timeout_s
+
+    # --- set-up and the event ------------------------------------------------------------------
+
+    def setup(self, ids: list[str]) -> None:
+        parts = full_assignment(ids, self.cfg.partitions, "range")
+        for mid in ids:
+            m = BrokerMember(mid, phase=self.rng.uniform(0.0, self.hb))
+            self.members[mid] = m
+            self.ledger.add_member(mid)
+            m.owned = set(parts[mid])
+            for p in parts[mid]:
+                self.ledger.set_owner(p, mid)
+
+    def join(self, mid: str) -> None:
+        m = BrokerMember(mid, phase=0.0, since=float("inf"))
+        self.members[mid] = m
+        self.ledger.add_member(mid)
+        self.ledger.begin()
+        self.tally.broker_requests += costs.FIND_COORDINATOR + costs.JOIN_GROUP
+        # start-up (bootstrap, metadata, FindCoordinator), then the JoinGroup travels
+        delay = self.cal.broker_join_start_ms / 1000.0 * self._jitter() + self._half()
+        self.engine.after(delay, self._event_join_arrived, m)
+
+    def _event_join_arrived(self, m: BrokerMember) -> None:
+        self._join_arrived(m)
+        self.ledger.end()
+
+    def leave(self, mid: str) -> None:
+        """``close()``: revoke (commit), LeaveGroup; the coordinator rebalances at once."""
+        m = self.members[mid]
+        self.ledger.begin()
+        delay = self._revoke(m, set(m.owned), count_pause=False)
+        self.tally.broker_requests += costs.LEAVE_GROUP
+        self.engine.after(delay + self._half(), self._removed, m)
+
+    def crash(self, mid: str, _expiry_s: float) -> None:
+        """The coordinator notices a dead member when its session times out."""
+        m = self.members[mid]
+        m.alive = False
+        m.until = 0.0
+        self.ledger.member_died(mid)
+        self.ledger.begin()
+        detect = (self.cfg.session_timeout_s * self.cal.broker_session_check_factor
+                  * self._jitter_small())
+        self.engine.after(detect, self._removed, m)
+
+    def _jitter_small(self) -> float:
+        sd = self.cal.session_expiry_jitter
+        return max(0.5, self.rng.gauss(1.0, sd)) if sd > 0 else 1.0
+
+    def _removed(self, m: BrokerMember) -> None:
+        m.in_group = False
+        if m.until is None:
+            m.until = self.engine.now
+        self.ledger.member_died(m.mid)
+        if self._in_round:
+            self._expected = [x for x in self._expected if x != m.mid]
+            self._maybe_close_barrier()
+        else:
+            self._start_round(initiator=None)
+        self.ledger.end()
+
+    # --- the JoinGroup barrier ------------------------------------------------------------------
+
+    def _start_round(self, initiator: BrokerMember | None) -> None:
+        self._in_round = True
+        self._round += 1
+        self.tally.max_attempts = self._round
+        self._round_start = self.engine.now
+        self._arrived = {}
+        self._barrier_set = False
+        self.ledger.begin()
+        self._expected = [mid for mid, m in self.members.items() if m.in_group and m.alive]
+        self.engine.timer(self.engine.now + self.cfg.rebalance_timeout_ms / 1000.0,
+                          self._rebalance_timeout, self._round)
+        for mid in self._expected:
+            m = self.members[mid]
+            if m is initiator:
+                continue
+            when = next_beat(m, self.engine.now, self.hb) + self._half()
+            self.engine.at(when, self._learned, m, self._round)
+
+    def _rebalance_timeout(self, round_no: int) -> None:
+        """Members that did not rejoin in time are dropped from the group (and counted)."""
+        if not self._in_round or round_no != self._round or self._barrier_set:
+            return
+        missing = [mid for mid in self._expected if mid not in self._arrived]
+        for mid in missing:
+            m = self.members[mid]
+            m.in_group = False
+            self.tally.failed_rebalances += 1
+            log.debug("round %d: %s missed the rebalance timeout", round_no, mid)
+            if m.alive:  # its next heartbeat gets UNKNOWN_MEMBER_ID: it rejoins as new
+                self.ledger.begin()
+                self.engine.at(next_beat(m, self.engine.now, self.hb) + self._half(),
+                               self._unknown_member, m)
+        self._expected = [mid for mid in self._expected if mid in self._arrived]
+        self._maybe_close_barrier()
+
+    def _unknown_member(self, m: BrokerMember) -> None:
+        """Fenced out: give everything up (the new owners may already fetch it), rejoin."""
+        delay = self._revoke(m, set(m.owned))
+        m.in_group = True
+        self.tally.broker_requests += costs.JOIN_GROUP
+        self.engine.after(delay + self._half(), self._rejoined, m)
+
+    def _learned(self, m: BrokerMember, round_no: int) -> None:
+        """A heartbeat answered REBALANCE_IN_PROGRESS: (eager: revoke all,) then JoinGroup."""
+        if not m.alive or not m.in_group or not self._in_round or round_no != self._round:
+            return
+        if m.awaiting_sync:
+            m.learned_pending = round_no
+            return
+        if m.mid in self._arrived:
+            return  # already rejoined this round on its own (cooperative revocation)
+        self.tally.woken.add(m.mid)
+        delay = 0.0 if self.cooperative else self._revoke(m, set(m.owned))
+        self.tally.broker_requests += costs.JOIN_GROUP
+        self.engine.after(delay + self._half(), self._join_arrived, m)
+
+    def _revoke(self, m: BrokerMember, partitions: set[int], count_pause: bool = True) -> float:
+        """Stop fetching ``partitions`` (commit first); returns how long it takes."""
+        if not partitions:
+            return 0.0
+        if count_pause:
+            self.tally.paused.add(m.mid)
+        delay = self.cal.revoke_ms / 1000.0
+        if self.cfg.auto_commit:
+            self.tally.broker_requests += costs.OFFSET_COMMIT_REQUEST
+            delay += 2 * self._half()
+        m.owned -= partitions
+        for p in sorted(partitions):
+            if self.ledger.owner[p] == m.mid:  # not if a new owner took it over meanwhile
+                self.ledger.set_owner(p, None)
+        return delay
+
+    def _join_arrived(self, m: BrokerMember) -> None:
+        if not self._in_round:
+            self._start_round(initiator=m)
+        if m.mid not in self._expected:
+            self._expected.append(m.mid)
+        self._arrived.setdefault(m.mid, self.engine.now)
+        self._maybe_close_barrier()
+
+    def _maybe_close_barrier(self) -> None:
+        if self._barrier_set or len(self._arrived) < len(self._expected):
+            return
+        if any(mid not in self._arrived for mid in self._expected):
+            return
+        self._barrier_set = True
+        close = max(self.engine.now, self._round_start + self._window())
+        self.engine.at(close, self._barrier_closed)
+
+    def _barrier_closed(self) -> None:
+        members = [mid for mid in self._expected if self.members[mid].in_group]
+        leader = min(members, key=lambda mid: (self._arrived[mid], mid))
+        self.tally.leader_computations += 1
+        log.debug("round %d: %d members, leader %s", self._round, len(members), leader)
+        assignment = self._assign(members)
+        n, parts = len(members), self.cfg.partitions
+        compute = self.cal.assign_us_per_member * (n + parts) / 1e6
+        sync_at = self.engine.now + self._half() + compute + self._half()
+        self.tally.broker_requests += costs.SYNC_GROUP * n
+        self._in_round = False
+        for mid in members:
+            m = self.members[mid]
+            m.awaiting_sync = True
+            self.ledger.begin()
+            self.engine.at(sync_at + self._half(), self._synced, m, assignment[mid])
+        self.ledger.end()
+
+    def _assign(self, members: list[str]) -> dict[str, set[int]]:
+        if not self.cooperative:
+            return {m: set(ps) for m, ps in full_assignment(members, self.cfg.partitions,
+                                                            "range").items()}
+        if self._round == 1 or not self._target:
+            current = {mid: set(self.members[mid].owned) for mid in members}
+            self._target = sticky_target(current, members, self.cfg.partitions)
+        owned_live = {p for mid in members for p in self.members[mid].owned}
+        result = {}
+        for mid in members:
+            mine = self.members[mid].owned
+            # A partition still fetched by another member is withheld until it is revoked.
+            result[mid] = {p for p in self._target.get(mid, set())
+                           if p in mine or p not in owned_live}
+        return result
+
+    def _synced(self, m: BrokerMember, parts: set[int]) -> None:
+        m.awaiting_sync = False
+        if m.since == float("inf"):  # the joiner's heartbeats start with its first generation
+            m.since = m.phase = self.engine.now
+        revoked = m.owned - parts
+        gained = parts - m.owned
+        delay = 0.0
+        if revoked:  # cooperative only: eager members revoked everything before joining
+            delay = self._revoke(m, revoked)
+            self.tally.woken.add(m.mid)
+            self.tally.broker_requests += costs.JOIN_GROUP
+            self.ledger.begin()
+            self.engine.after(delay + self._half(), self._rejoined, m)
+        if gained:
+            self.tally.broker_requests += costs.OFFSET_FETCH_REQUEST
+            self.engine.after(2 * self._half(), self._resume, m, gained)
+        else:
+            self.ledger.end()
+        if m.learned_pending:
+            round_no, m.learned_pending = m.learned_pending, 0
+            self._learned(m, round_no)
+
+    def _rejoined(self, m: BrokerMember) -> None:
+        self._join_arrived(m)
+        self.ledger.end()
+
+    def _resume(self, m: BrokerMember, gained: set[int]) -> None:
+        if m.alive and m.in_group:
+            m.owned |= gained
+            for p in sorted(gained):
+                self.ledger.set_owner(p, m.mid)
+        self.ledger.end()
+
+    # --- end of run ------------------------------------------------------------------------------
+
+    def finish(self, end: float) -> None:
+        self.tally.broker_requests += count_heartbeats(self.members.values(), self.hb, end)

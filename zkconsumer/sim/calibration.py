@@ -1,0 +1,116 @@
+"""Latency parameters the simulator reads, and their JSON file (``zkconsumer calibrate`` writes it).
+
+Every timing in the simulator comes from one :class:`Calibration`. The defaults reproduce the
+figures measured on the reference machine (``/work/shared/reference/environment.md``):
+
+* kazoo, one synchronous client: 1.2-3k reads/s and 0.4-1.2k creates/s, i.e. ~0.5 ms per read
+  and ~1.3 ms per create end to end, mostly Python on the client side; so each request is split
+  into client CPU (shared by every connector of one process when ``SimConfig.client_processes``
+  says so: the GIL), a parallel server/network latency, and for writes a short service time in
+  the ZooKeeper leader's single, serialised write pipeline;
+* session expiry after SIGKILL at a 6 s timeout: 6.3-7.4 s, i.e. a factor of ~1.15;
+* Tansu 0.6.0 broker-side groups: a rebalance takes about half the session timeout whatever the
+  group size; eager at 10 s sessions is stable again in 6-7 s; cooperative-sticky takes 18-32 s
+  with moved partitions unowned for 7-12 s (two rounds, the second ~0.45 session timeouts); a
+  joining client needs ~1.2 s (bootstrap, metadata, FindCoordinator) before its JoinGroup.
+
+The file is JSON with a ``version`` and the field names below; unknown keys are rejected (a
+misspelt parameter must not fall back to its default silently).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import logging
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+log = logging.getLogger(__name__)
+
+FILE_VERSION = 1
+
+
+@dataclass(frozen=True)
+class Calibration:
+    """Latency parameters; milliseconds unless the name says otherwise."""
+
+    # ZooKeeper, as the kazoo client sees it (one synchronous request at a time per thread).
+    client_read_cpu_ms: float = 0.25
+    client_write_cpu_ms: float = 0.35
+    zk_read_latency_ms: float = 0.25
+    zk_write_latency_ms: float = 0.7
+    zk_write_service_ms: float = 0.25
+    watch_delivery_ms: float = 2.0
+    zk_connect_ms: float = 30.0  # a joiner's session set-up before it registers
+    session_expiry_factor: float = 1.15
+    session_expiry_jitter: float = 0.06
+    # The connector around the requests.
+    fetcher_stop_min_ms: float = 5.0
+    fetcher_stop_max_ms: float = 110.0
+    idle_fetcher_stop_ms: float = 1.0
+    plan_us_per_member: float = 15.0
+    # Broker-side groups (Tansu 0.6.0 unless re-measured).
+    broker_request_ms: float = 2.0
+    broker_join_start_ms: float = 1200.0  # a joiner's start-up until its JoinGroup is sent
+    broker_join_window_factor: float = 0.5
+    coop_round1_extra_factor: float = 0.9
+    coop_round2_extra_factor: float = 0.45
+    broker_session_check_factor: float = 1.0
+    assign_us_per_member: float = 10.0
+    revoke_ms: float = 20.0
+    # Spread of every sampled duration (coefficient of variation of one request or step).
+    jitter_cv: float = 0.25
+    # Where the numbers come from ("defaults", or what calibrate measured against).
+    source: str = "defaults: environment.md figures, 2026-11-22"
+
+    def __post_init__(self) -> None:
+        for f in dataclasses.fields(self):
+            value = getattr(self, f.name)
+            if f.name != "source" and (not isinstance(value, (int, float)) or value < 0):
+                raise ValueError(f"calibration {f.name} must be a number >= 0, got {value!r}")
+        if self.fetcher_stop_max_ms < self.fetcher_stop_min_ms:
+            raise ValueError(
+                f"calibration fetcher_stop_max_ms ({self.fetcher_stop_max_ms}) must be >= "
+                f"fetcher_stop_min_ms ({self.fetcher_stop_min_ms})")
+
+    @property
+    def zk_read_ms(self) -> float:
+        """One synchronous read as a lone client sees it."""
+        return self.client_read_cpu_ms + self.zk_read_latency_ms
+
+    @property
+    def zk_write_ms(self) -> float:
+        """One synchronous write as a lone client sees it (empty pipeline)."""
+        return self.client_write_cpu_ms + self.zk_write_latency_ms + self.zk_write_service_ms
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"version": FILE_VERSION, **dataclasses.asdict(self)}
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any], where: str = "calibration") -> Calibration:
+        data = dict(data)
+        version = data.pop("version", FILE_VERSION)
+        if version != FILE_VERSION:
+            raise ValueError(f"{where}: version {version!r} is not supported "
+                             f"(expected {FILE_VERSION})")
+        known = {f.name for f in dataclasses.fields(cls)}
+        unknown = sorted(set(data) - known)
+        if unknown:
+            raise ValueError(f"{where}: unknown calibration parameter(s) {unknown}")
+        return cls(**data)
+
+    def save(self, path: str | Path) -> None:
+        Path(path).write_text(json.dumps(self.to_dict(), indent=2, sort_keys=True) + "\n")
+        log.info("calibration written to %s (%s)", path, self.source)
+
+    @classmethod
+    def load(cls, path: str | Path) -> Calibration:
+        try:
+            data = json.loads(Path(path).read_text())
+        except json.JSONDecodeError as exc:
+            raise ValueError(f"{path}: not JSON: {exc}") from None
+        if not isinstance(data, dict):
+            raise ValueError(f"{path}: expected a JSON object, got {type(data).__name__}")
+        return cls.from_dict(data, str(path))

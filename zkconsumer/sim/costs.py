@@ -1,0 +1,151 @@
+"""Requests per protocol step: the ONE table to align with the real connector's counters.
+
+Legacy rows are read off the real code (``zkconsumer/rebalance/attempt.py``, ``triggers.py``,
+``listener.py``, ``offsets.py``, ``leaders.py``, ``connector.py``) as of this writing; every
+request there goes through ``ZkSession`` and is counted once per try by ``ZkRequestCounter``
+(``getData``/``getChildren``/``exists`` are reads; ``create``/``delete``/``setData`` writes).
+``B`` = brokers, ``T`` = subscribed topics (1 here), ``N`` = members in the view read,
+``k`` = partitions claimed, ``o`` = partitions owned before, ``c`` = owned partitions whose
+offset changed since the last commit.
+
+| step (where in the code)                                              | reads  | writes |
+|-----------------------------------------------------------------------|--------|--------|
+| register (``RebalanceExecutor.register``: create_checked_ephemeral)   | 0      | 1      |
+| arm watches, joiner (``WatchSet.arm``: getChildren ids + getData t)   | 1 + T  | 0      |
+| arm membership watch after a notification (``WatchSet.arm``)          | 1      | 0      |
+| own registration (``attempt``: session.get(my_path))                  | 1      | 0      |
+| brokers (``_read_brokers``: getChildren /brokers/ids + getData each)  | 1 + B  | 0      |
+| commit on close_fetchers (``OffsetStore.commit``: setData changed)    | 0      | c      |
+| release (``_release``: delete each owner znode held)                  | 0      | o      |
+| group view (``_read_view``: getChildren ids + getData each + topics)  | 1+N+T  | 0      |
+| offsets (``OffsetStore.read``: getData per claimed partition)         | k      | 0      |
+| claim (``_claim``: create per claimed partition)                      | 0      | k      |
+| claim hit NodeExists (``_claim``: getData to compare the owner)       | 1 each | 0      |
+| rollback (``_claim``: delete each znode created in the attempt)       | 0      | 1 each |
+| leader lookup (``LeaderLookup.find``: state per partition + brokers)  | k + L  | 0      |
+| clean shutdown (``connector._release_znodes``: owners + registration) | 0      | o + 1  |
+
+``L`` = distinct leader brokers among the claimed partitions (``min(B, k)``: leaders spread
+over brokers). A failed attempt's ``after_failed_attempt`` commits nothing (the registry was
+emptied by the release). A retry repeats "own registration" through "leader lookup" without the
+watch re-arm. Not modelled (one-off or outside the event window): parent-znode creates on the
+first claim or commit of a path, the auto-commit scheduler's periodic writes, ``exists`` on
+``/brokers/topics`` for wildcard subscribers, retries after connection loss.
+
+So a join of one member to ``N`` members owning ``P`` partitions, with no conflict, costs
+
+    (N+1)·(N+1) [group views] + (N+1)·(3 + B + T) + N [re-arms] + 2 + T [joiner]
+    + 4P [release, offsets, claim, leader state] + c + Σ min(B, k) [leader brokers]
+
+(:func:`clean_join_requests`): the spec's ``N² + aN + 3P`` plus the leader lookups.
+
+Broker-side protocols count Kafka requests to the group coordinator: FindCoordinator on join,
+JoinGroup and SyncGroup per member per round, Heartbeat every ``heartbeat.interval.ms``,
+OffsetCommit when a member revokes partitions with auto-commit, OffsetFetch when it gets new
+ones, LeaveGroup on a clean leave; KIP-848 replaces JoinGroup/SyncGroup/Heartbeat by
+ConsumerGroupHeartbeat.
+"""
+
+from __future__ import annotations
+
+import logging
+import math
+from dataclasses import dataclass
+
+from zkconsumer.sim.assignment import range_share
+
+log = logging.getLogger(__name__)
+
+
+@dataclass(frozen=True)
+class Cost:
+    """ZooKeeper requests of one step."""
+
+    reads: int = 0
+    writes: int = 0
+
+    def __add__(self, other: Cost) -> Cost:
+        return Cost(self.reads + other.reads, self.writes + other.writes)
+
+    @property
+    def total(self) -> int:
+        return self.reads + self.writes
+
+
+# --- legacy: one row of the table each ----------------------------------------------------------
+
+REGISTER = Cost(writes=1)
+REARM_MEMBERSHIP_WATCH = Cost(reads=1)
+OWN_REGISTRATION = Cost(reads=1)
+CLAIM_CONFLICT_READ = Cost(reads=1)
+OWNER_DELETE = Cost(writes=1)
+OWNER_CREATE = Cost(writes=1)
+OFFSET_COMMIT = Cost(writes=1)
+REGISTRATION_DELETE = Cost(writes=1)
+
+
+def arm_watches_first(topics: int) -> Cost:
+    """The joiner's first ``WatchSet.arm``: group children and each topic's data."""
+    return Cost(reads=1 + topics)
+
+
+def read_brokers(brokers: int) -> Cost:
+    return Cost(reads=1 + brokers)
+
+
+def read_group(members_in_view: int, topics: int) -> Cost:
+    return Cost(reads=1 + members_in_view + topics)
+
+
+def read_offsets(claimed: int) -> Cost:
+    return Cost(reads=claimed)
+
+
+def leader_lookup(claimed: int, brokers: int) -> Cost:
+    """The leader finder after a successful attempt (background thread, same session)."""
+    return Cost(reads=claimed + min(brokers, claimed))
+
+
+def attempt_prefix(brokers: int) -> Cost:
+    """Steps 1-2 of every attempt: own registration and the broker list."""
+    return OWN_REGISTRATION + read_brokers(brokers)
+
+
+def clean_join_requests(members: int, partitions: int, brokers: int = 1, topics: int = 1,
+                        changed: int = 0) -> int:
+    """ZooKeeper requests of a join to a stable group when no claim conflicts, group-wide.
+
+    Every one of the ``members + 1`` members runs one attempt; the old members re-arm their
+    watch and release everything they own (all ``partitions``); the joiner registers and arms
+    its watches; ``changed`` offsets are written when the fetchers close.
+    """
+    n = members + 1
+    total = n * (attempt_prefix(brokers) + read_group(n, topics)).total
+    total += members * REARM_MEMBERSHIP_WATCH.total
+    total += REGISTER.total + arm_watches_first(topics).total
+    total += partitions * OWNER_DELETE.total + changed * OFFSET_COMMIT.total
+    for rank in range(n):  # shares have the same sizes under range and roundrobin
+        k = len(range_share(rank, n, partitions))
+        total += (read_offsets(k) + leader_lookup(k, brokers)).total + k * OWNER_CREATE.total
+    return total
+
+
+# --- broker-side protocols ---------------------------------------------------------------------
+
+FIND_COORDINATOR = 1
+JOIN_GROUP = 1
+SYNC_GROUP = 1
+HEARTBEAT = 1
+OFFSET_COMMIT_REQUEST = 1
+OFFSET_FETCH_REQUEST = 1
+LEAVE_GROUP = 1
+CONSUMER_GROUP_HEARTBEAT = 1
+
+
+def heartbeats(phase_s: float, interval_s: float, start_s: float, end_s: float) -> int:
+    """Heartbeats at ``phase_s + k·interval_s`` (k >= 0) that fall in ``[start_s, end_s)``."""
+    if end_s <= start_s:
+        return 0
+    first = max(0, math.ceil((start_s - phase_s) / interval_s - 1e-12))
+    last = math.ceil((end_s - phase_s) / interval_s - 1e-12) - 1
+    return max(0, last - first + 1)

@@ -1,0 +1,297 @@
+"""The legacy ZooKeeper-coordinated group: every member rebalances itself on every change.
+
+Reproduces ``zkconsumer/rebalance`` (spec detailed §3.4-3.6) member by member:
+
+* a membership change notifies every member's child watch; a member that is idle starts a
+  rebalance (re-arm the watch, then ``syncedRebalance``), one that is busy coalesces the
+  notification into one more rebalance afterwards (KAFKA-265);
+* one attempt: own registration and brokers; close the fetchers (stop them, commit changed
+  offsets); release (delete) every owner znode held; read the group (all ``N`` registrations)
+  and the topic; compute this member's part; read its offsets; create its owner znodes one by
+  one, all of them; a ``NodeExists`` costs a getData and, unless the owner is this member,
+  a conflict; any conflict rolls back (deletes) this attempt's creates and fails it;
+* a failed attempt closes the (idle) fetchers, sleeps ``rebalance.backoff.ms`` and retries, up
+  to ``rebalance.max.retries`` attempts; then the rebalance fails and the member owns nothing
+  until the next trigger (KAFKA-4228 never merged);
+* a crash is noticed only when the session expires; a clean leave deletes owners first.
+
+Requests per step come from :mod:`zkconsumer.sim.costs`. Which members conflict is decided by
+timing alone: a member whose view read is short (small ``N``) reaches its claims while a slower
+member is still stopping its fetchers and holds the owner znode.
+"""
+
+from __future__ import annotations
+
+import enum
+import logging
+import random
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+from zkconsumer.sim import costs
+from zkconsumer.sim.assignment import range_share, roundrobin_order, roundrobin_share
+from zkconsumer.sim.config import SimConfig
+from zkconsumer.sim.engine import Cpu, DedicatedCpu, Engine, SharedCpu
+from zkconsumer.sim.tally import OwnershipLedger, Tally
+from zkconsumer.sim.zkmodel import CREATED, GroupView, ZkServer
+
+log = logging.getLogger(__name__)
+
+TOPICS = 1
+
+
+class MemberState(enum.Enum):
+    IDLE = "idle"
+    REBALANCING = "rebalancing"
+    BACKOFF = "backoff"
+    GONE = "gone"
+
+
+@dataclass(eq=False)
+class LegacyMember:
+    mid: str
+    cpu: Cpu
+    state: MemberState = MemberState.IDLE
+    registry: list[int] = field(default_factory=list)  # the topicRegistry: what it owns
+    fetching: bool = False
+    pending: bool = False
+    attempt: int = 0
+
+
+class LegacyGroup:
+    """A group of legacy members around one :class:`ZkServer`."""
+
+    def __init__(self, cfg: SimConfig, engine: Engine, rng: random.Random, tally: Tally,
+                 ledger: OwnershipLedger) -> None:
+        self.cfg = cfg
+        self.cal = cfg.calibration
+        self.engine = engine
+        self.rng = rng
+        self.tally = tally
+        self.ledger = ledger
+        self.zk = ZkServer(engine, cfg.calibration, rng, tally, ledger)
+        self.zk.on_notify = self._notified
+        self.members: dict[str, LegacyMember] = {}
+        self._roundrobin = cfg.protocol == "zk-roundrobin"
+        self._rr_order = roundrobin_order(cfg.partitions) if self._roundrobin else []
+        k = cfg.client_processes
+        self._cpus: list[Cpu] = [SharedCpu(engine) for _ in range(k)] or [DedicatedCpu(engine)]
+
+    # --- set-up: a stable group ------------------------------------------------------------------
+
+    def _new_member(self, mid: str) -> LegacyMember:
+        m = LegacyMember(mid, self._cpus[len(self.members) % len(self._cpus)])
+        self.members[mid] = m
+        self.ledger.add_member(mid)
+        return m
+
+    def setup(self, ids: list[str]) -> None:
+        for mid in ids:
+            self._new_member(mid)
+            self.zk.registrations[mid] = None
+            self.zk.arm_watch(mid)
+        view = self.zk.view()
+        for mid in view.members:
+            m = self.members[mid]
+            m.registry = self._share(view, mid)
+            m.fetching = True
+            for p in m.registry:
+                self.ledger.set_owner(p, mid)
+
+    def _share(self, view: GroupView, mid: str) -> list[int]:
+        rank, n = view.rank[mid], len(view.members)
+        if self._roundrobin:
+            return roundrobin_share(rank, n, self._rr_order)
+        return list(range_share(rank, n, self.cfg.partitions))
+
+    # --- the event ------------------------------------------------------------------------------
+
+    def join(self, mid: str) -> None:
+        m = self._new_member(mid)
+        self.ledger.begin()
+        m.state = MemberState.REBALANCING
+        self.engine.after(self.cal.zk_connect_ms / 1000.0 * self.zk.jitter(), self.zk.write,
+                          m.cpu, lambda: self.zk.register(mid), lambda _: self._joined(m))
+
+    def _joined(self, m: LegacyMember) -> None:
+        # subscribe + first WatchSet.arm: group children (with the watch) and the topic's data
+        # The join's busy mark is the joiner's rebalance: ``_finish`` ends it.
+        self.zk.read(m.cpu, lambda: self.zk.arm_watch(m.mid),
+                     lambda _: self.zk.bulk_read(m.cpu, TOPICS, lambda: self._synced(m)))
+
+    def leave(self, mid: str) -> None:
+        """``shutdown``: close fetchers (commit), delete owners, then the registration."""
+        m = self.members[mid]
+        self.ledger.begin()
+        m.state = MemberState.GONE
+        self.zk.watchers.pop(mid, None)
+        stop = self._fetcher_stop(m, leaving=True)
+        owned = list(m.registry)
+        commits = self._commits(m)
+        m.registry = []
+        self.engine.after(stop, self._writes, m, commits, lambda p: None,
+                          lambda: self._writes(m, owned, self.zk.delete_owner,
+                                               lambda: self._unregister(m)))
+
+    def _unregister(self, m: LegacyMember) -> None:
+        def apply() -> None:
+            self.ledger.member_died(m.mid)
+            self.zk.unregister(m.mid)
+        self.zk.write(m.cpu, apply, lambda _: self.ledger.end())
+
+    def crash(self, mid: str, expiry_s: float) -> None:
+        """SIGKILL: nothing is released; the session expires ``expiry_s`` later."""
+        m = self.members[mid]
+        m.state = MemberState.GONE
+        self.ledger.member_died(mid)
+        self.ledger.begin()
+        self.engine.after(expiry_s, self.zk.commit, lambda: self.zk.expire(mid),
+                          lambda _: self.ledger.end())
+
+    # --- the rebalancer --------------------------------------------------------------------------
+
+    def _notified(self, mid: str) -> None:
+        m = self.members[mid]
+        if m.state is MemberState.GONE:
+            return
+        self.tally.woken.add(mid)
+        if m.state is MemberState.IDLE:
+            self.ledger.begin()
+            m.state = MemberState.REBALANCING
+            self._rearm_then_rebalance(m)
+        else:
+            m.pending = True
+
+    def _rearm_then_rebalance(self, m: LegacyMember) -> None:
+        self.zk.read(m.cpu, lambda: self.zk.arm_watch(m.mid), lambda _: self._synced(m))
+
+    def _synced(self, m: LegacyMember) -> None:
+        m.attempt = 0
+        if self.cfg.rebalance_max_retries == 0:
+            self._give_up(m)
+        else:
+            self._attempt(m)
+
+    def _attempt(self, m: LegacyMember) -> None:
+        m.state = MemberState.REBALANCING
+        m.attempt += 1
+        self.tally.attempts_total += 1
+        self.tally.max_attempts = max(self.tally.max_attempts, m.attempt)
+        self.zk.bulk_read(m.cpu, costs.attempt_prefix(self.cfg.brokers).reads,
+                          lambda: self._close_fetchers(m))
+
+    def _fetcher_stop(self, m: LegacyMember, leaving: bool = False) -> float:
+        if m.fetching and m.registry and not leaving:
+            self.tally.paused.add(m.mid)
+        if not m.fetching:
+            return self.cal.idle_fetcher_stop_ms / 1000.0
+        m.fetching = False
+        return self.rng.uniform(self.cal.fetcher_stop_min_ms, self.cal.fetcher_stop_max_ms) / 1000.0
+
+    def _commits(self, m: LegacyMember) -> list[int]:
+        if not self.cfg.auto_commit:
+            return []
+        return m.registry[:round(self.cfg.offsets_changed * len(m.registry))]
+
+    def _close_fetchers(self, m: LegacyMember) -> None:
+        stop = self._fetcher_stop(m)
+        commits = self._commits(m)
+        self.engine.after(stop, self._writes, m, commits, lambda p: None,
+                          lambda: self._release(m))
+
+    def _release(self, m: LegacyMember) -> None:
+        owned, m.registry = m.registry, []
+        self._writes(m, owned, self.zk.delete_owner, lambda: self._read_view(m))
+
+    def _read_view(self, m: LegacyMember) -> None:
+        view = self.zk.view()
+        n = costs.read_group(len(view.members), TOPICS).reads
+        self.tally.registration_reads += len(view.members)
+        plan_s = self.cal.plan_us_per_member * len(view.members) / 1e6
+        self.zk.bulk_read(m.cpu, n, lambda: m.cpu.run(plan_s, self._planned, m, view))
+
+    def _planned(self, m: LegacyMember, view: GroupView) -> None:
+        if self.zk.vanished(view) or m.mid not in view.rank:
+            self._failed(m)  # NoNode while reading a registration: the attempt throws
+            return
+        claims = self._share(view, m.mid)
+        self.zk.bulk_read(m.cpu, costs.read_offsets(len(claims)).reads,
+                          lambda: self._claim(m, claims, 0, [], 0))
+
+    def _claim(self, m: LegacyMember, claims: list[int], i: int, created: list[int],
+               conflicts: int) -> None:
+        if i == len(claims):
+            self._claimed(m, claims, created, conflicts)
+            return
+        p = claims[i]
+
+        def after_create(result: Any) -> None:
+            if result == CREATED:
+                created.append(p)
+                self._claim(m, claims, i + 1, created, conflicts)
+                return
+
+            def compared(current: Any) -> None:
+                if current == m.mid:  # our own value: adopted ("this is ok")
+                    created.append(p)
+                    self._claim(m, claims, i + 1, created, conflicts)
+                else:
+                    self.tally.conflicts += 1
+                    self._claim(m, claims, i + 1, created, conflicts + 1)
+            self.zk.read(m.cpu, lambda: self.ledger.owner[p], compared)
+
+        self.zk.write(m.cpu, lambda: self.zk.create_owner(p, m.mid), after_create)
+
+    def _claimed(self, m: LegacyMember, claims: list[int], created: list[int],
+                 conflicts: int) -> None:
+        if conflicts:
+            self.tally.rollbacks += 1
+            self._writes(m, created, self.zk.delete_owner, lambda: self._failed(m))
+            return
+        m.registry = claims
+        m.fetching = True
+        self.tally.zk_reads += costs.leader_lookup(len(claims), self.cfg.brokers).reads
+        self._finish(m)
+
+    def _failed(self, m: LegacyMember) -> None:
+        """``after_failed_attempt`` (idle fetchers, nothing to commit), then the backoff."""
+        m.state = MemberState.BACKOFF
+        delay = self.cal.idle_fetcher_stop_ms / 1000.0 + self.cfg.rebalance_backoff_ms / 1000.0
+        self.engine.after(delay, self._after_backoff, m)
+
+    def _after_backoff(self, m: LegacyMember) -> None:
+        if m.attempt >= self.cfg.rebalance_max_retries:
+            self._give_up(m)
+        else:
+            self._attempt(m)
+
+    def _give_up(self, m: LegacyMember) -> None:
+        """``can't rebalance after N retries``: logged; the member waits for the next trigger."""
+        self.tally.failed_rebalances += 1
+        log.debug("%s can't rebalance after %d retries", m.mid, self.cfg.rebalance_max_retries)
+        self._finish(m)
+
+    def _finish(self, m: LegacyMember) -> None:
+        m.state = MemberState.IDLE
+        if m.pending:  # triggers during the rebalance coalesce into one more
+            m.pending = False
+            m.state = MemberState.REBALANCING
+            self._rearm_then_rebalance(m)
+            return
+        self.ledger.end()
+
+    # --- helpers -------------------------------------------------------------------------------
+
+    def _writes(self, m: LegacyMember, partitions: list[int], apply: Callable[[int], Any],
+                then: Callable[[], None]) -> None:
+        """Synchronous writes one after another (one per partition), then ``then``."""
+        items = list(partitions)
+
+        def step(_result: Any = None, i: int = 0) -> None:
+            if i == len(items):
+                then()
+                return
+            p = items[i]
+            self.zk.write(m.cpu, lambda: apply(p), lambda r: step(r, i + 1))
+        step()

@@ -1,0 +1,349 @@
+"""Streams: bounded chunk queues between fetcher threads and the application's iterators.
+
+This is the legacy consumer's hand-off (``PartitionTopicInfo``, ``FetchedDataChunk``,
+``KafkaStream``, ``ConsumerIterator``): a fetcher thread puts one chunk of messages per partition
+per fetch on the bounded queue of the (topic, consumer thread) that owns the partition; the
+application iterates a ``KafkaStream`` over that queue. A full queue blocks the fetcher
+(back-pressure); the offset that is committed is advanced by ``next()`` only, so a message is
+counted as consumed once the application has received it and never before (at-least-once).
+
+The iterator is the hot path of the whole consumer, so it runs no Python code per message: it
+is an ``itertools.chain`` over the chunks' list iterators, and Python runs once per chunk to
+take the next one from the queue. The consumed offset of the chunk in progress is therefore not
+stored on every ``next()`` but derived, when someone asks, from the position of the chunk's list
+iterator, which is exactly the offset after the last message ``next()`` returned.
+"""
+
+from __future__ import annotations
+
+import enum
+import itertools
+import logging
+from bisect import bisect_left
+from operator import length_hint
+from typing import NamedTuple
+
+from zkconsumer.chunks import (
+    OFFSET_OF,
+    SHUTDOWN_COMMAND,
+    ChunkQueue,
+    FetchedDataChunk,
+    MessageAndMetadata,
+    value_bytes,
+)
+from zkconsumer.errors import ConsumerTimeoutException
+
+__all__ = ["SHUTDOWN_COMMAND", "ChunkQueue", "ConsumerIterator", "FetchedDataChunk",
+           "IteratorState", "KafkaStream", "MessageAndMetadata", "PartitionTopicInfo"]
+
+log = logging.getLogger(__name__)
+
+
+class PartitionTopicInfo:
+    """Fetch and consume positions of one owned partition, shared by fetcher, iterator, committer.
+
+    ``consumed_offset`` is the next offset the application should see, which is the value to
+    commit; ``fetched_offset`` is the next offset to fetch. Both start at the committed offset
+    (-1 when there is none; the fetcher then resolves it by ``auto.offset.reset``).
+
+    While an iterator is inside one of this partition's chunks (``_reader``), the consumed
+    offset and the counters include the part of that chunk returned so far; the iterator folds
+    them into the stored values when it leaves the chunk.
+    """
+
+    __slots__ = ("topic", "partition", "queue", "thread_id", "_consumed", "_fetched", "_hw",
+                 "_messages", "_bytes", "_reader")
+
+    def __init__(self, topic: str, partition: int, queue: ChunkQueue, consumed_offset: int,
+                 fetched_offset: int, thread_id: str) -> None:
+        self.topic = topic
+        self.partition = partition
+        self.queue = queue
+        self.thread_id = thread_id
+        self._consumed = consumed_offset
+        self._fetched = fetched_offset
+        self._hw: int | None = None
+        self._messages = 0
+        self._bytes = 0
+        self._reader: _Reader | None = None
+
+    @property
+    def consumed_offset(self) -> int:
+        reader = self._reader
+        if reader is not None:
+            cur = reader.cur
+            if cur is not None and cur.info is self:
+                returned = len(cur.msgs) - length_hint(cur.it)
+                if returned > cur.start:
+                    return cur.msgs[returned - 1][2] + 1  # type: ignore[no-any-return]
+        return self._consumed
+
+    @property
+    def fetched_offset(self) -> int:
+        return self._fetched
+
+    @property
+    def high_watermark(self) -> int | None:
+        """The partition's high watermark as the last fetch response reported it."""
+        return self._hw
+
+    @high_watermark.setter
+    def high_watermark(self, value: int | None) -> None:
+        self._hw = value
+
+    @property
+    def lag(self) -> int | None:
+        """Messages the application has not received yet: ``max(0, hw - consumed_offset)``."""
+        hw, consumed = self._hw, self.consumed_offset
+        if hw is None or consumed < 0:
+            return None
+        return max(0, hw - consumed)
+
+    @property
+    def messages_consumed(self) -> int:
+        reader = self._reader
+        return self._messages + (reader.in_progress(self)[0] if reader is not None else 0)
+
+    @property
+    def bytes_consumed(self) -> int:
+        reader = self._reader
+        return self._bytes + (reader.in_progress(self)[1] if reader is not None else 0)
+
+    def reset_consume_offset(self, offset: int) -> None:
+        """Set the consumed offset; the rest of a chunk in progress no longer moves it."""
+        self._reader = None
+        self._consumed = offset
+
+    def reset_fetch_offset(self, offset: int) -> None:
+        self._fetched = offset
+
+    def __repr__(self) -> str:  # the original's toString
+        return (f"{self.topic}:{self.partition}: fetched offset = {self._fetched}: "
+                f"consumed offset = {self.consumed_offset}")
+
+
+class IteratorState(enum.Enum):
+    """The original's ``IteratorTemplate`` states (FAILED is not needed: errors leave NOT_READY)."""
+
+    NOT_READY = "not_ready"  # no message at hand: the next call waits for a chunk
+    READY = "ready"  # a message is at hand (in the chunk in progress or one taken ahead)
+    DONE = "done"  # the shutdown sentinel was seen: iteration has ended for good
+
+
+class _Current(NamedTuple):
+    """The chunk being iterated: ``it`` walks ``msgs``; ``start`` is where it began."""
+
+    info: PartitionTopicInfo
+    msgs: list[MessageAndMetadata]
+    it: object  # the list iterator the chain reads from
+    start: int
+    nbytes: int
+
+
+class _Reader:
+    """Per-chunk logic of one ConsumerIterator; the chain calls it only between chunks.
+
+    ``chunks()`` is the chain's source. When the chunk in progress is exhausted, the chain asks
+    the source for the next iterable: the next chunk's list iterator if one was taken ahead,
+    else a ``_Waiter`` whose ``__next__`` takes a chunk from the queue. The waiter must do the
+    waiting, not the source: ``itertools.chain`` drops its source for good when the source
+    raises, but keeps an iterable that raises, so a ConsumerTimeoutException leaves the
+    iterator usable.
+    """
+
+    def __init__(self, queue: ChunkQueue, consumer_timeout_ms: int) -> None:
+        self.queue = queue
+        self.consumer_timeout_ms = consumer_timeout_ms
+        self.timeout_s = None if consumer_timeout_ms < 0 else consumer_timeout_ms / 1000.0
+        self.cur: _Current | None = None
+        self.ahead: tuple[PartitionTopicInfo, list[MessageAndMetadata], int, int] | None = None
+        self.done = False
+        self.waiter = _Waiter(self)
+
+    # --- the chain's source ------------------------------------------------------------------
+
+    def __iter__(self) -> _Reader:
+        return self
+
+    def __next__(self) -> object:
+        self.finish(self.cur)
+        if self.ahead is not None:
+            return self.activate()
+        if self.done:
+            raise StopIteration
+        return self.waiter
+
+    # --- per chunk ------------------------------------------------------------------------------
+
+    def take(self) -> None:
+        """Wait for a chunk with something not consumed yet (or the shutdown sentinel)."""
+        while True:
+            chunk = self.queue.get(self.timeout_s)
+            if chunk is None:
+                raise ConsumerTimeoutException(
+                    f"no message within consumer.timeout.ms={self.consumer_timeout_ms} "
+                    f"on queue {self.queue.name!r}")
+            if chunk is SHUTDOWN_COMMAND:
+                log.debug("%s: shutdown command received, the stream ends", self.queue.name)
+                self.done = True
+                return
+            info, msgs = chunk.topic_info, chunk.messages
+            assert info is not None
+            consumed = info.consumed_offset
+            if consumed < chunk.fetch_offset:
+                log.error("consumed offset: %d doesn't match fetch offset: %d for %r;\n"
+                          " Consumer may lose data", consumed, chunk.fetch_offset, info)
+                info.reset_consume_offset(chunk.fetch_offset)
+                consumed = chunk.fetch_offset
+            # Messages below the consumed offset were returned before (a redelivery after a
+            # reset or a rebalance): skip them. Unlike the original, a chunk's last message is
+            # skipped too when it is old, instead of being returned and moving the offset back.
+            start = 0
+            if msgs and msgs[0][2] < consumed:
+                start = bisect_left(msgs, consumed, key=OFFSET_OF)
+            if start < len(msgs):
+                self.ahead = (info, msgs, start, chunk.nbytes)
+                return
+
+    def activate(self) -> object:
+        assert self.ahead is not None
+        info, msgs, start, nbytes = self.ahead
+        self.ahead = None
+        it = iter(msgs)
+        if start:
+            it.__setstate__(start)  # type: ignore[attr-defined]
+        self.cur = _Current(info, msgs, it, start, nbytes)
+        info._reader = self
+        return it
+
+    def in_progress(self, info: PartitionTopicInfo) -> tuple[int, int]:
+        """Messages and bytes returned so far from the chunk in progress, if it is ``info``'s."""
+        cur = self.cur
+        if cur is None or cur.info is not info:
+            return 0, 0
+        return self._returned(cur, len(cur.msgs) - length_hint(cur.it))
+
+    @staticmethod
+    def _returned(cur: _Current, end: int) -> tuple[int, int]:
+        if end <= cur.start:
+            return 0, 0
+        if cur.start == 0 and end == len(cur.msgs):
+            return end, cur.nbytes
+        return end - cur.start, value_bytes(cur.msgs[cur.start:end])
+
+    def finish(self, cur: _Current | None, end: int | None = None) -> None:
+        """Fold the chunk's returned part into its partition's offset and counters."""
+        if cur is None or self.cur is not cur:
+            return
+        self.cur = None
+        info = cur.info
+        if end is None:
+            end = len(cur.msgs) - length_hint(cur.it)
+        count, nbytes = self._returned(cur, end)
+        if info._reader is self:  # not reset meanwhile
+            if count:
+                info._consumed = cur.msgs[end - 1][2] + 1
+            info._reader = None
+        info._messages += count
+        info._bytes += nbytes
+
+
+class _Waiter:
+    """The chain's iterable while no chunk is at hand (see ``_Reader``); it never yields."""
+
+    def __init__(self, reader: _Reader) -> None:
+        self.reader = reader
+
+    def __iter__(self) -> _Waiter:
+        return self
+
+    def __next__(self) -> MessageAndMetadata:
+        reader = self.reader
+        if reader.ahead is None and not reader.done:
+            reader.take()  # ConsumerTimeoutException propagates; the chain keeps this waiter
+        raise StopIteration
+
+
+class ConsumerIterator(itertools.chain):  # type: ignore[type-arg]
+    """Iterates one ChunkQueue; ``next()`` advances the partition's consumed offset.
+
+    Semantics of the original ``ConsumerIterator``: messages with an offset below the
+    partition's consumed offset are skipped; a new chunk whose fetch offset is past the
+    consumed offset logs "Consumer may lose data" and moves the consumed offset up;
+    ``consumer.timeout.ms`` >= 0 raises ConsumerTimeoutException and the iterator stays usable;
+    the shutdown sentinel ends it for good. Only one thread may iterate it.
+    """
+
+    _reader: _Reader
+
+    def __new__(cls, queue: ChunkQueue, consumer_timeout_ms: int,
+                client_id: str = "") -> ConsumerIterator:
+        reader = _Reader(queue, consumer_timeout_ms)
+        self = cls.from_iterable(reader)
+        self._reader = reader
+        self.queue = queue
+        self.consumer_timeout_ms = consumer_timeout_ms
+        self.client_id = client_id
+        return self
+
+    def __init__(self, queue: ChunkQueue, consumer_timeout_ms: int, client_id: str = "") -> None:
+        pass  # everything happens in __new__ (from_iterable bypasses __init__)
+
+    @property
+    def state(self) -> IteratorState:
+        reader = self._reader
+        cur = reader.cur
+        if reader.ahead is not None or (cur is not None and length_hint(cur.it) > 0):
+            return IteratorState.READY
+        return IteratorState.DONE if reader.done else IteratorState.NOT_READY
+
+    def has_next(self) -> bool:
+        """Whether ``next()`` will return a message (the original's ``hasNext``).
+
+        It may block, or raise ConsumerTimeoutException, while waiting for a chunk. The
+        consumed offset does not move until ``next()`` returns the message.
+        """
+        reader = self._reader
+        cur = reader.cur
+        if cur is not None and length_hint(cur.it) > 0:
+            return True
+        if reader.ahead is None and not reader.done:
+            reader.take()
+        return reader.ahead is not None
+
+    def clear_current_chunk(self) -> None:
+        """Drop the rest of the chunk being iterated (a rebalance calls this via the stream).
+
+        The returned part of the chunk is folded into the consumed offset first, so nothing
+        returned is lost; a message the iterating thread returns while this runs may not be
+        counted, and is then delivered again after the rebalance (at-least-once).
+        """
+        reader = self._reader
+        reader.ahead = None
+        cur = reader.cur
+        if cur is not None:
+            remaining = length_hint(cur.it)
+            cur.it.__setstate__(len(cur.msgs))  # type: ignore[attr-defined]
+            reader.finish(cur, len(cur.msgs) - remaining)
+
+
+class KafkaStream:
+    """An iterable over one queue; ``iter()`` always returns the same ConsumerIterator."""
+
+    def __init__(self, queue: ChunkQueue, consumer_timeout_ms: int, client_id: str = "") -> None:
+        self.queue = queue
+        self.client_id = client_id
+        self._iterator = ConsumerIterator(queue, consumer_timeout_ms, client_id)
+
+    def __iter__(self) -> ConsumerIterator:
+        return self._iterator
+
+    def iterator(self) -> ConsumerIterator:
+        return self._iterator
+
+    def clear(self) -> None:
+        """Drop the chunk being iterated, so that messages of a revoked partition stop at once."""
+        self._iterator.clear_current_chunk()
+
+    def __repr__(self) -> str:
+        return f"KafkaStream({self.queue.name!r}, client_id={self.client_id!r})"

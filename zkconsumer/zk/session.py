@@ -1,0 +1,267 @@
+"""A kazoo session as the legacy consumer's ZkClient used it: blocking retries, counted requests.
+
+Why a wrapper rather than a bare ``KazooClient``:
+
+* **Blocking-retry semantics.** The original built ``ZkClient`` with no operation timeout, so
+  every request blocks and retries on connection loss *and* session expiry until it succeeds
+  (spec detailed §1.6). :meth:`ZkSession.get` and friends do the same with
+  ``KazooRetry(max_tries=-1)``, interruptible only by :meth:`close`.
+* **Owner claims must not retry through an expiry.** An owner znode created in a *new* session
+  next to claims that died with the old one would be a split ownership decision; so
+  :meth:`create_ephemeral_in_session` retries connection loss only and raises
+  ``SessionExpiredError`` as soon as the session it was given is gone.
+* **Counting.** Every request (each retry too) is counted by operation, with watch-setting reads
+  counted again, for the herd-effect experiments.
+* **State events.** kazoo's state callbacks run on its connection thread and must not block; the
+  wrapper turns them into :class:`SessionEvent` records (with ``new_session`` set when a
+  different session id follows a loss) for listeners that only set flags.
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+from kazoo.client import KazooClient, KazooState
+from kazoo.exceptions import NodeExistsError, NoNodeError, SessionExpiredError
+from kazoo.handlers.threading import KazooTimeoutError
+from kazoo.protocol.states import WatchedEvent, ZnodeStat
+from kazoo.retry import InterruptedError as KazooInterruptedError
+from kazoo.retry import KazooRetry
+
+from zkconsumer.errors import ZkConsumerError, ZooKeeperUnavailable
+from zkconsumer.metrics import ZkRequestCounter
+
+log = logging.getLogger(__name__)
+
+Watcher = Callable[[WatchedEvent], None]
+
+
+class SessionClosedError(ZkConsumerError):
+    """The session was closed while a request was blocked waiting for ZooKeeper."""
+
+
+@dataclass(frozen=True)
+class SessionEvent:
+    """A session state change: ``CONNECTED``, ``SUSPENDED`` or ``LOST`` (kazoo's names)."""
+
+    state: str
+    session_id: int | None
+    new_session: bool = False
+
+
+SessionListener = Callable[[SessionEvent], None]
+
+
+class ZkSession:
+    """One ZooKeeper session shared by a connector's parts (KAFKA-1103: one client only)."""
+
+    def __init__(self, hosts: str, session_timeout_ms: int, connection_timeout_ms: int,
+                 counter: ZkRequestCounter | None = None, name: str = "zkconsumer") -> None:
+        self.hosts = hosts
+        self.name = name
+        self.counter = counter or ZkRequestCounter()
+        self._connection_timeout_s = connection_timeout_ms / 1000.0
+        self._closing = threading.Event()
+        self._listeners: list[SessionListener] = []
+        self._session_id: int | None = None
+        self._last_session_id: int | None = None
+        self._client = KazooClient(
+            hosts=hosts,
+            timeout=session_timeout_ms / 1000.0,
+            # Reconnect quickly (kazoo's default backoff adds seconds after an outage).
+            connection_retry=KazooRetry(max_tries=-1, delay=0.1, backoff=1.5, max_delay=1.0),
+        )
+        self._client.add_listener(self._on_kazoo_state)
+        self._retry = KazooRetry(max_tries=-1, delay=0.05, backoff=2, max_delay=1.0,
+                                 ignore_expire=True, interrupt=self._closing.is_set)
+        self._claim_retry = KazooRetry(max_tries=-1, delay=0.05, backoff=2, max_delay=1.0,
+                                       ignore_expire=False, interrupt=self._closing.is_set)
+
+    # --- lifecycle ---------------------------------------------------------------------------
+
+    def start(self) -> None:
+        """Connect, blocking up to ``zookeeper.connection.timeout.ms`` like the original."""
+        try:
+            self._client.start(timeout=self._connection_timeout_s)
+        except KazooTimeoutError:
+            self._client.stop()
+            self._client.close()
+            raise ZooKeeperUnavailable(
+                f"could not connect to ZooKeeper at {self.hosts} within "
+                f"{self._connection_timeout_s * 1000:.0f} ms (zookeeper.connection.timeout.ms)"
+            ) from None
+
+    def close(self) -> None:
+        """End the session (its ephemeral znodes go with it); idempotent."""
+        if self._closing.is_set():
+            return
+        self._closing.set()
+        try:
+            self._client.stop()
+        finally:
+            self._client.close()
+
+    @property
+    def closed(self) -> bool:
+        return self._closing.is_set()
+
+    @property
+    def session_id(self) -> int | None:
+        """The current session id; ``None`` after a loss until a new session is established."""
+        return self._session_id
+
+    @property
+    def client_id(self) -> tuple[int, bytes] | None:
+        """``(session id, password)``, e.g. to expire this session from a second client in tests."""
+        return self._client.client_id  # type: ignore[no-any-return]
+
+    @property
+    def connected(self) -> bool:
+        return bool(self._client.connected)
+
+    def add_state_listener(self, fn: SessionListener) -> None:
+        self._listeners = [*self._listeners, fn]
+
+    def _on_kazoo_state(self, state: str) -> None:
+        """kazoo's connection thread: record, fan out; never block or call ZooKeeper here."""
+        new_session = False
+        if state == KazooState.CONNECTED:
+            cid = self._client.client_id
+            self._session_id = cid[0] if cid else None
+            new_session = (self._last_session_id is not None
+                           and self._session_id != self._last_session_id)
+            self._last_session_id = self._session_id
+        elif state == KazooState.LOST:
+            self._session_id = None
+        event = SessionEvent(str(state), self._session_id, new_session)
+        log.info("[%s] ZooKeeper session %s (session 0x%x%s)", self.name, state,
+                 self._session_id or 0, ", new session" if new_session else "")
+        for fn in self._listeners:
+            try:
+                fn(event)
+            except Exception:
+                log.exception("[%s] session listener %r failed", self.name, fn)
+
+    # --- counted, blocking requests ----------------------------------------------------------
+
+    def _run(self, retry: KazooRetry, func: Callable[[], Any]) -> Any:
+        if self._closing.is_set():
+            raise SessionClosedError(f"[{self.name}] ZooKeeper session is closed")
+        try:
+            return retry.copy()(func)
+        except KazooInterruptedError:
+            raise SessionClosedError(f"[{self.name}] ZooKeeper session closed during a request"
+                                     ) from None
+
+    def get(self, path: str, watch: Watcher | None = None) -> tuple[bytes, ZnodeStat]:
+        def call() -> tuple[bytes, ZnodeStat]:
+            self.counter.count("getData", watch is not None)
+            return self._client.get(path, watch=watch)  # type: ignore[no-any-return]
+        return self._run(self._retry, call)  # type: ignore[no-any-return]
+
+    def get_children(self, path: str, watch: Watcher | None = None) -> list[str]:
+        def call() -> list[str]:
+            self.counter.count("getChildren", watch is not None)
+            return self._client.get_children(path, watch=watch)  # type: ignore[no-any-return]
+        return self._run(self._retry, call)  # type: ignore[no-any-return]
+
+    def exists(self, path: str, watch: Watcher | None = None) -> ZnodeStat | None:
+        def call() -> ZnodeStat | None:
+            self.counter.count("exists", watch is not None)
+            return self._client.exists(path, watch=watch)
+        return self._run(self._retry, call)  # type: ignore[no-any-return]
+
+    def set(self, path: str, value: bytes) -> None:
+        """``updatePersistentPath``: setData, creating the node and its parents on NoNode."""
+        def call() -> None:
+            self.counter.count("setData")
+            try:
+                self._client.set(path, value)
+                return
+            except NoNodeError:
+                pass
+            try:
+                self._create_with_parents(path, value, ephemeral=False)
+            except NodeExistsError:
+                self.counter.count("setData")
+                self._client.set(path, value)
+        self._run(self._retry, call)
+
+    def delete(self, path: str) -> bool:
+        """Delete a znode; NoNode is ignored (``ZkUtils.deletePath``). True if it was deleted."""
+        def call() -> bool:
+            self.counter.count("delete")
+            try:
+                self._client.delete(path)
+                return True
+            except NoNodeError:
+                return False
+        return self._run(self._retry, call)  # type: ignore[no-any-return]
+
+    def create(self, path: str, value: bytes, ephemeral: bool = False) -> str:
+        """Create a znode, creating missing persistent parents (retries through expiry)."""
+        return self._run(  # type: ignore[no-any-return]
+            self._retry, lambda: self._create_with_parents(path, value, ephemeral))
+
+    def create_ephemeral_in_session(self, path: str, value: bytes, session_id: int) -> str:
+        """Create an ephemeral znode in *this* session only (an owner claim).
+
+        Connection loss is retried (the original's ZkClient did); a lost or replaced session
+        raises ``SessionExpiredError`` so the rebalance attempt aborts. NodeExists propagates
+        to the caller, which compares the existing value with its own as the original did.
+        """
+        def call() -> str:
+            if self._session_id != session_id:
+                raise SessionExpiredError(
+                    f"session 0x{session_id:x} is gone (now {self._session_id!r})")
+            return self._create_with_parents(path, value, ephemeral=True)
+        return self._run(self._claim_retry, call)  # type: ignore[no-any-return]
+
+    def create_checked_ephemeral(self, path: str, value: bytes) -> None:
+        """Register an ephemeral znode as 0.9+ ``ZKCheckedEphemeral`` did.
+
+        NodeExists is accepted only if the existing node belongs to the current session;
+        otherwise it propagates (another live session holds the same consumer id).
+        """
+        while True:
+            try:
+                self.create(path, value, ephemeral=True)
+                return
+            except NodeExistsError:
+                try:
+                    _, stat = self.get(path)
+                except NoNodeError:
+                    continue
+                if stat.ephemeralOwner == self._session_id:
+                    return
+                raise
+
+    def _create_with_parents(self, path: str, value: bytes, ephemeral: bool) -> str:
+        try:
+            self.counter.count("create")
+            return self._client.create(path, value, ephemeral=ephemeral)  # type: ignore[no-any-return]
+        except NoNodeError:
+            self._ensure_path(path.rsplit("/", 1)[0])
+            self.counter.count("create")
+            return self._client.create(path, value, ephemeral=ephemeral)  # type: ignore[no-any-return]
+
+    def _ensure_path(self, path: str) -> None:
+        """``createPersistent(parent, createParents=true)``: empty persistent parents."""
+        if not path or path == "/":
+            return
+        try:
+            self.counter.count("create")
+            self._client.create(path, b"")
+        except NodeExistsError:
+            pass
+        except NoNodeError:
+            self._ensure_path(path.rsplit("/", 1)[0])
+            try:
+                self.counter.count("create")
+                self._client.create(path, b"")
+            except NodeExistsError:
+                pass
