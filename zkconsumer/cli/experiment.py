@@ -55,7 +55,8 @@ def register(sub: Any) -> None:
                       help="ZooKeeper session and broker group session timeout alike")
     cmp_.add_argument("--rate", type=float, default=40.0,
                       help="messages per second produced during each run")
-    cmp_.add_argument("--zookeeper", default=None, help="existing ZooKeeper connect string")
+    cmp_.add_argument("--zk", "--zookeeper", dest="zookeeper", default=None,
+                      help="existing ZooKeeper connect string")
     cmp_.add_argument("--bootstrap", default=None, help="existing broker bootstrap servers")
     cmp_.add_argument("--out", required=True, type=Path, help="output directory")
     cmp_.add_argument("--json", type=Path, default=None, help="also write results.json here")
@@ -72,7 +73,7 @@ def reproduce_command(args: argparse.Namespace) -> str:
     if args.processes:
         parts.append("--processes")
     if args.zookeeper:
-        parts += ["--zookeeper", args.zookeeper, "--bootstrap", args.bootstrap]
+        parts += ["--zk", args.zookeeper, "--bootstrap", args.bootstrap]
     parts += ["--out", str(args.out)]
     return " ".join(shlex.quote(p) for p in parts)
 
