@@ -61,6 +61,8 @@ def test_demo_exits_zero_and_stops_its_servers():
     assert result.returncode == 0, result.stderr
     assert "/brokers" in result.stdout and "(ephemeral)" in result.stdout
     assert '"leader":0' in result.stdout
+    assert "consumed 200 of 200 messages" in result.stdout
+    assert "Rebalance operation successful !" in result.stdout
     assert _server_pids() <= before, "the demo left a server process running"
 
 

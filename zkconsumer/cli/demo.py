@@ -49,6 +49,10 @@ def run_demo(args: argparse.Namespace) -> int:
             with zk_session(zk.connect_string) as client:
                 for line in tree_lines(client, paths.BROKERS):
                     print(line)
+            _section("a ZooKeeper-coordinated group consumes it")
+            from zkconsumer.cli.demo_group import run_group
+
+            run_group(zk.connect_string, args.topic, "demo-group", n)
     _section("done")
     print(f"every server stopped; demo took {time.monotonic() - started:.1f} s")
     return 0
