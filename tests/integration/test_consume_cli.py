@@ -41,6 +41,7 @@ def test_max_messages_prints_exactly_n_and_the_next_run_resumes(zk_connect, brok
     assert sum(r["offset"] for r in desc["partitions"]) == 30
     assert all(r["lag"] == 0 for r in desc["partitions"])
     assert desc["consumers"] == [], "the console consumer left the group on exit"
+    assert group in cli("groups", "list", "--zk", zk_connect).stdout.split()
 
 
 def test_unknown_print_field_is_a_usage_error_naming_it(zk_connect):
