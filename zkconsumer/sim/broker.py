@@ -30,23 +30,19 @@ from zkconsumer.sim import costs
 from zkconsumer.sim.assignment import full_assignment, sticky_target
 from zkconsumer.sim.config import SimConfig
 from zkconsumer.sim.engine import Engine
+from zkconsumer.sim.group import SimulatedGroup
 from zkconsumer.sim.heartbeats import BrokerMember, count_heartbeats, next_beat
 from zkconsumer.sim.tally import OwnershipLedger, Tally
 
 log = logging.getLogger(__name__)
 
 
-class BrokerGroup:
+class BrokerGroup(SimulatedGroup):
     """A group coordinated by a broker; ``cooperative`` selects KIP-429's two rounds."""
 
     def __init__(self, cfg: SimConfig, engine: Engine, rng: random.Random, tally: Tally,
                  ledger: OwnershipLedger) -> None:
-        self.cfg = cfg
-        self.cal = cfg.calibration
-        self.engine = engine
-        self.rng = rng
-        self.tally = tally
-        self.ledger = ledger
+        super().__init__(cfg, engine, rng, tally, ledger)
         self.cooperative = cfg.protocol == "cooperative-sticky"
         self.members: dict[str, BrokerMember] = {}
         self.hb = cfg.heartbeat_interval_s

@@ -28,23 +28,19 @@ from zkconsumer.sim import costs
 from zkconsumer.sim.assignment import sticky_target
 from zkconsumer.sim.config import SimConfig
 from zkconsumer.sim.engine import Engine
+from zkconsumer.sim.group import SimulatedGroup
 from zkconsumer.sim.heartbeats import BrokerMember, count_heartbeats, next_beat
 from zkconsumer.sim.tally import OwnershipLedger, Tally
 
 log = logging.getLogger(__name__)
 
 
-class Kip848Group:
+class Kip848Group(SimulatedGroup):
     """Coordinator-driven incremental assignment with per-member heartbeats."""
 
     def __init__(self, cfg: SimConfig, engine: Engine, rng: random.Random, tally: Tally,
                  ledger: OwnershipLedger) -> None:
-        self.cfg = cfg
-        self.cal = cfg.calibration
-        self.engine = engine
-        self.rng = rng
-        self.tally = tally
-        self.ledger = ledger
+        super().__init__(cfg, engine, rng, tally, ledger)
         self.hb = cfg.heartbeat_interval_s
         self.members: dict[str, BrokerMember] = {}
         self.target: dict[str, set[int]] = {}

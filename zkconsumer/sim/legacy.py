@@ -33,6 +33,7 @@ from zkconsumer.sim import costs
 from zkconsumer.sim.assignment import range_share, roundrobin_order, roundrobin_share
 from zkconsumer.sim.config import SimConfig
 from zkconsumer.sim.engine import Cpu, DedicatedCpu, Engine, SharedCpu
+from zkconsumer.sim.group import SimulatedGroup
 from zkconsumer.sim.tally import OwnershipLedger, Tally
 from zkconsumer.sim.zkmodel import CREATED, GroupView, ZkServer
 
@@ -59,17 +60,12 @@ class LegacyMember:
     attempt: int = 0
 
 
-class LegacyGroup:
+class LegacyGroup(SimulatedGroup):
     """A group of legacy members around one :class:`ZkServer`."""
 
     def __init__(self, cfg: SimConfig, engine: Engine, rng: random.Random, tally: Tally,
                  ledger: OwnershipLedger) -> None:
-        self.cfg = cfg
-        self.cal = cfg.calibration
-        self.engine = engine
-        self.rng = rng
-        self.tally = tally
-        self.ledger = ledger
+        super().__init__(cfg, engine, rng, tally, ledger)
         self.zk = ZkServer(engine, cfg.calibration, rng, tally, ledger)
         self.zk.on_notify = self._notified
         self.members: dict[str, LegacyMember] = {}

@@ -1,0 +1,22 @@
+"""The part every protocol model shares: config, clock, seeded randomness and the counters."""
+
+from __future__ import annotations
+
+import random
+
+from zkconsumer.sim.config import SimConfig
+from zkconsumer.sim.engine import Engine
+from zkconsumer.sim.tally import OwnershipLedger, Tally
+
+
+class SimulatedGroup:
+    """Base of the legacy, broker-side and KIP-848 group models (one per simulated run)."""
+
+    def __init__(self, cfg: SimConfig, engine: Engine, rng: random.Random, tally: Tally,
+                 ledger: OwnershipLedger) -> None:
+        self.cfg = cfg
+        self.cal = cfg.calibration
+        self.engine = engine
+        self.rng = rng
+        self.tally = tally
+        self.ledger = ledger
