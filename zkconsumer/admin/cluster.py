@@ -60,3 +60,32 @@ def bootstrap_servers(client: KazooClient, zk_connect: str) -> str:
     if not regs:
         raise BrokerUnavailable(f"no broker is registered under {paths.BROKER_IDS} in {zk_connect}")
     return ",".join(reg.bootstrap for reg in regs.values())
+
+
+def watermarks(bootstrap: str, tps: list[tuple[str, int]], timeout: float = 5.0,
+               ) -> dict[tuple[str, int], tuple[int, int] | None]:
+    """(log start, log end) per partition as the broker claims it; None where it did not answer.
+
+    One short-lived client for all partitions; a partition that fails is logged and left None,
+    so one bad partition never hides the others.
+    """
+    from confluent_kafka import Consumer, TopicPartition
+
+    if not tps:
+        return {}
+    consumer = Consumer({"bootstrap.servers": bootstrap, "group.id": "zkconsumer-tools",
+                         "enable.auto.commit": False, "log_level": 0,
+                         "socket.timeout.ms": int(timeout * 1000)})
+    out: dict[tuple[str, int], tuple[int, int] | None] = {}
+    try:
+        for topic, p in tps:
+            try:
+                low, high = consumer.get_watermark_offsets(TopicPartition(topic, p),
+                                                           timeout=timeout)
+                out[(topic, p)] = (int(low), int(high))
+            except Exception as exc:  # KafkaException or a timeout for this partition
+                log.warning("no watermarks for %s-%d: %s", topic, p, exc)
+                out[(topic, p)] = None
+    finally:
+        consumer.close()
+    return out

@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 from kazoo.client import KazooClient
 from kazoo.exceptions import NoNodeError
 
-from zkconsumer.admin.cluster import brokers, zk_session
+from zkconsumer.admin.cluster import brokers, watermarks, zk_session
 from zkconsumer.errors import CorruptZnode
 from zkconsumer.topic_filter import topic_count_from_registration
 from zkconsumer.zk import paths
@@ -176,25 +176,8 @@ class GroupDescription:
 def log_end_offsets(bootstrap: str, tps: list[tuple[str, int]],
                     timeout: float = 5.0) -> dict[tuple[str, int], int | None]:
     """Each partition's log end offset as the broker claims it (None when it does not answer)."""
-    from confluent_kafka import Consumer, TopicPartition
-
-    if not tps:
-        return {}
-    consumer = Consumer({"bootstrap.servers": bootstrap, "group.id": "zkconsumer-tools",
-                         "enable.auto.commit": False, "log_level": 0,
-                         "socket.timeout.ms": int(timeout * 1000)})
-    out: dict[tuple[str, int], int | None] = {}
-    try:
-        for topic, p in tps:
-            try:
-                _, high = consumer.get_watermark_offsets(TopicPartition(topic, p), timeout=timeout)
-                out[(topic, p)] = int(high)
-            except Exception as exc:  # one missing partition must not hide the others
-                log.warning("no log end offset for %s-%d: %s", topic, p, exc)
-                out[(topic, p)] = None
-    finally:
-        consumer.close()
-    return out
+    return {tp: None if marks is None else marks[1]
+            for tp, marks in watermarks(bootstrap, tps, timeout).items()}
 
 
 def describe_group(zk_connect: str, group: str, topics: list[str] | None = None,

@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from kazoo.client import KazooClient
 from kazoo.exceptions import NoNodeError, NotEmptyError
 
-from zkconsumer.admin.cluster import bootstrap_servers, zk_session
+from zkconsumer.admin.cluster import bootstrap_servers, watermarks, zk_session
 from zkconsumer.admin.groups import _children, live_members
 from zkconsumer.errors import CorruptZnode, TopicError, ZkConsumerError
 from zkconsumer.zk import paths
@@ -146,18 +146,12 @@ def reset_offsets(zk_connect: str, group: str, topic: str, to: str,
 
 
 def _watermarks(bootstrap: str, topic: str, partitions: list[int], low: bool) -> dict[int, int]:
-    from confluent_kafka import Consumer, TopicPartition
-
-    consumer = Consumer({"bootstrap.servers": bootstrap, "group.id": "zkconsumer-tools",
-                         "enable.auto.commit": False, "log_level": 0})
-    try:
-        out = {}
-        for p in partitions:
-            lo, hi = consumer.get_watermark_offsets(TopicPartition(topic, p), timeout=10)
-            out[p] = int(lo if low else hi)
-        return out
-    finally:
-        consumer.close()
+    marks = watermarks(bootstrap, [(topic, p) for p in partitions], timeout=10)
+    missing = [p for (_, p), m in marks.items() if m is None]
+    if missing:
+        raise TopicError(f"the broker gave no offsets for {topic!r} partitions {missing}; "
+                         "nothing was reset")
+    return {p: m[0 if low else 1] for (_, p), m in marks.items() if m is not None}
 
 
 def delete_group(zk_connect: str, group: str) -> None:
