@@ -14,7 +14,11 @@ then consumes all of them, in alternating rounds, through
 
 Two rates are printed per path: *steady* (first message to last) and *end-to-end* (from creating
 the consumer, so it includes connecting and, for the connector, registering and rebalancing).
-Best of ``--rounds`` each; the ratio is connector / bare. Target: steady ratio >= 0.7.
+Best of ``--rounds`` each; the ratio is connector / bare. Target: steady ratio >= 0.7. Each
+round also reports the CPU time the whole process spent per message in the steady phase (all
+threads: librdkafka's, the fetcher's, the application's, kazoo's): on a shared machine the rates
+swing with other people's load, the CPU cost much less, so ``bare/connector`` of CPU per message
+is the steadier figure of the connector's own overhead.
 
     .venv/bin/python benchmarks/throughput.py --messages 200000 --rounds 3
 
@@ -26,6 +30,7 @@ path is exact). ``--one-record-batches`` produces the way the tests do (slow on 
 from __future__ import annotations
 
 import argparse
+import os
 import statistics
 import sys
 import time
@@ -33,6 +38,8 @@ from collections.abc import Callable
 from typing import Any
 
 SIZE = 100  # bytes per value
+# (steady s, end-to-end s, CPU s of the whole process during the steady phase)
+Timing = tuple[float, float, float]
 
 
 def produce_batched(bootstrap: str, topic: str, n: int, partitions: int, one_per_batch: bool,
@@ -64,7 +71,7 @@ def produce_batched(bootstrap: str, topic: str, n: int, partitions: int, one_per
 
 
 def consume_bare(zk_connect: str, bootstrap: str, topic: str, n: int,
-                 partitions: int, track_offsets: bool = False) -> tuple[float, float]:
+                 partitions: int, track_offsets: bool = False) -> Timing:
     from confluent_kafka import Consumer, TopicPartition
 
     from zkconsumer.config import ConsumerConfig
@@ -87,32 +94,32 @@ def consume_bare(zk_connect: str, bootstrap: str, topic: str, n: int,
             if m.error() is not None:
                 continue
             if not count:
-                first = time.perf_counter()
+                first, cpu = time.perf_counter(), time.process_time()
             nbytes += len(m.value())
             if track_offsets:  # what an at-least-once application must keep to commit
                 positions[m.partition()] = m.offset() + 1
             count += 1
-    end = time.perf_counter()
+    end, cpu = time.perf_counter(), time.process_time() - cpu
     consumer.close()
-    return end - first, end - started
+    return end - first, end - started, cpu
 
 
-def _drain(stream: Any, n: int, started: float) -> tuple[float, float]:
+def _drain(stream: Any, n: int, started: float) -> Timing:
     count = 0
     first = 0.0
     nbytes = 0
     for m in stream:
         if not count:
-            first = time.perf_counter()
+            first, cpu = time.perf_counter(), time.process_time()
         nbytes += len(m.message)
         count += 1
         if count >= n:
             break
-    end = time.perf_counter()
-    return end - first, end - started
+    end, cpu = time.perf_counter(), time.process_time() - cpu
+    return end - first, end - started, cpu
 
 
-def consume_connector(zk_connect: str, topic: str, n: int, group: str) -> tuple[float, float]:
+def consume_connector(zk_connect: str, topic: str, n: int, group: str) -> Timing:
     from zkconsumer.config import ConsumerConfig
     from zkconsumer.connector import ZookeeperConsumerConnector
 
@@ -128,7 +135,7 @@ def consume_connector(zk_connect: str, topic: str, n: int, group: str) -> tuple[
 
 
 def consume_datapath(zk_connect: str, topic: str, n: int, group: str,
-                     partitions: int) -> tuple[float, float]:
+                     partitions: int) -> Timing:
     from kazoo.client import KazooClient
 
     from zkconsumer.config import ConsumerConfig
@@ -150,6 +157,11 @@ def consume_datapath(zk_connect: str, topic: str, n: int, group: str,
         manager.shutdown()
         zk.stop()
         zk.close()
+
+
+def _load() -> str:
+    """The machine's load average (1, 5, 15 min): the figures mean little on a busy machine."""
+    return " / ".join(f"{x:.2f}" for x in os.getloadavg())
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -184,8 +196,9 @@ def main(argv: list[str] | None = None) -> int:
         print(f"produced {args.messages} x {SIZE} B into {args.partitions} partitions in "
               f"{produced_s:.1f} s ({args.messages / produced_s:,.0f} msgs/s, "
               f"{'one record' if args.one_record_batches else 'linger.ms=5'} per batch)")
-        runs: dict[str, list[tuple[float, float]]] = {"bare": [], "bare+pos": [], path: []}
-        consumers: dict[str, Callable[[int], tuple[float, float]]] = {
+        print(f"load average before consuming: {_load()}")
+        runs: dict[str, list[Timing]] = {"bare": [], "bare+pos": [], path: []}
+        consumers: dict[str, Callable[[int], Timing]] = {
             "bare": lambda r: consume_bare(zk.connect_string, broker.bootstrap, topic,
                                            args.messages, args.partitions),
             "bare+pos": lambda r: consume_bare(zk.connect_string, broker.bootstrap, topic,
@@ -197,12 +210,13 @@ def main(argv: list[str] | None = None) -> int:
         }
         for r in range(args.rounds):
             for name in ("bare", "bare+pos", path):
-                steady, total = consumers[name](r)
-                runs[name].append((steady, total))
+                steady, total, cpu = consumers[name](r)
+                runs[name].append((steady, total, cpu))
                 print(f"round {r + 1} {name:9s}: {args.messages / steady:10,.0f} msgs/s steady, "
-                      f"{args.messages / total:10,.0f} msgs/s end-to-end")
+                      f"{args.messages / total:10,.0f} msgs/s end-to-end, "
+                      f"{cpu / args.messages * 1e6:5.2f} µs CPU/msg")
                 sys.stdout.flush()
-        best = {k: (min(s for s, _ in v), min(t for _, t in v)) for k, v in runs.items()}
+        best = {k: (min(x[0] for x in v), min(x[1] for x in v)) for k, v in runs.items()}
         print(f"\nbest of {args.rounds}, {args.messages} messages:")
         for name, (steady, total) in best.items():
             print(f"  {name:9s}: {args.messages / steady:10,.0f} msgs/s steady, "
@@ -214,6 +228,13 @@ def main(argv: list[str] | None = None) -> int:
         median = statistics.median(b[0] / c[0] for b, c in zip(runs["bare"], runs[path],
                                                                  strict=True))
         print(f"  median of the per-round ratios (steady): {median:.2f}")
+        cpu_ratio = statistics.median(b[2] / c[2] for b, c in zip(runs["bare"], runs[path],
+                                                                    strict=True))
+        print(f"  CPU per message (median, all threads of the process, steady phase): "
+              f"bare {statistics.median(x[2] for x in runs['bare']) / args.messages * 1e6:.2f} µs, "
+              f"{path} {statistics.median(x[2] for x in runs[path]) / args.messages * 1e6:.2f} µs;"
+              f" median per-round bare/{path}: {cpu_ratio:.2f}")
+        print(f"  load average after consuming: {_load()}")
     return 0
 
 

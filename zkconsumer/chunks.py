@@ -6,12 +6,15 @@ The original's ``FetchedDataChunk`` and the ``LinkedBlockingQueue`` of capacity
 
 from __future__ import annotations
 
+import itertools
 import logging
 import threading
 import time
 from collections import deque
-from operator import itemgetter
-from typing import TYPE_CHECKING, NamedTuple
+from collections.abc import Iterable, Iterator
+from typing import TYPE_CHECKING, Any, NamedTuple
+
+from confluent_kafka import TIMESTAMP_NOT_AVAILABLE, Message
 
 if TYPE_CHECKING:
     from zkconsumer.stream import PartitionTopicInfo
@@ -22,37 +25,164 @@ log = logging.getLogger(__name__)
 _PUT_POLL_S = 0.05
 
 
-class MessageAndMetadata(NamedTuple):
-    """One message as the application receives it (the original's ``MessageAndMetadata``).
-
-    A ``NamedTuple`` rather than a frozen dataclass: it is immutable, compares and prints the
-    same way, and the fetcher can build a whole chunk of them without running Python code per
-    message (see ``docs/datapath.md``). ``timestamp_ms`` is None when the broker sent none.
-    """
+class _Layout(NamedTuple):
+    """How a MessageAndMetadata is stored: ``source`` is the timestamp or the client's Message."""
 
     topic: str
     partition: int
     offset: int
     key: bytes | None
     message: bytes | None
-    timestamp_ms: int | None = None
+    source: Any
 
 
-OFFSET_OF = itemgetter(2)  # field indexes of MessageAndMetadata, for C-level maps
-_VALUE = itemgetter(4)
+_SOURCE = _Layout.source  # the C-level field getter, which ignores the overrides below
 
 
-def value_bytes(messages: list[MessageAndMetadata]) -> int:
-    """Bytes of the values of ``messages``, without a Python-level loop."""
-    return sum(map(len, filter(None, map(_VALUE, messages))))
+class MessageAndMetadata(_Layout):
+    """One message as the application receives it (the original's ``MessageAndMetadata``).
+
+    It behaves as the ``NamedTuple`` of ``(topic, partition, offset, key, message,
+    timestamp_ms)`` it used to be: immutable, compared, hashed, ordered, iterated, indexed,
+    printed and pickled as those six values. It is a tuple underneath so that the stream can
+    build it with C-level ``map``/``zip`` (no Python bytecode per message, see
+    ``docs/datapath.md``); the five fields are read by C-level getters. The sixth slot holds
+    the client's ``confluent_kafka.Message`` the record was built from, so that the timestamp
+    (``Message.timestamp()`` builds a tuple per call) is only read when someone asks for it;
+    a record built by hand holds the timestamp itself. ``timestamp_ms`` is None when the
+    broker sent none.
+    """
+
+    __slots__ = ()
+    _fields = ("topic", "partition", "offset", "key", "message", "timestamp_ms")
+    _field_defaults = {"timestamp_ms": None}
+    __match_args__ = _fields
+
+    def __new__(cls, topic: str, partition: int, offset: int, key: bytes | None,
+                message: bytes | None, timestamp_ms: int | None = None) -> MessageAndMetadata:
+        return _new_tuple(cls, (topic, partition, offset, key, message, timestamp_ms))
+
+    @property
+    def timestamp_ms(self) -> int | None:
+        source = _SOURCE.__get__(self)
+        if isinstance(source, Message):
+            kind, ts = source.timestamp()
+            return None if kind == TIMESTAMP_NOT_AVAILABLE or ts == -1 else ts
+        return source  # type: ignore[no-any-return]
+
+    def _values(self) -> tuple[str, int, int, bytes | None, bytes | None, int | None]:
+        return (self.topic, self.partition, self.offset, self.key, self.message,
+                self.timestamp_ms)
+
+    # The tuple protocol speaks of the six public values, never of the stored source.
+    def __iter__(self) -> Iterator[Any]:
+        return iter(self._values())
+
+    def __getitem__(self, index: Any) -> Any:
+        return self._values()[index]
+
+    def __contains__(self, value: object) -> bool:
+        return value in self._values()
+
+    def count(self, value: Any) -> int:
+        return self._values().count(value)
+
+    def index(self, value: Any, *args: Any) -> int:
+        return self._values().index(value, *args)
+
+    def __eq__(self, other: object) -> bool:
+        if isinstance(other, MessageAndMetadata):
+            return self._values() == other._values()
+        if isinstance(other, tuple):
+            return self._values() == other
+        return NotImplemented
+
+    def __ne__(self, other: object) -> bool:
+        equal = self.__eq__(other)
+        return equal if equal is NotImplemented else not equal
+
+    def __lt__(self, other: object) -> bool:
+        return self._values() < _as_values(other)  # type: ignore[operator]
+
+    def __le__(self, other: object) -> bool:
+        return self._values() <= _as_values(other)  # type: ignore[operator]
+
+    def __gt__(self, other: object) -> bool:
+        return self._values() > _as_values(other)  # type: ignore[operator]
+
+    def __ge__(self, other: object) -> bool:
+        return self._values() >= _as_values(other)  # type: ignore[operator]
+
+    def __hash__(self) -> int:
+        return hash(self._values())
+
+    def __repr__(self) -> str:
+        return "MessageAndMetadata(" + ", ".join(
+            f"{name}={value!r}" for name, value in zip(self._fields, self._values(),
+                                                       strict=True)) + ")"
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        return (MessageAndMetadata, self._values())
+
+    def __getnewargs__(self) -> tuple[Any, ...]:
+        return self._values()
+
+    def _asdict(self) -> dict[str, Any]:
+        return dict(zip(self._fields, self._values(), strict=True))
+
+    def _replace(self, **changes: Any) -> MessageAndMetadata:
+        return MessageAndMetadata(**{**self._asdict(), **changes})
+
+    @classmethod
+    def _make(cls, iterable: Iterable[Any]) -> MessageAndMetadata:
+        return cls(*iterable)
+
+
+def _as_values(other: object) -> object:
+    return other._values() if isinstance(other, MessageAndMetadata) else other
+
+
+OFFSET_OF = Message.offset  # unbound accessors of the client's Message, for C-level maps
+_KEY, _VALUE = Message.key, Message.value
+_new_tuple = tuple.__new__
+
+
+def records(info: PartitionTopicInfo, msgs: list[Message], start: int = 0
+            ) -> tuple[Iterator[Message], Iterator[MessageAndMetadata]]:
+    """MessageAndMetadata for ``msgs[start:]``, built one by one as they are taken, in C.
+
+    Returns the iterable and its *position*: a list iterator over ``msgs`` that the record
+    iterable advances exactly once per record it hands out (``zip`` pulls the offset first,
+    from that iterator, and stops there once it is exhausted), so ``len(msgs) -
+    length_hint(position)`` is the number of records returned so far, and exhausting the
+    position ends the record iterable. A record is built only when it is taken, so a record
+    the application drops dies young; built ahead, a whole chunk of them would survive into
+    the older garbage-collector generations and make every collection longer.
+    """
+    position, keys, values, sources = iter(msgs), iter(msgs), iter(msgs), iter(msgs)
+    if start:
+        for it in (position, keys, values, sources):
+            it.__setstate__(start)  # type: ignore[attr-defined]
+    return position, map(_new_tuple, itertools.repeat(MessageAndMetadata), zip(
+        itertools.repeat(info.topic), itertools.repeat(info.partition), map(OFFSET_OF, position),
+        map(_KEY, keys), map(_VALUE, values), sources))
+
+
+def value_bytes(messages: list[Message]) -> int:
+    """Bytes of the values of ``messages`` (``len`` of a client Message is its value's size)."""
+    return sum(map(len, messages))
 
 
 class FetchedDataChunk:
-    """Messages of one partition from one fetch; ``fetch_offset`` is where that fetch started."""
+    """Messages of one partition from one fetch; ``fetch_offset`` is where that fetch started.
+
+    ``messages`` are the client's ``confluent_kafka.Message`` objects as ``consume()`` returned
+    them (errors removed); the stream turns them into MessageAndMetadata as they are taken.
+    """
 
     __slots__ = ("messages", "topic_info", "fetch_offset", "nbytes")
 
-    def __init__(self, messages: list[MessageAndMetadata], topic_info: PartitionTopicInfo | None,
+    def __init__(self, messages: list[Message], topic_info: PartitionTopicInfo | None,
                  fetch_offset: int, nbytes: int | None = None) -> None:
         self.messages = messages
         self.topic_info = topic_info

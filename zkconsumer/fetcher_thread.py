@@ -16,21 +16,22 @@ import threading
 import time
 from bisect import bisect_left
 from collections.abc import Callable
-from itertools import groupby, repeat
-from operator import itemgetter
+from itertools import groupby
 from typing import Any
 
 from confluent_kafka import Consumer, KafkaError, KafkaException, Message
 from confluent_kafka import TopicPartition as KafkaTopicPartition
 
 from zkconsumer.leaders import Leader, TopicPartition
-from zkconsumer.stream import FetchedDataChunk, MessageAndMetadata, PartitionTopicInfo
+from zkconsumer.stream import FetchedDataChunk, PartitionTopicInfo
 
 log = logging.getLogger(__name__)
 librdkafka_log = logging.getLogger(__name__ + ".librdkafka")
 
-CONSUME_MESSAGES = 500  # messages per consume() call
-CHUNK_MESSAGES = 5000  # a chunk is queued once this many messages are converted
+# Messages per consume() call: as many as a chunk, so that the thread releases and retakes the
+# GIL (inside consume()) once per chunk rather than ten times.
+CONSUME_MESSAGES = 5000
+CHUNK_MESSAGES = 5000  # chunks are queued once this many messages are taken
 POLL_S = 0.1  # longest wait inside consume(): bounds how long a stop or a new partition waits
 WATERMARK_REFRESH_S = 1.0
 OFFSET_QUERY_TIMEOUT_S = 10.0  # a ListOffsets for auto.offset.reset; the partition is retried
@@ -39,11 +40,8 @@ _GONE = frozenset({KafkaError.UNKNOWN_TOPIC_OR_PART, KafkaError._UNKNOWN_PARTITI
                    KafkaError._UNKNOWN_TOPIC})
 _OUT_OF_RANGE = frozenset({KafkaError.OFFSET_OUT_OF_RANGE, KafkaError._AUTO_OFFSET_RESET})
 # Unbound accessors, so that per-message work runs in C (map) rather than in bytecode.
-_M_ERROR, _M_TOPIC, _M_PARTITION = Message.error, Message.topic, Message.partition
-_M_OFFSET, _M_KEY, _M_VALUE, _M_TIMESTAMP = Message.offset, Message.key, Message.value, \
-    Message.timestamp
-_SECOND = itemgetter(1)
-_new_tuple = tuple.__new__
+_M_ERROR, _M_TOPIC, _M_PARTITION, _M_OFFSET = Message.error, Message.topic, Message.partition, \
+    Message.offset
 
 
 def reset_offset(auto_offset_reset: str, low: int, high: int) -> int:
@@ -88,8 +86,8 @@ class _Assigned:
     """A partition this thread fetches.
 
     ``expected`` is the offset its next chunk must start at (the info's fetched offset, unless
-    someone reset that); ``converted`` holds messages converted but not queued yet, and
-    ``next_offset`` the offset after them.
+    someone reset that); ``converted`` holds the client's messages sorted out but not queued
+    yet, ``nbytes`` the size of their values, and ``next_offset`` the offset after them.
     """
 
     __slots__ = ("info", "ktp", "expected", "converted", "next_offset", "nbytes")
@@ -98,7 +96,7 @@ class _Assigned:
         self.info = info
         self.ktp = KafkaTopicPartition(info.topic, info.partition)
         self.expected = self.next_offset = info.fetched_offset
-        self.converted: list[MessageAndMetadata] = []
+        self.converted: list[Message] = []
         self.nbytes = 0
 
 
@@ -187,9 +185,8 @@ class FetcherThread(threading.Thread):
             # else has arrived: low latency when idle, large chunks under load.
             msgs = consumer.consume(1, POLL_S)
         if msgs:
-            # Convert small batches until a chunk's worth is ready or nothing more is waiting:
-            # the client's message objects then die young, which keeps the garbage collector's
-            # work (a large share of the cost per message) close to a bare consumer's.
+            # Take batches until a chunk's worth is ready or nothing more is waiting: large
+            # chunks under load, and a stop or a reset is noticed between batches.
             total = 0
             errors: list[Any] = []
             while msgs:
@@ -249,11 +246,13 @@ class FetcherThread(threading.Thread):
         return offset
 
     def _convert(self, consumer: Consumer, msgs: list[Any], errors: list[Any]) -> None:
-        """Turn a batch into MessageAndMetadata, appended per partition to ``converted``.
+        """Sort a batch out per partition, appending each run to its ``converted`` list.
 
         librdkafka hands messages over in per-partition runs. Every per-message step here is a
         C-level ``map``: this is the hot loop of the fetcher thread, and Python bytecode per
-        message would cost more than the client library itself (see docs/datapath.md).
+        message would cost more than the client library itself (see docs/datapath.md). The
+        client's Message objects are queued as they are; the stream builds MessageAndMetadata
+        from them as the application takes them.
         """
         if any(map(_M_ERROR, msgs)):  # KafkaError objects are truthy, None is not
             errs = list(map(_M_ERROR, msgs))
@@ -289,19 +288,9 @@ class FetcherThread(threading.Thread):
             run = run[bisect_left(list(map(_M_OFFSET, run)), a.next_offset):]
             if not run:
                 return
-        k = len(run)
-        stamps = list(map(_SECOND, map(_M_TIMESTAMP, run)))
-        if -1 in stamps:  # no timestamp (librdkafka says -1): None, as for a v0 message
-            stamps = [None if t == -1 else t for t in stamps]
-        values = list(map(_M_VALUE, run))
-        a.converted += map(_new_tuple, repeat(MessageAndMetadata, k), zip(
-            repeat(info.topic, k), repeat(info.partition, k), map(_M_OFFSET, run),
-            map(_M_KEY, run), values, stamps, strict=True))
+        a.converted += run
         a.next_offset = _M_OFFSET(run[-1]) + 1
-        try:
-            a.nbytes += sum(map(len, values))
-        except TypeError:  # a null value (a tombstone)
-            a.nbytes += sum(map(len, filter(None, values)))
+        a.nbytes += sum(map(len, run))  # len(Message) is its value's size, 0 for a tombstone
 
     def _flush(self, consumer: Consumer) -> None:
         """Queue each partition's converted messages as one chunk (blocking while full)."""

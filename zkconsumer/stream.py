@@ -8,10 +8,12 @@ application iterates a ``KafkaStream`` over that queue. A full queue blocks the 
 counted as consumed once the application has received it and never before (at-least-once).
 
 The iterator is the hot path of the whole consumer, so it runs no Python code per message: it
-is an ``itertools.chain`` over the chunks' list iterators, and Python runs once per chunk to
-take the next one from the queue. The consumed offset of the chunk in progress is therefore not
-stored on every ``next()`` but derived, when someone asks, from the position of the chunk's list
-iterator, which is exactly the offset after the last message ``next()`` returned.
+is an ``itertools.chain`` over per-chunk record iterables that build each ``MessageAndMetadata``
+from the client's message in C as it is taken (``chunks.records``), and Python runs once per
+chunk to take the next one from the queue. The consumed offset of the chunk in progress is
+therefore not stored on every ``next()`` but derived, when someone asks, from the position of
+the chunk's list iterator, which is exactly the offset after the last message ``next()``
+returned.
 """
 
 from __future__ import annotations
@@ -23,12 +25,15 @@ from bisect import bisect_left
 from operator import length_hint
 from typing import NamedTuple
 
+from confluent_kafka import Message
+
 from zkconsumer.chunks import (
     OFFSET_OF,
     SHUTDOWN_COMMAND,
     ChunkQueue,
     FetchedDataChunk,
     MessageAndMetadata,
+    records,
     value_bytes,
 )
 from zkconsumer.errors import ConsumerTimeoutException
@@ -75,7 +80,7 @@ class PartitionTopicInfo:
             if cur is not None and cur.info is self:
                 returned = len(cur.msgs) - length_hint(cur.it)
                 if returned > cur.start:
-                    return cur.msgs[returned - 1][2] + 1  # type: ignore[no-any-return]
+                    return OFFSET_OF(cur.msgs[returned - 1]) + 1  # type: ignore[no-any-return]
         return self._consumed
 
     @property
@@ -134,8 +139,8 @@ class _Current(NamedTuple):
     """The chunk being iterated: ``it`` walks ``msgs``; ``start`` is where it began."""
 
     info: PartitionTopicInfo
-    msgs: list[MessageAndMetadata]
-    it: object  # the list iterator the chain reads from
+    msgs: list[Message]
+    it: object  # the position of the records the chain reads (see chunks.records)
     start: int
     nbytes: int
 
@@ -156,7 +161,7 @@ class _Reader:
         self.consumer_timeout_ms = consumer_timeout_ms
         self.timeout_s = None if consumer_timeout_ms < 0 else consumer_timeout_ms / 1000.0
         self.cur: _Current | None = None
-        self.ahead: tuple[PartitionTopicInfo, list[MessageAndMetadata], int, int] | None = None
+        self.ahead: tuple[PartitionTopicInfo, list[Message], int, int] | None = None
         self.done = False
         self.waiter = _Waiter(self)
 
@@ -199,7 +204,7 @@ class _Reader:
             # reset or a rebalance): skip them. Unlike the original, a chunk's last message is
             # skipped too when it is old, instead of being returned and moving the offset back.
             start = 0
-            if msgs and msgs[0][2] < consumed:
+            if msgs and OFFSET_OF(msgs[0]) < consumed:
                 start = bisect_left(msgs, consumed, key=OFFSET_OF)
             if start < len(msgs):
                 self.ahead = (info, msgs, start, chunk.nbytes)
@@ -209,12 +214,10 @@ class _Reader:
         assert self.ahead is not None
         info, msgs, start, nbytes = self.ahead
         self.ahead = None
-        it = iter(msgs)
-        if start:
-            it.__setstate__(start)  # type: ignore[attr-defined]
-        self.cur = _Current(info, msgs, it, start, nbytes)
+        position, recs = records(info, msgs, start)
+        self.cur = _Current(info, msgs, position, start, nbytes)
         info._reader = self
-        return it
+        return recs
 
     def in_progress(self, info: PartitionTopicInfo) -> tuple[int, int]:
         """Messages and bytes returned so far from the chunk in progress, if it is ``info``'s."""
@@ -242,7 +245,7 @@ class _Reader:
         count, nbytes = self._returned(cur, end)
         if info._reader is self:  # not reset meanwhile
             if count:
-                info._consumed = cur.msgs[end - 1][2] + 1
+                info._consumed = OFFSET_OF(cur.msgs[end - 1]) + 1
             info._reader = None
         info._messages += count
         info._bytes += nbytes

@@ -1,16 +1,18 @@
 """KafkaStream / ConsumerIterator / ChunkQueue semantics, without servers.
 
-Chunks are built by hand exactly as a fetcher thread builds them: a list of MessageAndMetadata
-of one partition and the fetch offset the chunk started at.
+Chunks are built by hand exactly as a fetcher thread builds them: a list of the client's
+``confluent_kafka.Message`` objects of one partition and the fetch offset the chunk started at.
 """
 
 from __future__ import annotations
 
 import logging
+import pickle
 import threading
 import time
 
 import pytest
+from confluent_kafka import TIMESTAMP_CREATE_TIME, Message
 
 from zkconsumer.errors import ConsumerTimeoutException
 from zkconsumer.stream import (
@@ -25,8 +27,9 @@ from zkconsumer.stream import (
 WAIT_S = 5.0
 
 
-def msgs(topic: str, partition: int, offsets: range | list[int]) -> list[MessageAndMetadata]:
-    return [MessageAndMetadata(topic, partition, o, None, f"{topic}-{partition}-{o}".encode(), 1)
+def msgs(topic: str, partition: int, offsets: range | list[int]) -> list[Message]:
+    return [Message(topic=topic, partition=partition, offset=o,
+                    value=f"{topic}-{partition}-{o}".encode(), timestamp=(TIMESTAMP_CREATE_TIME, 1))
             for o in offsets]
 
 
@@ -282,3 +285,67 @@ def test_message_and_metadata_is_an_immutable_record() -> None:
     with pytest.raises(AttributeError):
         m.offset = 6  # type: ignore[misc]
     assert "offset=5" in repr(m)
+
+
+def test_records_are_built_from_the_client_messages_as_they_are_taken() -> None:
+    # A redelivered prefix (offsets 3, 4 were consumed), a compaction gap, a key, a tombstone
+    # and a message without a timestamp, as librdkafka hands them over.
+    queue, info, stream = setup(consumed=5)
+    raw = [Message(topic="t", partition=0, offset=o, key=b"k%d" % o, value=b"v" * o,
+                   timestamp=(TIMESTAMP_CREATE_TIME, 1000 + o)) for o in (3, 4, 5, 8)]
+    raw.append(Message(topic="t", partition=0, offset=9, key=b"gone", value=None))
+    queue.put(FetchedDataChunk(raw, info, 3))
+    it = stream.iterator()
+    assert it.has_next()
+    assert info.consumed_offset == 5 and info.messages_consumed == 0  # nothing handed out yet
+    handed = []
+    for _ in range(3):
+        m = next(it)
+        handed.append(m)
+        # The offset a commit would write is always right after the last record handed out.
+        assert info.consumed_offset == m.offset + 1
+        assert info.messages_consumed == len(handed)
+        assert info.bytes_consumed == sum(len(h.message or b"") for h in handed)
+    assert [(m.offset, m.key, m.message, m.timestamp_ms) for m in handed] == [
+        (5, b"k5", b"v" * 5, 1005), (8, b"k8", b"v" * 8, 1008), (9, b"gone", None, None)]
+    assert all((m.topic, m.partition) == ("t", 0) for m in handed)
+    queue.put_shutdown()
+    assert list(stream) == []
+    assert (info.consumed_offset, info.messages_consumed, info.bytes_consumed) == (10, 3, 13)
+
+
+def test_a_rebalance_clear_mid_chunk_hands_out_nothing_stale() -> None:
+    queue, info, stream = setup()
+    queue.put(chunk(info, range(0, 1000)))
+    it = iter(stream)
+    assert [next(it).offset for _ in range(10)] == list(range(10))
+    stream.clear()  # what the rebalance does after stopping the fetchers
+    queue.clear()
+    assert info.consumed_offset == 10  # the commit covers exactly what was handed out
+    queue.put_shutdown()
+    assert list(it) == []  # not one message of the dropped chunk
+    assert info.consumed_offset == 10 and info.messages_consumed == 10
+
+
+def test_a_record_behaves_as_the_tuple_of_its_six_values() -> None:
+    queue, info, stream = setup()
+    queue.put(chunk(info, [7]))
+    queue.put_shutdown()
+    [m] = list(stream)  # built from a client Message
+    same = MessageAndMetadata("t", 0, 7, None, b"t-0-7", 1)
+    assert m == same and hash(m) == hash(same) and not (m != same)
+    assert m == ("t", 0, 7, None, b"t-0-7", 1)
+    assert m != same._replace(offset=8) and m < same._replace(offset=8)
+    assert repr(m) == repr(same) == ("MessageAndMetadata(topic='t', partition=0, offset=7, "
+                                     "key=None, message=b't-0-7', timestamp_ms=1)")
+    topic, partition, offset, key, value, timestamp_ms = m
+    assert (topic, partition, offset, key, value, timestamp_ms) == tuple(same)
+    assert m[2] == 7 and m[-1] == 1 and m[:2] == ("t", 0) and len(m) == 6
+    match m:
+        case MessageAndMetadata(_, _, matched_offset, _, _, matched_timestamp):
+            assert (matched_offset, matched_timestamp) == (7, 1)
+    assert m._asdict()["timestamp_ms"] == 1 and m._fields[-1] == "timestamp_ms"
+    copy = pickle.loads(pickle.dumps(m))  # the client's Message itself is not picklable
+    assert copy == m and type(copy) is MessageAndMetadata and copy.timestamp_ms == 1
+    with pytest.raises(AttributeError):
+        m.message = b"x"  # type: ignore[misc]
