@@ -18,6 +18,7 @@ from dataclasses import dataclass, field, fields
 from typing import Any
 
 from zkconsumer.errors import InvalidConfig
+from zkconsumer.zk.security import ZkAuth, parse_acl, parse_auth
 
 log = logging.getLogger(__name__)
 
@@ -32,6 +33,9 @@ _ACCEPTED_UNUSED = frozenset({
 
 #: zkconsumer's own extension properties (not in the original).
 SESSION_LOST_POLICIES = ("legacy", "stop-fetchers")
+COORDINATION_MODES = ("legacy", "leader")
+#: Assignors the leader mode accepts (any member-level assignor; see docs/leader.md).
+LEADER_STRATEGIES = ("range", "roundrobin", "sticky", "cooperative-sticky")
 
 
 def _int(name: str, raw: object) -> int:
@@ -106,6 +110,14 @@ _PROPERTIES: dict[str, _Spec] = {
     "partition.assignment.strategy": ("partition_assignment_strategy", _str, "range", None),
     # zkconsumer extension: what to do when the session is lost (see docs/connector.md).
     "zkconsumer.session.lost.policy": ("session_lost_policy", _str, "legacy", None),
+    # zkconsumer extensions: ZooKeeper credentials and the ACL of created znodes
+    # (see docs/reliability.md and zk/security.py).
+    "zookeeper.auth": ("zookeeper_auth", parse_auth, None, None),
+    "zookeeper.acl": ("zookeeper_acl", parse_acl, "open", None),
+    # zkconsumer extension: one elected leader assigns (see docs/leader.md).
+    "coordination.mode": ("coordination_mode", _str, "legacy", None),
+    "zookeeper.pause.fetchers.on.disconnect": (
+        "pause_fetchers_on_disconnect", _bool, lambda v: v["coordination_mode"] == "leader", None),
 }
 
 
@@ -144,6 +156,10 @@ class ConsumerConfig:
     exclude_internal_topics: bool
     partition_assignment_strategy: str
     session_lost_policy: str
+    zookeeper_auth: ZkAuth | None
+    zookeeper_acl: str
+    coordination_mode: str
+    pause_fetchers_on_disconnect: bool
     raw: Mapping[str, object] = field(compare=False, repr=False)
 
     def __init__(self, props: Mapping[str, object] | ConsumerConfig) -> None:
@@ -202,10 +218,27 @@ class ConsumerConfig:
         return f"ConsumerConfig({shown})"
 
 
+def _check_connect_string(connect: str) -> None:
+    """``host:port[,host:port...][/chroot]`` as kazoo will parse it, refused here if malformed
+    so that the error names the property instead of surfacing from inside kazoo at start."""
+    from kazoo.hosts import collect_hosts
+    from kazoo.protocol.paths import normpath
+
+    try:
+        hosts, chroot = collect_hosts(connect)
+        if chroot:
+            normpath(chroot)  # "/../x" is refused here, as kazoo would refuse it later
+    except ValueError as exc:
+        raise InvalidConfig(f"zookeeper.connect {connect!r} is malformed: {exc}") from None
+    if not hosts:
+        raise InvalidConfig(f"zookeeper.connect {connect!r} names no host")
+
+
 def _validate(v: dict[str, Any]) -> None:
     """Cross-field checks, in the original's ``validate()`` order where it has one."""
     if not v["zookeeper_connect"]:
         raise InvalidConfig("Missing required property 'zookeeper.connect'")
+    _check_connect_string(v["zookeeper_connect"])
     # group.id first (the original checked client.id first, which blames client.id for a bad
     # group.id when client.id defaults to it).
     for prop, attr in (("group.id", "group_id"), ("client.id", "client_id")):
@@ -231,7 +264,21 @@ def _validate(v: dict[str, Any]) -> None:
         raise InvalidConfig(
             "offsets.storage 'kafka' is not supported: zkconsumer stores offsets in ZooKeeper only"
         )
-    if v["partition_assignment_strategy"] not in ("range", "roundrobin"):
+    if v["coordination_mode"] not in COORDINATION_MODES:
+        raise InvalidConfig(
+            f"Wrong value {v['coordination_mode']} of coordination.mode; "
+            f"Valid values are {', '.join(COORDINATION_MODES)}")
+    if v["coordination_mode"] == "leader":
+        if v["partition_assignment_strategy"] not in LEADER_STRATEGIES:
+            raise InvalidConfig(
+                f"Wrong value {v['partition_assignment_strategy']} of "
+                "partition.assignment.strategy with coordination.mode=leader; "
+                f"Valid values are {', '.join(LEADER_STRATEGIES)}")
+    elif v["pause_fetchers_on_disconnect"]:
+        raise InvalidConfig(
+            "zookeeper.pause.fetchers.on.disconnect=true needs coordination.mode=leader "
+            "(legacy mode has zkconsumer.session.lost.policy)")
+    elif v["partition_assignment_strategy"] not in ("range", "roundrobin"):
         raise InvalidConfig(
             f"Wrong value {v['partition_assignment_strategy']} of partition.assignment.strategy "
             "in consumer config; Valid values are 'range' and 'roundrobin'"
@@ -247,6 +294,10 @@ def _validate(v: dict[str, Any]) -> None:
             f"Wrong value {v['session_lost_policy']} of zkconsumer.session.lost.policy; "
             f"Valid values are {', '.join(SESSION_LOST_POLICIES)}"
         )
+    if v["zookeeper_acl"] != "open" and v["zookeeper_auth"] is None:
+        raise InvalidConfig(
+            f"zookeeper.acl={v['zookeeper_acl']} needs zookeeper.auth: a creator ACL protects "
+            "znodes for authenticated identities only")
     if v["consumer_id"] is not None and not v["consumer_id"]:
         raise InvalidConfig("consumer.id must not be empty when set")
     retries, backoff = v["rebalance_max_retries"], v["rebalance_backoff_ms"]

@@ -8,7 +8,8 @@ and stops everything in reverse order on :meth:`shutdown` (§3.8).
 Threads it owns, started by :meth:`start` / ``create_message_streams*`` and never in
 ``__init__``: the kazoo session's threads, ``<consumer id>_watcher_executor`` (the rebalancer),
 ``kafka-consumer-autocommit-<consumer id>`` (with ``auto.commit.enable``) and, through the
-fetcher manager, the leader finder and fetcher threads.
+fetcher manager, the leader finder and fetcher threads. With ``coordination.mode=leader`` the
+``<consumer id>_coordinator`` thread (``zkconsumer/coordination/``) takes the rebalancer's place.
 """
 
 from __future__ import annotations
@@ -23,6 +24,8 @@ from typing import Any
 
 from zkconsumer.assignors import TopicPartition, get_assignor
 from zkconsumer.config import ConsumerConfig
+from zkconsumer.coordination import wiring
+from zkconsumer.coordination.coordinator import Coordinator
 from zkconsumer.errors import MessageStreamsExistException
 from zkconsumer.events import EventBus, EventListener
 from zkconsumer.fetcher import FetcherManager
@@ -80,6 +83,7 @@ class ZookeeperConsumerConnector:
         self._watches: WatchSet | None = None
         self._rebalancer: Rebalancer | None = None
         self._executor: RebalanceExecutor | None = None
+        self._coordinator: Coordinator | None = None  # coordination.mode=leader
         self._subscription: Subscription | None = None
         self._lost_timer: threading.Timer | None = None
         self._timer_lock = threading.Lock()
@@ -125,17 +129,15 @@ class ZookeeperConsumerConnector:
             if self._shutdown_started.is_set():
                 raise RuntimeError(f"{self._consumer_id} is shut down")
             cfg = self.config
-            session = ZkSession(cfg.zookeeper_connect, cfg.zookeeper_session_timeout_ms,
-                                cfg.zookeeper_connection_timeout_ms, self._zk_counter,
-                                name=self._consumer_id)
+            session = wiring.make_session(cfg, self._zk_counter, self._consumer_id)
             session.add_state_listener(self._on_session_event)
             log.info("[%s] Connecting to zookeeper instance at %s", self._consumer_id,
                      cfg.zookeeper_connect)
             session.start()
             self._session = session
-            self._fetchers = FetcherManager(cfg, self._consumer_id, session)
+            self._fetchers = wiring.make_fetchers(cfg, self._consumer_id, session)
             self._fetchers.add_event_listener(self._events.forward)
-            self._offsets = OffsetStore(session, cfg.group_id, self._events, self._metrics)
+            self._offsets = wiring.make_offsets(cfg, session, self._events, self._metrics)
             self._watches = WatchSet(session, self._on_trigger, self._events)
             if cfg.auto_commit_enable:
                 self._auto_commit = AutoCommitter(
@@ -178,6 +180,9 @@ class ZookeeperConsumerConnector:
     def _wire(self, sub: Subscription) -> None:
         assert self._session and self._fetchers and self._offsets and self._watches
         self._subscription = sub
+        if wiring.leader_mode(self.config):
+            self._wire_leader(sub)
+            return
         executor = RebalanceExecutor(
             consumer_id=self._consumer_id, config=self.config, session=self._session,
             subscription=sub, ownership=self._ownership, offsets=self._offsets,
@@ -194,7 +199,21 @@ class ZookeeperConsumerConnector:
         executor.subscribe()
         self._rebalancer.start()
 
+    def _wire_leader(self, sub: Subscription) -> None:
+        """``coordination.mode=leader``: the coordinator replaces the rebalancer."""
+        assert self._session and self._fetchers and self._offsets
+        self._coordinator = Coordinator(
+            consumer_id=self._consumer_id, config=self.config, session=self._session,
+            subscription=sub, ownership=self._ownership, offsets=self._offsets,
+            fetchers=self._fetchers, events=self._events, metrics=self._metrics,
+            listener=self._listener, is_shutting_down=self._shutdown_started.is_set)
+        self._coordinator.register()
+        self._coordinator.start()
+
     def _first_rebalance(self) -> None:
+        if self._coordinator is not None:
+            self._coordinator.join_now(wiring.join_timeout_s(self.config))
+            return
         assert self._rebalancer is not None
         self._rebalancer.rebalance_now(Trigger.STARTUP)
 
@@ -207,6 +226,9 @@ class ZookeeperConsumerConnector:
         """kazoo's thread: record and hand over; the rebalancer does the ZooKeeper work."""
         self._events.emit("session_state", state=event.state, session_id=event.session_id,
                           new_session=event.new_session)
+        if self._coordinator is not None:
+            self._coordinator.on_session_event(event)
+            return
         if event.new_session:
             self._on_trigger(Trigger.NEW_SESSION, f"0x{event.session_id or 0:x}")
         if self.config.session_lost_policy == "legacy":
@@ -270,7 +292,9 @@ class ZookeeperConsumerConnector:
             "bytes_consumed": size,
             "partitions": partitions,
             "zookeeper": self._zk_counter.snapshot(),
-            "rebalancer_state": (rebalancer.state if rebalancer else RebalancerState.IDLE).value,
+            "rebalancer_state": (self._coordinator.state if self._coordinator else
+                                 rebalancer.state if rebalancer else RebalancerState.IDLE).value,
+            "coordination": wiring.describe(self._coordinator),
         }
 
     # --- shutdown --------------------------------------------------------------------------------
@@ -293,6 +317,7 @@ class ZookeeperConsumerConnector:
             ("watches", lambda: self._watches and self._watches.close()),
             ("session-lost timer", lambda: self._lost_timer and self._lost_timer.cancel()),
             ("rebalancer", lambda: self._rebalancer and self._rebalancer.stop(timeout / 2)),
+            ("coordinator", lambda: self._coordinator and self._coordinator.stop(timeout / 2)),
             ("auto-commit", lambda: self._auto_commit and self._auto_commit.stop(timeout / 4)),
             ("fetchers", lambda: self._fetchers and self._fetchers.stop_connections()),
             ("queues", self._send_shutdown_to_all_queues),
@@ -327,6 +352,8 @@ class ZookeeperConsumerConnector:
         if session is None or self._subscription is None or not session.connected:
             return
         group = self.config.group_id
+        if self._coordinator is not None:  # leader mode: one multi, commit + owner deletion
+            self._coordinator.release_all()
         gen = self._ownership.clear()
         if self._offsets is not None:
             self._offsets.barrier()

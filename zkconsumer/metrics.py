@@ -34,6 +34,8 @@ class ZkRequestCounter:
     def snapshot(self) -> dict[str, Any]:
         with self._lock:
             ops = {op: self._ops.get(op, 0) for op in ZK_OPERATIONS}
+            # Operations outside the legacy six (the leader mode's ``multi``) appear once used.
+            ops.update((op, n) for op, n in self._ops.items() if op not in ops)
             watches = {op: self._watches.get(op, 0) for op in ("getData", "getChildren", "exists")}
         return {"requests": ops, "watches": watches, "total": sum(ops.values())}
 

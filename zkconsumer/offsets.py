@@ -20,10 +20,12 @@ from collections.abc import Callable, Iterable, Mapping
 from kazoo.exceptions import NoNodeError
 
 from zkconsumer.assignors import TopicPartition
+from zkconsumer.errors import CorruptZnode
 from zkconsumer.events import EventBus
 from zkconsumer.metrics import RebalanceMetrics
 from zkconsumer.stream import PartitionTopicInfo
 from zkconsumer.zk import codec, paths
+from zkconsumer.zk.corrupt import CorruptionReporter
 from zkconsumer.zk.session import ZkSession
 
 log = logging.getLogger(__name__)
@@ -42,9 +44,15 @@ class OffsetStore:
         self._metrics = metrics
         self._lock = threading.Lock()
         self._checkpoint: dict[TopicPartition, int] = {}
+        self.corrupt = CorruptionReporter(events.consumer_id, events.emit)
 
     def read(self, partitions: Iterable[TopicPartition]) -> dict[TopicPartition, int]:
-        """One getData per partition; -1 where nothing was committed yet."""
+        """One getData per partition; -1 where nothing was committed yet.
+
+        A value that is not an offset (another client wrote it) counts as no offset: the
+        partition starts where ``auto.offset.reset`` says, it is reported once, and the next
+        commit overwrites it. The other partitions keep their committed offsets.
+        """
         result: dict[TopicPartition, int] = {}
         for tp in partitions:
             path = paths.offset(self._group, tp.topic, tp.partition)
@@ -53,7 +61,20 @@ class OffsetStore:
             except NoNodeError:
                 result[tp] = NO_OFFSET
                 continue
-            result[tp] = codec.decode_offset(path, data)
+            try:
+                offset = codec.decode_offset(path, data)
+            except CorruptZnode as exc:
+                self.corrupt.report(path, data, exc, "treating the offset as missing "
+                                    "(auto.offset.reset applies)")
+                offset = NO_OFFSET
+            if offset < 0:
+                # A negative offset was never a consumer's commit; fetching from it would fail.
+                if offset != NO_OFFSET:
+                    self.corrupt.report(path, data, f"negative offset {offset}",
+                                        "treating the offset as missing (auto.offset.reset "
+                                        "applies)")
+                offset = NO_OFFSET
+            result[tp] = offset
         return result
 
     def checkpoint(self, offsets: Mapping[TopicPartition, int]) -> None:

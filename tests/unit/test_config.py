@@ -28,6 +28,8 @@ def test_defaults_are_the_originals():
         "auto.offset.reset": "largest",
         "consumer.timeout.ms": -1, "client.id": "g", "exclude.internal.topics": True,
         "partition.assignment.strategy": "range", "zkconsumer.session.lost.policy": "legacy",
+        "coordination.mode": "legacy", "zookeeper.pause.fetchers.on.disconnect": False,
+        "zookeeper.auth": None, "zookeeper.acl": "open",
     }
 
 

@@ -7,19 +7,28 @@ import logging
 from collections.abc import Iterator
 
 from kazoo.client import KazooClient
-from kazoo.exceptions import NoNodeError
+from kazoo.exceptions import NoAuthError, NodeExistsError, NoNodeError
 
 from zkconsumer.errors import BrokerUnavailable, CorruptZnode, ZooKeeperUnavailable
 from zkconsumer.zk import paths
 from zkconsumer.zk.codec import BrokerRegistration, decode_broker
+from zkconsumer.zk.security import ZkSecurity, access_denied, acl_for
 
 log = logging.getLogger(__name__)
 
 
 @contextlib.contextmanager
-def zk_session(zk_connect: str, timeout: float = 10.0) -> Iterator[KazooClient]:
-    """A kazoo client for one tool call; a clear error naming the connect string if unreachable."""
-    client = KazooClient(hosts=zk_connect, timeout=min(timeout, 10.0))
+def zk_session(zk_connect: str, timeout: float = 10.0,
+               security: ZkSecurity | None = None) -> Iterator[KazooClient]:
+    """A kazoo client for one tool call; a clear error naming the connect string if unreachable.
+
+    Credentials and the ACL of created znodes come from ``security``, by default from
+    ``ZKCONSUMER_ZK_AUTH`` / ``ZKCONSUMER_ZK_ACL`` (the connector's ``zookeeper.auth`` /
+    ``zookeeper.acl`` values), so a tool writes into a secured group exactly as its members do.
+    A ``NoAuth`` from ZooKeeper becomes :class:`AccessDenied` naming the credentials used.
+    """
+    security = security if security is not None else ZkSecurity.from_env()
+    client = KazooClient(hosts=zk_connect, timeout=min(timeout, 10.0), **security.kazoo_kwargs())
     try:
         client.start(timeout=timeout)
     except Exception as exc:
@@ -29,9 +38,30 @@ def zk_session(zk_connect: str, timeout: float = 10.0) -> Iterator[KazooClient]:
         ) from None
     try:
         yield client
+    except NoAuthError:
+        raise access_denied(f"a znode in {zk_connect}", "the operation", security) from None
     finally:
         client.stop()
         client.close()
+
+
+def create_with_parents(client: KazooClient, path: str, value: bytes) -> None:
+    """Create ``path`` and its missing parents, each with the ACL ``zk/security.py`` gives it.
+
+    Unlike kazoo's ``makepath`` (which gives parents the child's ACL), shared roots such as
+    ``/brokers/topics`` stay open and group znodes get the client's ACL.
+    """
+    acl = acl_for(path, client.default_acl)
+    try:
+        client.create(path, value, acl=acl)
+    except NoNodeError:
+        parent = path.rsplit("/", 1)[0]
+        if parent:
+            try:
+                create_with_parents(client, parent, b"")
+            except NodeExistsError:
+                pass
+        client.create(path, value, acl=acl)
 
 
 def brokers(client: KazooClient) -> dict[int, BrokerRegistration]:

@@ -16,7 +16,12 @@ from dataclasses import dataclass
 from kazoo.client import KazooClient
 from kazoo.exceptions import NoNodeError, NotEmptyError
 
-from zkconsumer.admin.cluster import bootstrap_servers, watermarks, zk_session
+from zkconsumer.admin.cluster import (
+    bootstrap_servers,
+    create_with_parents,
+    watermarks,
+    zk_session,
+)
 from zkconsumer.admin.groups import _children, live_members
 from zkconsumer.errors import CorruptZnode, TopicError, ZkConsumerError
 from zkconsumer.zk import paths
@@ -102,7 +107,7 @@ def _write(client: KazooClient, entry: OffsetEntry) -> None:
     try:
         client.set(path, encode_offset(entry.offset))
     except NoNodeError:
-        client.create(path, encode_offset(entry.offset), makepath=True)
+        create_with_parents(client, path, encode_offset(entry.offset))
 
 
 def import_offsets(zk_connect: str, entries: list[OffsetEntry], force: bool = False) -> int:

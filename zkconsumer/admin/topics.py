@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from kazoo.client import KazooClient
 from kazoo.exceptions import NodeExistsError, NoNodeError
 
-from zkconsumer.admin.cluster import bootstrap_servers, brokers, zk_session
+from zkconsumer.admin.cluster import bootstrap_servers, brokers, create_with_parents, zk_session
 from zkconsumer.errors import BrokerUnavailable, CorruptZnode, TopicError
 from zkconsumer.zk import paths
 from zkconsumer.zk.codec import (
@@ -74,14 +74,14 @@ def _write_topic_znodes(client: KazooClient, topic: str, partitions: int, leader
     path = paths.topic(topic)
     assignment = {p: [leader] for p in range(partitions)}
     try:
-        client.create(path, encode_topic_assignment(assignment), makepath=True)
+        create_with_parents(client, path, encode_topic_assignment(assignment))
     except NodeExistsError:
         client.set(path, encode_topic_assignment(assignment))
     for p in range(partitions):
         state_path = paths.partition_state(topic, p)
         if client.exists(state_path) is None:
             state = PartitionState(leader=leader, isr=(leader,))
-            client.create(state_path, encode_partition_state(state), makepath=True)
+            create_with_parents(client, state_path, encode_partition_state(state))
 
 
 def _wait_for_controller(client: KazooClient, topic: str, partitions: int) -> None:

@@ -39,6 +39,11 @@ def register(sub: Any) -> None:
     dele.add_argument("--zk", required=True)
     dele.add_argument("--group", required=True)
     dele.set_defaults(func=groups_delete)
+    sec = groups.add_parser("secure", help="set the ACL of ZKCONSUMER_ZK_AUTH/ZKCONSUMER_ZK_ACL "
+                            "on a group created without one")
+    sec.add_argument("--zk", required=True)
+    sec.add_argument("--group", required=True)
+    sec.set_defaults(func=groups_secure)
 
     offsets = sub.add_parser("offsets", help="export, import, reset committed offsets"
                              ).add_subparsers(dest="offsets_verb")
@@ -108,6 +113,15 @@ def groups_verify(args: argparse.Namespace) -> int:
 def groups_delete(args: argparse.Namespace) -> int:
     delete_group(args.zk, args.group)
     print(f"deleted group {args.group}")
+    return 0
+
+
+def groups_secure(args: argparse.Namespace) -> int:
+    from zkconsumer.admin.secure import secure_group
+
+    report = secure_group(args.zk, args.group)
+    print(f"secured {len(report.changed)} znode(s) of group {args.group} "
+          f"({len(report.unchanged)} already secured)")
     return 0
 
 

@@ -28,10 +28,11 @@ from collections.abc import Callable, Iterable
 from typing import Any, Protocol
 
 from kazoo.exceptions import NodeExistsError, NoNodeError, SessionExpiredError
+from kazoo.security import Permissions
 
 from zkconsumer.assignors import TopicPartition
 from zkconsumer.config import ConsumerConfig
-from zkconsumer.errors import CorruptZnode
+from zkconsumer.errors import CorruptZnode, InvalidConfig, InvalidName
 from zkconsumer.events import EventBus
 from zkconsumer.metrics import RebalanceMetrics
 from zkconsumer.offsets import OffsetStore
@@ -51,6 +52,8 @@ from zkconsumer.stream import PartitionTopicInfo
 from zkconsumer.subscription import Subscription
 from zkconsumer.topic_filter import topic_count_from_registration
 from zkconsumer.zk import codec, paths
+from zkconsumer.zk.corrupt import CorruptionReporter
+from zkconsumer.zk.security import AccessDenied
 from zkconsumer.zk.session import ZkSession
 
 log = logging.getLogger(__name__)
@@ -83,6 +86,8 @@ class RebalanceExecutor:
         self.metrics = metrics
         self.listener = listener
         self._is_shutting_down = is_shutting_down
+        self.corrupt = CorruptionReporter(consumer_id, events.emit)
+        self._acl_checked = False
 
     def is_shutting_down(self) -> bool:
         return self._is_shutting_down()
@@ -96,7 +101,27 @@ class RebalanceExecutor:
             self.subscription.topic_count.registration(int(time.time() * 1000)))
         self.session.create_checked_ephemeral(path, data)
         log.info("[%s] registered %s", self.consumer_id, path)
+        if self.config.zookeeper_acl != "open" and not self._acl_checked:
+            self._acl_checked = True
+            self._warn_if_group_unprotected()
         self.events.emit("registered", path=path, session_id=self.session.session_id)
+
+    def _warn_if_group_unprotected(self) -> None:
+        """A group created before ACLs were configured keeps open parents: say so once.
+
+        ZooKeeper checks deletes and creates against the parent's ACL, so this member's own
+        secured znodes are still deletable by anyone until the group is secured.
+        """
+        for path in (paths.group(self.group), paths.consumer_ids(self.group)):
+            open_to_world = [a for a in self.session.get_acls(path)
+                             if a.id.scheme == "world" and a.perms & ~Permissions.READ]
+            if open_to_world:
+                log.warning("[%s] %s was created without ACLs: anyone may still delete or add "
+                            "znodes in group %s; secure it with `zkconsumer groups secure "
+                            "--group %s` (see docs/reliability.md)", self.consumer_id, path,
+                            self.group, self.group)
+                self.events.emit("group_unprotected", path=path)
+                return
 
     def subscribe(self) -> None:
         """The original's listeners: group children, each topic's data, wildcard topic list."""
@@ -139,7 +164,7 @@ class RebalanceExecutor:
 
     def _refresh_wildcard_topics(self) -> bool:
         """``handleTopicEvent``: rebalance when the set of matching topics changed."""
-        all_topics = self.watches.last_value(paths.BROKER_TOPICS) or ()
+        all_topics = self._legal_topics(self.watches.last_value(paths.BROKER_TOPICS) or ())
         added, deleted = self.subscription.update_topics(all_topics)
         if added:
             log.info("[%s] Topic event: added topics = %s", self.consumer_id, added)
@@ -156,9 +181,7 @@ class RebalanceExecutor:
         session_id = self.session.session_id
         if session_id is None:
             raise SessionExpiredError("no ZooKeeper session at the start of the attempt")
-        my_path = paths.consumer_registration(self.group, self.consumer_id)
-        my_data, _ = self.session.get(my_path)
-        my_reg = codec.decode_registration(my_path, my_data)
+        my_reg = self._own_registration()
         if not self._read_brokers():
             log.warning("[%s] no brokers found when trying to rebalance.", self.consumer_id)
             self.watches.watch(paths.BROKER_IDS, CHILDREN, Trigger.BROKERS)
@@ -196,6 +219,33 @@ class RebalanceExecutor:
         log.info("[%s] Consumer %s selected partitions : %s", self.consumer_id,
                  self.consumer_id, sorted(infos.values(), key=lambda i: (i.partition, i.topic)))
         return True
+
+    def _own_registration(self) -> codec.ConsumerRegistration:
+        """Re-read this member's registration; a corrupted one is written back as it was.
+
+        The znode is this member's own ephemeral: whoever overwrote it, the subscription it
+        must describe is known here, so repairing it is safe (a missing one still fails).
+        """
+        path = paths.consumer_registration(self.group, self.consumer_id)
+        data, _ = self.session.get(path)
+        try:
+            return codec.decode_registration(path, data)
+        except CorruptZnode as exc:
+            self.corrupt.report(path, data, exc, "writing this member's registration again")
+            reg = self.subscription.topic_count.registration(int(time.time() * 1000))
+            self.session.set(path, codec.encode_registration(reg))
+            return reg
+
+    def _legal_topics(self, names: Iterable[str]) -> list[str]:
+        """Topic names that can become paths; a foreign child of /brokers/topics is skipped."""
+        legal = []
+        for name in names:
+            try:
+                legal.append(paths.validate_topic(name))
+            except InvalidName as exc:
+                self.corrupt.report(f"{paths.BROKER_TOPICS}/{name}", None, exc,
+                                    "ignoring the topic")
+        return sorted(legal)
 
     def after_failed_attempt(self) -> None:
         """``closeFetchersForQueues`` over every queue after a failed attempt."""
@@ -235,7 +285,7 @@ class RebalanceExecutor:
             except NoNodeError:
                 continue
             except CorruptZnode as exc:
-                log.warning("[%s] %s", self.consumer_id, exc)
+                self.corrupt.report(path, data, exc, "ignoring the broker")
         return brokers
 
     def _release(self, release: ReleasePlan) -> None:
@@ -255,16 +305,30 @@ class RebalanceExecutor:
 
     def _read_view(self, my_reg: codec.ConsumerRegistration) -> GroupView:
         """``AssignmentContext``: every member's registration and every topic's partitions."""
-        members = self.session.get_children(paths.consumer_ids(self.group))
+        ids_path = paths.consumer_ids(self.group)
+        members = self.session.get_children(ids_path)
         regs: dict[str, codec.ConsumerRegistration] = {}
         for member in sorted(members):
-            path = paths.consumer_registration(self.group, member)
+            try:
+                path = paths.consumer_registration(self.group, member)
+            except InvalidName as exc:
+                self.corrupt.report(f"{ids_path}/{member}", None, exc, "skipping the consumer")
+                continue
             data, _ = self.session.get(path)  # a member vanishing mid-read fails the attempt
-            regs[member] = codec.decode_registration(path, data)
+            try:
+                reg = codec.decode_registration(path, data)
+                # A wildcard regex this reader cannot compile is as unusable as bad JSON.
+                topic_count_from_registration(member, reg, self.config.exclude_internal_topics)
+            except (CorruptZnode, InvalidConfig) as exc:
+                # Every member reads the same bytes, so every member skips the same consumer
+                # and the group still agrees on one assignment.
+                self.corrupt.report(path, data, exc, "skipping the consumer")
+                continue
+            regs[member] = reg
         all_topics = None
         if needs_topic_list([*regs.values(), my_reg]):
             try:
-                all_topics = sorted(self.session.get_children(paths.BROKER_TOPICS))
+                all_topics = self._legal_topics(self.session.get_children(paths.BROKER_TOPICS))
             except NoNodeError:
                 all_topics = []
         excl = self.config.exclude_internal_topics
@@ -276,42 +340,35 @@ class RebalanceExecutor:
             except NoNodeError:
                 partitions[topic] = []
                 continue
-            partitions[topic] = sorted(codec.decode_topic_assignment(path, data))
+            try:
+                partitions[topic] = sorted(codec.decode_topic_assignment(path, data))
+            except CorruptZnode as exc:
+                self.corrupt.report(path, data, exc, "ignoring the topic")
+                partitions[topic] = []
         return GroupView(regs, partitions, all_topics, excl)
 
     def _claim(self, claims: dict[TopicPartition, str], session_id: int) -> bool:
-        """``reflectPartitionOwnershipDecision`` with rollback on any conflict."""
+        """``reflectPartitionOwnershipDecision`` with rollback on any conflict.
+
+        Rollback also runs when a claim raises (access denied, session gone): owner znodes
+        created earlier in the attempt must not outlive it.
+        """
         owned: list[tuple[TopicPartition, str]] = []
         conflicts = 0
-        for tp, tid in claims.items():
-            path = paths.owner(self.group, tp.topic, tp.partition)
-            try:
-                self.session.create_ephemeral_in_session(path, codec.encode_owner(tid), session_id)
-                owned.append((tp, path))
-                log.debug("[%s] %s successfully owned partition %d for topic %s",
-                          self.consumer_id, tid, tp.partition, tp.topic)
-                continue
-            except NodeExistsError:
-                pass
-            try:
-                data, _ = self.session.get(path)
-                current: str | None = codec.decode_owner(path, data)
-            except NoNodeError:
-                current = None
-            if current == tid:
-                # Written by us before a connection loss (or by our previous session).
-                log.info("[%s] %s exists with value %s during connection loss; this is ok",
-                         self.consumer_id, path, tid)
-                owned.append((tp, path))
-                continue
-            conflicts += 1
-            self.metrics.add(owner_conflicts=1)
-            self.events.emit("owner_conflict", topic=tp.topic, partition=tp.partition,
-                             owner=current, thread_id=tid)
-            log.info("[%s] waiting for the partition ownership to be deleted: %d for topic %s "
-                     "(owner %s)", self.consumer_id, tp.partition, tp.topic, current)
-        if self.session.session_id != session_id:
-            raise SessionExpiredError("the session changed while claiming partitions")
+        try:
+            for tp, tid in claims.items():
+                path = paths.owner(self.group, tp.topic, tp.partition)
+                if self._claim_one(path, tid, session_id):
+                    owned.append((tp, path))
+                    continue
+                conflicts += 1
+            if self.session.session_id != session_id:
+                raise SessionExpiredError("the session changed while claiming partitions")
+        except BaseException:
+            if owned and self.session.session_id == session_id:
+                for _, path in owned:
+                    self.session.delete(path)
+            raise
         if not conflicts:
             return True
         for _, path in owned:
@@ -322,3 +379,73 @@ class RebalanceExecutor:
         log.info("[%s] owner conflict on %d partition(s): rolled back %d owner znode(s)",
                  self.consumer_id, conflicts, len(owned))
         return False
+
+    def _claim_one(self, path: str, tid: str, session_id: int) -> bool:
+        """Create one owner znode; True if it is ours (created or adopted), False on conflict.
+
+        An existing *persistent* znode holding something that is not a thread id cannot be any
+        member's claim (members write thread ids into ephemeral znodes): it is foreign data,
+        reported once, deleted and the claim retried. A well-formed thread id is left alone,
+        persistent or not (it may be an operator's deliberate block, or a tool's): a conflict.
+        An ephemeral znode holding garbage belongs to a live session: a conflict like any other
+        owner, reported once, gone with that session.
+        """
+        for repaired in (False, True):
+            try:
+                self.session.create_ephemeral_in_session(path, codec.encode_owner(tid), session_id)
+                log.debug("[%s] %s successfully owned %s", self.consumer_id, tid, path)
+                return True
+            except NodeExistsError:
+                pass
+            current: str | None
+            try:
+                data, stat = self.session.get(path)
+            except NoNodeError:
+                current, data, stat = None, None, None
+            try:
+                current = None if data is None else codec.decode_owner(path, data)
+            except CorruptZnode as exc:
+                current = "<corrupt>"
+                self.corrupt.report(path, data, exc, "treating the partition as owned by "
+                                    "someone else")
+            if current == tid:
+                # Written by us before a connection loss (or by our previous session).
+                log.info("[%s] %s exists with value %s during connection loss; this is ok",
+                         self.consumer_id, path, tid)
+                return True
+            garbage = current == "<corrupt>" or (current is not None
+                                                 and not _is_thread_id(current))
+            persistent = stat is not None and stat.ephemeralOwner == 0
+            if persistent and garbage and not repaired:
+                self.corrupt.report(path, data, f"persistent owner znode holding {current!r}, "
+                                    "which no member writes", "deleting it")
+                try:
+                    self.session.delete(path)
+                except AccessDenied as exc:
+                    log.warning("[%s] cannot delete foreign owner znode: %s", self.consumer_id,
+                                exc)
+                else:
+                    continue
+            elif garbage and current != "<corrupt>":
+                self.corrupt.report(path, data, f"owner {current!r} is not a consumer thread id",
+                                    "treating the partition as owned by someone else")
+            tp_topic, tp_partition = path.rsplit("/", 2)[1:]
+            self.metrics.add(owner_conflicts=1)
+            self.events.emit("owner_conflict", topic=tp_topic, partition=int(tp_partition),
+                             owner=current, thread_id=tid)
+            log.info("[%s] waiting for the partition ownership to be deleted: %s for topic %s "
+                     "(owner %s)", self.consumer_id, tp_partition, tp_topic, current)
+            return False
+        return False
+
+
+def _is_thread_id(value: str) -> bool:
+    """``<consumer id>-<n>``: what every member, original or ours, writes into owner znodes."""
+    consumer, sep, number = value.rpartition("-")
+    if not sep or not number.isdigit():
+        return False
+    try:
+        paths.validate_member(consumer)
+    except InvalidName:
+        return False
+    return True

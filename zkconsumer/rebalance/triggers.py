@@ -110,9 +110,10 @@ class WatchSet:
             except BaseException:
                 w.armed = False
                 raise
-            # A deleted topic only warns in the original; it does not rebalance.
-            deleted_topic = w.kind == DATA and value is None
-            if w.last is not _UNSEEN and value != w.last and not deleted_topic:
+            # Deviation: the original only warned about a deleted topic and kept fetching it
+            # until some other trigger; here its deletion is a change like any other, and the
+            # rebalance it triggers drops the topic's partitions.
+            if w.last is not _UNSEEN and value != w.last:
                 log.debug("[%s] %s changed while unwatched: %r -> %r", self._events.consumer_id,
                           w.path, w.last, value)
                 changed.add(w.trigger)
@@ -143,9 +144,9 @@ class WatchSet:
             if event.type == EventType.NONE:
                 self._notify(Trigger.REARM, w.path)
             elif w.kind == DATA and event.type == EventType.DELETED:
-                log.warning("[%s] Topic for path %s gets deleted, which should not happen at "
-                            "this time", self._events.consumer_id, w.path)
-                self._notify(Trigger.REARM, w.path)
+                log.warning("[%s] Topic for path %s gets deleted; rebalancing to drop it",
+                            self._events.consumer_id, w.path)
+                self._notify(Trigger.REARM, w.path)  # arm() sees the change and rebalances
             else:
                 if w.trigger == Trigger.TOPIC_DATA:
                     log.info("[%s] Topic info for path %s changed, triggering rebalance",

@@ -13,7 +13,8 @@ import time
 from dataclasses import dataclass, field
 from typing import Any
 
-from zkconsumer.errors import CorruptZnode
+from zkconsumer.errors import CorruptZnode, InvalidName
+from zkconsumer.zk.paths import validate_topic
 
 
 def dumps(value: Any) -> bytes:
@@ -107,7 +108,7 @@ def decode_broker(path: str, broker_id: int, data: bytes | None) -> BrokerRegist
         raise CorruptZnode(f"{path}: no endpoints and no host/port in {_preview(data or b'')}")
     try:
         timestamp = int(doc.get("timestamp", 0))
-    except (TypeError, ValueError):
+    except (TypeError, ValueError, OverflowError):
         timestamp = 0
     jmx = doc.get("jmx_port", -1)
     reg = BrokerRegistration(
@@ -261,11 +262,20 @@ def encode_registration(reg: ConsumerRegistration) -> bytes:
     return text.encode("utf-8")
 
 
+#: Upper bound on one member's stream count per topic. The original had none; a registration
+#: claiming millions of streams would make every member of the group build millions of thread
+#: ids on every rebalance, so beyond this it is treated as corrupt.
+MAX_STREAMS_PER_TOPIC = 10_000
+
+
 def decode_registration(path: str, data: bytes | None) -> ConsumerRegistration:
     """Parse another member's registration, as ``TopicCount.constructTopicCount`` did.
 
     A missing ``pattern`` or ``subscription`` is an error in the original
-    (``error constructing TopicCount : <json>``); here it is CorruptZnode naming the path.
+    (``error constructing TopicCount : <json>``); here it is CorruptZnode naming the path. So is
+    what would later turn into a bad path or an unbounded allocation: a static subscription to
+    an illegal topic name (``../x``), a negative stream count or one above
+    :data:`MAX_STREAMS_PER_TOPIC`.
     """
     doc = loads(path, data)
     if not isinstance(doc, dict) or "pattern" not in doc or "subscription" not in doc:
@@ -279,13 +289,20 @@ def decode_registration(path: str, data: bytes | None) -> ConsumerRegistration:
         if isinstance(count, bool) or not isinstance(count, int):
             try:
                 count = int(count)
-            except (TypeError, ValueError):
+            except (TypeError, ValueError, OverflowError):
                 raise CorruptZnode(
                     f"{path}: stream count for {key!r} is not a number: {count!r}") from None
+        if not 0 <= count <= MAX_STREAMS_PER_TOPIC:
+            raise CorruptZnode(f"{path}: stream count for {key!r} out of range: {count}")
+        if pattern not in (WHITE_LIST_PATTERN, BLACK_LIST_PATTERN) or not subs:
+            try:
+                validate_topic(key)
+            except InvalidName as exc:
+                raise CorruptZnode(f"{path}: subscribed topic is illegal: {exc}") from None
         pairs.append((key, count))
     try:
         ts: int | None = int(doc.get("timestamp"))  # type: ignore[arg-type]
-    except (TypeError, ValueError):
+    except (TypeError, ValueError, OverflowError):
         ts = None
     version = doc.get("version", 1)
     return ConsumerRegistration(

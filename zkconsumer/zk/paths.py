@@ -129,3 +129,21 @@ def topic_offsets(group_name: str, topic_name: str) -> str:
 
 def offset(group_name: str, topic_name: str, partition: int) -> str:
     return f"{topic_offsets(group_name, topic_name)}/{_partition(partition)}"
+
+
+# --- leader coordination (coordination.mode=leader) ---------------------------------------------
+
+
+def leader_election(group_name: str) -> str:
+    """Parent of the election's ephemeral sequential candidates."""
+    return f"{group(group_name)}/leader"
+
+
+def leader_candidate(group_name: str, name: str) -> str:
+    """One election candidate, named by ZooKeeper's sequential create (``n_0000000007``)."""
+    return f"{leader_election(group_name)}/{validate_member(name)}"
+
+
+def assignment(group_name: str) -> str:
+    """The leader's published assignment, with its generation, in one znode."""
+    return f"{group(group_name)}/assignment"

@@ -26,7 +26,13 @@ from dataclasses import dataclass
 from typing import Any
 
 from kazoo.client import KazooClient, KazooState
-from kazoo.exceptions import NodeExistsError, NoNodeError, SessionExpiredError
+from kazoo.exceptions import (
+    KazooException,
+    NoAuthError,
+    NodeExistsError,
+    NoNodeError,
+    SessionExpiredError,
+)
 from kazoo.handlers.threading import KazooTimeoutError
 from kazoo.protocol.states import WatchedEvent, ZnodeStat
 from kazoo.retry import InterruptedError as KazooInterruptedError
@@ -34,6 +40,7 @@ from kazoo.retry import KazooRetry
 
 from zkconsumer.errors import ZkConsumerError, ZooKeeperUnavailable
 from zkconsumer.metrics import ZkRequestCounter
+from zkconsumer.zk.security import ZkSecurity, access_denied, acl_for
 
 log = logging.getLogger(__name__)
 
@@ -60,8 +67,10 @@ class ZkSession:
     """One ZooKeeper session shared by a connector's parts (KAFKA-1103: one client only)."""
 
     def __init__(self, hosts: str, session_timeout_ms: int, connection_timeout_ms: int,
-                 counter: ZkRequestCounter | None = None, name: str = "zkconsumer") -> None:
+                 counter: ZkRequestCounter | None = None, name: str = "zkconsumer",
+                 security: ZkSecurity | None = None) -> None:
         self.hosts = hosts
+        self.security = security or ZkSecurity()
         self.name = name
         self.counter = counter or ZkRequestCounter()
         self._connection_timeout_s = connection_timeout_ms / 1000.0
@@ -74,6 +83,9 @@ class ZkSession:
             timeout=session_timeout_ms / 1000.0,
             # Reconnect quickly (kazoo's default backoff adds seconds after an outage).
             connection_retry=KazooRetry(max_tries=-1, delay=0.1, backoff=1.5, max_delay=1.0),
+            # Credentials are re-sent on every reconnection; default_acl also covers znodes
+            # created straight through the kazoo client (recipes, transactions).
+            **self.security.kazoo_kwargs(),
         )
         self._client.add_listener(self._on_kazoo_state)
         self._retry = KazooRetry(max_tries=-1, delay=0.05, backoff=2, max_delay=1.0,
@@ -94,6 +106,18 @@ class ZkSession:
                 f"could not connect to ZooKeeper at {self.hosts} within "
                 f"{self._connection_timeout_s * 1000:.0f} ms (zookeeper.connection.timeout.ms)"
             ) from None
+        except KazooException as exc:  # e.g. AuthFailedError: the server refused the credentials
+            self._client.stop()
+            self._client.close()
+            raise ZooKeeperUnavailable(
+                f"ZooKeeper at {self.hosts} refused the session: {type(exc).__name__} {exc} "
+                f"(zookeeper.auth {self.security.auth or 'not set'})") from None
+        if self._client.chroot and self._client.exists("/") is None:
+            self._client.stop()
+            self._client.close()
+            raise ZooKeeperUnavailable(
+                f"the chroot {self._client.chroot} of {self.hosts} does not exist; create it "
+                "first (a broker registering under it does)")
 
     def close(self) -> None:
         """End the session (its ephemeral znodes go with it); idempotent."""
@@ -148,7 +172,8 @@ class ZkSession:
 
     # --- counted, blocking requests ----------------------------------------------------------
 
-    def _run(self, retry: KazooRetry, func: Callable[[], Any]) -> Any:
+    def _run(self, retry: KazooRetry, func: Callable[[], Any], path: str = "",
+             action: str = "a request") -> Any:
         if self._closing.is_set():
             raise SessionClosedError(f"[{self.name}] ZooKeeper session is closed")
         try:
@@ -156,24 +181,33 @@ class ZkSession:
         except KazooInterruptedError:
             raise SessionClosedError(f"[{self.name}] ZooKeeper session closed during a request"
                                      ) from None
+        except NoAuthError:
+            raise access_denied(path or "a znode", action, self.security) from None
 
     def get(self, path: str, watch: Watcher | None = None) -> tuple[bytes, ZnodeStat]:
         def call() -> tuple[bytes, ZnodeStat]:
             self.counter.count("getData", watch is not None)
             return self._client.get(path, watch=watch)  # type: ignore[no-any-return]
-        return self._run(self._retry, call)  # type: ignore[no-any-return]
+        return self._run(self._retry, call, path, "getData")  # type: ignore[no-any-return]
 
     def get_children(self, path: str, watch: Watcher | None = None) -> list[str]:
         def call() -> list[str]:
             self.counter.count("getChildren", watch is not None)
             return self._client.get_children(path, watch=watch)  # type: ignore[no-any-return]
-        return self._run(self._retry, call)  # type: ignore[no-any-return]
+        return self._run(self._retry, call, path, "getChildren")  # type: ignore[no-any-return]
 
     def exists(self, path: str, watch: Watcher | None = None) -> ZnodeStat | None:
         def call() -> ZnodeStat | None:
             self.counter.count("exists", watch is not None)
             return self._client.exists(path, watch=watch)
-        return self._run(self._retry, call)  # type: ignore[no-any-return]
+        return self._run(self._retry, call, path, "exists")  # type: ignore[no-any-return]
+
+    def get_acls(self, path: str) -> list[Any]:
+        """The znode's ACL (counted as ``getACL``)."""
+        def call() -> list[Any]:
+            self.counter.count("getACL")
+            return list(self._client.get_acls(path)[0])
+        return self._run(self._retry, call, path, "getACL")  # type: ignore[no-any-return]
 
     def set(self, path: str, value: bytes) -> None:
         """``updatePersistentPath``: setData, creating the node and its parents on NoNode."""
@@ -189,7 +223,7 @@ class ZkSession:
             except NodeExistsError:
                 self.counter.count("setData")
                 self._client.set(path, value)
-        self._run(self._retry, call)
+        self._run(self._retry, call, path, "setData")
 
     def delete(self, path: str) -> bool:
         """Delete a znode; NoNode is ignored (``ZkUtils.deletePath``). True if it was deleted."""
@@ -200,12 +234,13 @@ class ZkSession:
                 return True
             except NoNodeError:
                 return False
-        return self._run(self._retry, call)  # type: ignore[no-any-return]
+        return self._run(self._retry, call, path, "delete")  # type: ignore[no-any-return]
 
     def create(self, path: str, value: bytes, ephemeral: bool = False) -> str:
         """Create a znode, creating missing persistent parents (retries through expiry)."""
         return self._run(  # type: ignore[no-any-return]
-            self._retry, lambda: self._create_with_parents(path, value, ephemeral))
+            self._retry, lambda: self._create_with_parents(path, value, ephemeral), path,
+            "create")
 
     def create_ephemeral_in_session(self, path: str, value: bytes, session_id: int) -> str:
         """Create an ephemeral znode in *this* session only (an owner claim).
@@ -219,7 +254,7 @@ class ZkSession:
                 raise SessionExpiredError(
                     f"session 0x{session_id:x} is gone (now {self._session_id!r})")
             return self._create_with_parents(path, value, ephemeral=True)
-        return self._run(self._claim_retry, call)  # type: ignore[no-any-return]
+        return self._run(self._claim_retry, call, path, "create")  # type: ignore[no-any-return]
 
     def create_checked_ephemeral(self, path: str, value: bytes) -> None:
         """Register an ephemeral znode as 0.9+ ``ZKCheckedEphemeral`` did.
@@ -240,14 +275,18 @@ class ZkSession:
                     return
                 raise
 
+    def _acl(self, path: str) -> list[Any]:
+        return acl_for(path, self._client.default_acl)
+
     def _create_with_parents(self, path: str, value: bytes, ephemeral: bool) -> str:
+        acl = self._acl(path)
         try:
             self.counter.count("create")
-            return self._client.create(path, value, ephemeral=ephemeral)  # type: ignore[no-any-return]
+            return self._client.create(path, value, acl=acl, ephemeral=ephemeral)  # type: ignore[no-any-return]
         except NoNodeError:
             self._ensure_path(path.rsplit("/", 1)[0])
             self.counter.count("create")
-            return self._client.create(path, value, ephemeral=ephemeral)  # type: ignore[no-any-return]
+            return self._client.create(path, value, acl=acl, ephemeral=ephemeral)  # type: ignore[no-any-return]
 
     def _ensure_path(self, path: str) -> None:
         """``createPersistent(parent, createParents=true)``: empty persistent parents."""
@@ -255,13 +294,13 @@ class ZkSession:
             return
         try:
             self.counter.count("create")
-            self._client.create(path, b"")
+            self._client.create(path, b"", acl=self._acl(path))
         except NodeExistsError:
             pass
         except NoNodeError:
             self._ensure_path(path.rsplit("/", 1)[0])
             try:
                 self.counter.count("create")
-                self._client.create(path, b"")
+                self._client.create(path, b"", acl=self._acl(path))
             except NodeExistsError:
                 pass

@@ -1,0 +1,94 @@
+"""Names become znode paths only when they cannot change the path's shape.
+
+kazoo joins paths textually, so a group ``../../brokers`` or a topic ``a/b`` would write outside
+the group's subtree. For any string, every path builder either raises InvalidName or returns a
+path with exactly the expected components, the name among them unchanged.
+"""
+
+from __future__ import annotations
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from zkconsumer import ConsumerConfig, ZookeeperConsumerConnector
+from zkconsumer.admin.offset_tools import BadOffsetsFile, parse_lines
+from zkconsumer.errors import InvalidConfig, InvalidName
+from zkconsumer.zk import paths
+
+SETTINGS = settings(derandomize=True, max_examples=150, deadline=None,
+                    suppress_health_check=[HealthCheck.too_slow])
+
+HOSTILE = ["..", ".", "../x", "a/b", "/abs", "a\x00b", "a\nb", "a b", "", "x" * 250,
+           "..\\x", "a\u2215b", "zoo%2fkeeper", "-/-", "g/../../brokers", "\u00e9t\u00e9",
+           "a\tb", "a:b"]
+_NAMES = st.sampled_from(HOSTILE) | st.text(max_size=30) | st.text(
+    alphabet="./\\-_:@+=a\x00 ", max_size=8)
+
+
+def _segments_ok(path: str, expected: list[str]) -> bool:
+    return path.split("/") == ["", *expected]
+
+
+@SETTINGS
+@given(_NAMES, _NAMES, st.integers(min_value=0, max_value=10**6))
+def test_group_and_topic_paths_keep_their_shape(group, topic, partition):
+    for build, expected in (
+        (lambda: paths.owner(group, topic, partition),
+         ["consumers", group, "owners", topic, str(partition)]),
+        (lambda: paths.offset(group, topic, partition),
+         ["consumers", group, "offsets", topic, str(partition)]),
+        (lambda: paths.partition_state(topic, partition),
+         ["brokers", "topics", topic, "partitions", str(partition), "state"]),
+    ):
+        try:
+            path = build()
+        except InvalidName:
+            continue
+        assert _segments_ok(path, expected), path
+        assert group not in (".", "..") and topic not in (".", "..")
+
+
+@SETTINGS
+@given(_NAMES, _NAMES)
+def test_member_paths_keep_their_shape(group, member):
+    try:
+        path = paths.consumer_registration(group, member)
+    except InvalidName:
+        return
+    assert _segments_ok(path, ["consumers", group, "ids", member]), path
+
+
+@pytest.mark.parametrize("name", [n for n in HOSTILE if len(n) <= 249])
+def test_hostile_group_ids_are_refused_by_the_config(name):
+    with pytest.raises(InvalidConfig):
+        ConsumerConfig({"zookeeper.connect": "127.0.0.1:1", "group.id": name})
+
+
+@pytest.mark.parametrize("consumer_id", ["../../brokers/ids/0", "a/b", "x\x00", "a b", "/"])
+def test_hostile_consumer_ids_are_refused_before_any_connection(consumer_id):
+    # Port 1 would refuse a connection; the name is rejected before one is attempted.
+    cfg = ConsumerConfig({"zookeeper.connect": "127.0.0.1:1", "group.id": "g",
+                          "consumer.id": consumer_id})
+    with pytest.raises(InvalidName):
+        ZookeeperConsumerConnector(cfg)
+
+
+@pytest.mark.parametrize("topic", ["../x", "a/b", "..", "t\x00", ""])
+def test_hostile_topics_in_a_subscription_are_refused(topic):
+    from zkconsumer.topic_filter import StaticTopicCount
+
+    with pytest.raises(InvalidName):
+        StaticTopicCount.of("g_c", {topic: 1})
+
+
+@pytest.mark.parametrize("line", [
+    "/consumers/../offsets/t/0:5",
+    "/consumers/g/offsets/../0:5",
+    "/consumers/g/offsets/t/0/../../../../brokers:5",
+    "/consumers/g/../../brokers/ids/0:5",
+    "/consumers/g%2f../offsets/t/0:5",
+])
+def test_offset_files_cannot_name_a_path_outside_the_offsets_tree(line):
+    with pytest.raises(BadOffsetsFile):
+        parse_lines([line])

@@ -1,0 +1,77 @@
+"""Simulated leader mode: one decider, linear requests, no conflicts, a successor on crash."""
+
+from __future__ import annotations
+
+import math
+
+import pytest
+
+from zkconsumer.sim import SimConfig, simulate
+from zkconsumer.sim.leader import LeaderGroup
+
+SIZES = [4, 8, 16, 32, 64, 128, 256]
+
+
+def _slope(xs: list[int], ys: list[int]) -> float:
+    lx, ly = [math.log(x) for x in xs], [math.log(y) for y in ys]
+    mx, my = sum(lx) / len(lx), sum(ly) / len(ly)
+    cov = sum((a - mx) * (b - my) for a, b in zip(lx, ly, strict=True))
+    return cov / sum((a - mx) ** 2 for a in lx)
+
+
+def test_a_join_wakes_the_leader_once_and_every_member_reads_the_record_once():
+    n = 12
+    r = simulate(SimConfig("zk-leader-range", members=n, partitions=8, event="join", seed=3))
+    assert r.leader_computations == 1
+    assert r.registration_reads == 1  # only the joiner's registration: the rest is cached
+    # one membership notification (the leader) + one record notification per member, plus at
+    # most one owner-deletion notification per moved partition (a claim waiting for a release)
+    assert 1 + (n + 1) <= r.watch_notifications <= 1 + (n + 1) + 8
+    assert r.conflicts == 0 and r.rollbacks == 0 and r.lost == 0 and r.stable
+
+
+@pytest.mark.parametrize("event", ["join", "leave", "crash"])
+def test_requests_grow_at_most_linearly_while_legacy_grows_faster(event):
+    leader = [simulate(SimConfig("zk-leader-range", n, 8, event, seed=5)).coordination_requests
+              for n in SIZES]
+    legacy = [simulate(SimConfig("zk-range", n, 8, event, seed=5)).coordination_requests
+              for n in SIZES]
+    assert _slope(SIZES, leader) <= 1.1
+    assert _slope(SIZES, legacy) >= 1.3
+    assert leader[-1] * 20 < legacy[-1]
+
+
+def test_leader_crash_hands_over_to_the_next_candidate_only():
+    group_size = 10
+    cfg = SimConfig("zk-leader-range", group_size, 8, "crash", seed=11)
+    r = simulate(cfg)
+    assert r.stable and r.lost == 0 and r.conflicts == 0
+    # whether or not the victim led, exactly one member computed the new assignment
+    assert r.leader_computations == 1
+    assert r.registration_reads in (1 - 1, group_size - 1)  # cached, or a takeover read all
+
+
+def test_a_crashed_leader_is_replaced_and_its_successor_reads_each_registration_once():
+    # Pick a seed whose victim is the leader (the first candidate).
+    for seed in range(200):
+        r = simulate(SimConfig("zk-leader-range", 6, 8, "crash", seed=seed))
+        if r.registration_reads == 5:
+            break
+    else:
+        pytest.fail("no seed crashed the leader")
+    assert r.leader_computations == 1 and r.stable and r.lost == 0
+
+
+def test_cooperative_join_pauses_only_donors_and_range_only_changed_members():
+    coop = simulate(SimConfig("zk-leader-cooperative-sticky", 16, 32, "join", seed=2))
+    # 32 partitions over 17 members: the joiner takes 1 or 2, so 1 or 2 donors stop one each
+    assert 1 <= coop.members_paused <= 2 and coop.stable
+    rng = simulate(SimConfig("zk-leader-range", 16, 32, "join", seed=2))
+    legacy = simulate(SimConfig("zk-range", 16, 32, "join", seed=2))
+    assert coop.members_paused < rng.members_paused < legacy.members_paused == 16
+
+
+def test_the_model_is_registered_for_all_three_protocols():
+    from zkconsumer.sim.registry import entry
+    for name in ("zk-leader-range", "zk-leader-sticky", "zk-leader-cooperative-sticky"):
+        assert entry(name).load() is LeaderGroup and entry(name).family == "zookeeper"

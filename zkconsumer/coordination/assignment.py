@@ -1,0 +1,61 @@
+"""A member's view of the assignment znode: read it, keep one data watch on it.
+
+Every member watches this znode and nothing else of the group, so a publication costs each
+member one notification and one read (the read re-arms the watch). The callback runs on kazoo's
+thread and only hands a reason over. A corrupt record is reported and read as "no decision" with
+its version, so the leader can overwrite it and members wait for that.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable
+
+from kazoo.exceptions import NoNodeError
+from kazoo.protocol.states import WatchedEvent
+
+from zkconsumer.coordination.multi import MultiSession
+from zkconsumer.coordination.record import AssignmentRecord, decode_assignment
+from zkconsumer.errors import CorruptZnode
+from zkconsumer.events import EventBus
+from zkconsumer.zk import paths
+
+log = logging.getLogger(__name__)
+
+
+class AssignmentWatch:
+    """``read()`` -> (record or None, znode version or None: absent)."""
+
+    def __init__(self, session: MultiSession, group: str, events: EventBus,
+                 on_change: Callable[[str], None]) -> None:
+        self._session = session
+        self.path = paths.assignment(group)
+        self._events = events
+        self._on_change = on_change
+        self._watched = False
+
+    def forget(self) -> None:
+        """A new session carries no watch."""
+        self._watched = False
+
+    def _on_event(self, event: WatchedEvent) -> None:
+        self._watched = False
+        self._events.emit("watch_fired", path=event.path, watch="data", event=str(event.type))
+        self._on_change(event.path or self.path)
+
+    def read(self) -> tuple[AssignmentRecord | None, int | None]:
+        watch = None if self._watched else self._on_event
+        try:
+            data, stat = self._session.get(self.path, watch=watch)
+        except NoNodeError:
+            if self._session.exists(self.path, watch=self._on_event) is not None:
+                return self.read()  # published meanwhile
+            self._watched = True
+            return None, None
+        self._watched = True
+        try:
+            return decode_assignment(self.path, data), stat.version
+        except CorruptZnode as exc:
+            log.error("[%s] %s", self._events.consumer_id, exc)
+            self._events.emit("error", where="assignment", error=str(exc))
+            return None, stat.version

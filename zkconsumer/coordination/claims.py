@@ -1,0 +1,205 @@
+"""Owner znodes and offsets in the leader mode: atomic claims, releases, fenced commits.
+
+* **Claim** (:func:`claim`): every owner znode a member must create for one generation goes in
+  one multi. ZooKeeper applies all of them or none, so there is nothing to roll back; if one
+  still exists (its previous owner has not released it yet) the member watches that znode and
+  tries again when it is deleted.
+* **Release** (:func:`release`): the last offset commit of a partition and the deletion of its
+  owner znode go in one multi, so the next owner, whose claim can only succeed after the
+  deletion, always reads the final offset.
+* **Fenced commit** (:class:`FencedOffsetStore`): every commit is a multi that first checks
+  that the assignment znode still has the version this member last adopted. A member whose
+  session expired (a zombie) is dropped by the leader, which publishes a new version before
+  anyone else may own its partitions, so the zombie's commits fail instead of moving an offset
+  under the new owner.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
+
+from kazoo.exceptions import NodeExistsError, NoNodeError
+
+from zkconsumer.assignors import TopicPartition
+from zkconsumer.coordination.multi import Check, Create, Delete, MultiSession, Op, SetData
+from zkconsumer.events import EventBus
+from zkconsumer.metrics import RebalanceMetrics
+from zkconsumer.offsets import OffsetStore
+from zkconsumer.stream import PartitionTopicInfo
+from zkconsumer.zk import codec, paths
+
+log = logging.getLogger(__name__)
+
+
+def ensure_parents(session: MultiSession, parents: Iterable[str]) -> None:
+    """Persistent parents (``owners/<t>``, ``offsets/<t>``) must exist before a multi."""
+    for parent in sorted(set(parents)):
+        if session.exists(parent) is None:
+            try:
+                session.create(parent, b"")
+            except NodeExistsError:
+                pass
+
+
+@dataclass(frozen=True)
+class ClaimOutcome:
+    """``claimed``; else ``blocked_by`` is an owner znode that still exists (``owner`` in it)."""
+
+    claimed: bool
+    blocked_by: str | None = None
+    owner: str | None = None
+
+
+def claim(session: MultiSession, group: str, claims: Mapping[TopicPartition, str],
+          session_id: int) -> ClaimOutcome:
+    """Create every owner znode of ``claims`` in one multi (all or nothing)."""
+    if not claims:
+        return ClaimOutcome(True)
+    ensure_parents(session, (paths.topic_owners(group, tp.topic) for tp in claims))
+    ops = [Create(paths.owner(group, tp.topic, tp.partition), codec.encode_owner(tid), True)
+           for tp, tid in sorted(claims.items())]
+    result = session.multi(ops, session_id)
+    if result.ok:
+        return ClaimOutcome(True)
+    existing = result.failed(NodeExistsError)
+    if not existing:
+        raise RuntimeError(f"owner claim failed: {result.failures}")
+    path = existing[0].path
+    try:
+        data, stat = session.get(path)
+        owner = codec.decode_owner(path, data)
+    except NoNodeError:
+        return ClaimOutcome(False, path, None)  # released meanwhile: try again at once
+    wanted = {paths.owner(group, tp.topic, tp.partition): tid for tp, tid in claims.items()}
+    if owner == wanted[path] and stat.ephemeralOwner == session_id:
+        # A retried multi whose first try succeeded before its reply was lost: all are ours.
+        log.info("owner znodes already created by this session (lost reply): %s", path)
+        return ClaimOutcome(True)
+    return ClaimOutcome(False, path, owner)
+
+
+class FencedOffsetStore(OffsetStore):
+    """Offsets whose every write is conditional on the adopted assignment version."""
+
+    def __init__(self, session: MultiSession, group: str, events: EventBus,
+                 metrics: RebalanceMetrics) -> None:
+        super().__init__(session, group, events, metrics)
+        self._multi_session = session
+        self._fence: tuple[int, int] | None = None  # (assignment znode version, session id)
+        self._existing: set[TopicPartition] = set()
+        self.fenced = 0
+
+    def set_fence(self, version: int | None, session_id: int | None) -> None:
+        """Commits from now on require assignment version ``version`` (None: refuse them)."""
+        with self._lock:
+            self._fence = None if version is None or session_id is None \
+                else (version, session_id)
+
+    def read(self, partitions: Iterable[TopicPartition]) -> dict[TopicPartition, int]:
+        result = super().read(partitions)
+        with self._lock:
+            self._existing.update(tp for tp, off in result.items() if off >= 0)
+        return result
+
+    def _write_ops(self, offsets: Mapping[TopicPartition, int]) -> list[Op]:
+        ops: list[Op] = []
+        for tp, offset in sorted(offsets.items()):
+            path = paths.offset(self._group, tp.topic, tp.partition)
+            value = codec.encode_offset(offset)
+            ops.append(SetData(path, value) if tp in self._existing else Create(path, value))
+        return ops
+
+    def _refresh_existing(self, tps: Iterable[TopicPartition]) -> None:
+        for tp in tps:
+            if self._session.exists(paths.offset(self._group, tp.topic, tp.partition)):
+                self._existing.add(tp)
+            else:
+                self._existing.discard(tp)
+
+    def commit(self, infos: Iterable[PartitionTopicInfo]) -> dict[TopicPartition, int]:
+        """Write every changed consumed offset in one fenced multi; {} when fenced off."""
+        with self._lock:
+            changed = {}
+            for info in list(infos):
+                tp = TopicPartition(info.topic, info.partition)
+                offset = info.consumed_offset
+                if 0 <= offset < (1 << 62) and self._checkpoint.get(tp) != offset:
+                    changed[tp] = offset
+            if not changed:
+                return {}
+            fence = self._fence
+            if fence is None:
+                return self._refused(changed, "no adopted assignment")
+            version, session_id = fence
+            ensure_parents(self._multi_session,
+                           (paths.topic_offsets(self._group, tp.topic) for tp in changed))
+            check = Check(paths.assignment(self._group), version)
+            for try_ in range(2):
+                result = self._multi_session.multi([check, *self._write_ops(changed)],
+                                                   session_id)
+                if result.ok:
+                    break
+                if 0 in result.failures:  # the fence: assignment moved on or is gone
+                    return self._refused(changed, f"assignment version is no longer {version}")
+                if try_ == 0:
+                    self._refresh_existing(changed)
+            else:
+                raise RuntimeError(f"offset commit failed: {result.failures}")
+            self._existing.update(changed)
+            self._checkpoint.update(changed)
+        self._metrics.add(commits=len(changed))
+        self._events.emit("offsets_committed", offsets={f"{tp.topic}/{tp.partition}": o
+                                                        for tp, o in sorted(changed.items())})
+        return changed
+
+    def _refused(self, changed: Mapping[TopicPartition, int], why: str
+                 ) -> dict[TopicPartition, int]:
+        self.fenced += 1
+        log.info("[%s] offset commit fenced (%s): %s", self._events.consumer_id, why,
+                    {f"{tp.topic}/{tp.partition}": o for tp, o in sorted(changed.items())})
+        self._events.emit("commit_fenced", reason=why,
+                          offsets={f"{tp.topic}/{tp.partition}": o
+                                   for tp, o in sorted(changed.items())})
+        return {}
+
+    def release(self, final: Mapping[TopicPartition, int], session_id: int) -> None:
+        """Last commit + owner znode deletion of each partition, in one multi (our session).
+
+        ``final`` holds the offsets to commit, taken before the partitions were disowned
+        (``fetchers.disown``), so that no other commit can write them after this one.
+        """
+        if not final:
+            return
+        with self._lock:
+            to_write = {tp: o for tp, o in final.items()
+                        if 0 <= o < (1 << 62) and self._checkpoint.get(tp) != o}
+            ensure_parents(self._multi_session,
+                           (paths.topic_offsets(self._group, tp.topic) for tp in to_write))
+            deletes = [Delete(paths.owner(self._group, tp.topic, tp.partition))
+                       for tp in sorted(final)]
+            for _ in range(len(deletes) + 2):  # each try learns of one missing znode
+                ops = [*self._write_ops(to_write), *deletes]
+                if not ops:
+                    break
+                result = self._multi_session.multi(ops, session_id)
+                if result.ok:
+                    break
+                gone = [op for op in result.failed(NoNodeError) if isinstance(op, Delete)]
+                if gone:  # an owner znode is already gone: release what is left
+                    deletes = [d for d in deletes if d not in gone]
+                else:
+                    self._refresh_existing(to_write)
+            else:
+                raise RuntimeError(f"release failed: {result.failures}")
+            self._existing.update(to_write)
+            for tp in final:
+                self._checkpoint.pop(tp, None)
+        if to_write:
+            self._metrics.add(commits=len(to_write))
+            self._events.emit("offsets_committed", offsets={f"{tp.topic}/{tp.partition}": o
+                                                            for tp, o in sorted(to_write.items())})
+
+
+__all__ = ["ClaimOutcome", "FencedOffsetStore", "claim", "ensure_parents"]

@@ -1,0 +1,119 @@
+"""ZooKeeper multi-operations for the leader mode: all-or-nothing claims, fenced writes.
+
+:class:`MultiSession` is the connector's :class:`ZkSession` plus one request, ``multi``, which
+ZooKeeper applies entirely or not at all. It runs only in the session it was given, like an
+owner claim in the legacy mode: after an expiry the caller must decide again, never replay a
+decision made in the old session. Each multi counts as one request (``multi``).
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+
+from kazoo.exceptions import NoNodeError, RolledBackError, SessionExpiredError
+
+from zkconsumer.zk.session import ZkSession
+
+log = logging.getLogger(__name__)
+
+
+@dataclass(frozen=True)
+class Create:
+    path: str
+    value: bytes
+    ephemeral: bool = False
+
+
+@dataclass(frozen=True)
+class Delete:
+    path: str
+    version: int = -1
+
+
+@dataclass(frozen=True)
+class SetData:
+    path: str
+    value: bytes
+    version: int = -1
+
+
+@dataclass(frozen=True)
+class Check:
+    """Fails the whole multi unless ``path`` exists at ``version`` (-1: any version)."""
+
+    path: str
+    version: int = -1
+
+
+Op = Create | Delete | SetData | Check
+
+
+@dataclass(frozen=True)
+class MultiResult:
+    """``failures`` maps an op's index to the error ZooKeeper gave it (empty: applied)."""
+
+    ops: tuple[Op, ...]
+    failures: dict[int, Exception] = field(default_factory=dict)
+
+    @property
+    def ok(self) -> bool:
+        return not self.failures
+
+    def failed(self, kind: type[Exception]) -> list[Op]:
+        return [self.ops[i] for i, exc in self.failures.items() if isinstance(exc, kind)]
+
+
+class MultiSession(ZkSession):
+    """A :class:`ZkSession` that can also run a multi-operation in one given session."""
+
+    def multi(self, ops: Sequence[Op], session_id: int) -> MultiResult:
+        """Apply ``ops`` atomically in session ``session_id``.
+
+        Connection loss is retried; the retry may find its own earlier success (e.g. NodeExists
+        on a znode the lost reply had created), which the caller resolves by reading. A gone or
+        replaced session raises ``SessionExpiredError``.
+        """
+        ops = tuple(ops)
+
+        def call() -> MultiResult:
+            if self.session_id != session_id:
+                raise SessionExpiredError(
+                    f"session 0x{session_id:x} is gone (now {self.session_id!r})")
+            self.counter.count("multi")
+            txn = self._client.transaction()
+            for op in ops:
+                if isinstance(op, Create):
+                    txn.create(op.path, op.value, ephemeral=op.ephemeral)
+                elif isinstance(op, Delete):
+                    txn.delete(op.path, op.version)
+                elif isinstance(op, SetData):
+                    txn.set_data(op.path, op.value, op.version)
+                else:
+                    txn.check(op.path, op.version)
+            results = txn.commit()
+            failures = {i: r for i, r in enumerate(results)
+                        if isinstance(r, Exception) and not isinstance(r, RolledBackError)}
+            if any(isinstance(r, Exception) for r in results) and not failures:
+                failures = {0: RolledBackError()}
+            return MultiResult(ops, failures)
+        return self._run(self._claim_retry, call)  # type: ignore[no-any-return]
+
+    def create_sequential_ephemeral(self, prefix: str, value: bytes) -> str:
+        """An election candidate: ``prefix`` + ZooKeeper's sequence number; parents created.
+
+        Retried through connection loss, so a lost reply can leave a stray second candidate
+        of ours; the election deletes a predecessor that belongs to its own session.
+        """
+        def call() -> str:
+            self.counter.count("create")
+            try:
+                return self._client.create(prefix, value, ephemeral=True,  # type: ignore[no-any-return]
+                                           sequence=True, makepath=False)
+            except NoNodeError:
+                self._ensure_path(prefix.rsplit("/", 1)[0])
+                self.counter.count("create")
+                return self._client.create(prefix, value, ephemeral=True,  # type: ignore[no-any-return]
+                                           sequence=True)
+        return self._run(self._retry, call)  # type: ignore[no-any-return]
