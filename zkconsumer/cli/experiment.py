@@ -62,6 +62,9 @@ def register(sub: Any) -> None:
     cmp_.add_argument("--json", type=Path, default=None, help="also write results.json here")
     cmp_.add_argument("--no-progress", action="store_true", help="no progress bar on stderr")
     cmp_.set_defaults(func=run_compare)
+    __import__("zkconsumer.cli.experiment_chaos", fromlist=["register"]).register(verbs)
+    __import__("zkconsumer.cli.experiment_split", fromlist=["register"]).register(verbs)
+    __import__("zkconsumer.cli.experiment_herd", fromlist=["register"]).register(verbs)
 
 
 def reproduce_command(args: argparse.Namespace) -> str:

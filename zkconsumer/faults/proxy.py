@@ -12,6 +12,10 @@ broker) while everybody else sees the truth. No root is needed: it is ordinary s
 - ``close_connections()``: cut every live connection (the peer sees a reset/EOF);
 - ``refuse(True)``: new connections are accepted and closed at once (nothing listens).
 
+``downstream_filter`` (optional) builds one filter per connection that sees the server's bytes
+before they are delayed or held and returns what to forward (it may hold a partial message back
+until the rest arrives); the lab uses it to make a broker advertise the proxy as its address.
+
 The proxy runs an asyncio loop in one named thread; control methods are thread-safe.
 """
 
@@ -22,6 +26,7 @@ import enum
 import logging
 import threading
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from types import TracebackType
 
@@ -52,9 +57,11 @@ class FaultProxy:
     """Listen on 127.0.0.1 and forward to ``target``; inject faults on demand."""
 
     def __init__(self, target_host: str, target_port: int, listen_port: int = 0,
-                 name: str = "proxy") -> None:
+                 name: str = "proxy",
+                 downstream_filter: Callable[[], Callable[[bytes], bytes]] | None = None) -> None:
         self.target = (target_host, target_port)
         self.name = name
+        self._downstream_filter = downstream_filter
         self._listen_port = listen_port
         self.port = 0
         self.stats = ProxyStats()
@@ -197,9 +204,11 @@ class FaultProxy:
             return
         self.stats.connections += 1
         self._writers.update((client_w, server_w))
+        down_filter = self._downstream_filter() if self._downstream_filter else None
         pumps = [
             asyncio.ensure_future(self._pump(client_r, server_w, Direction.UPSTREAM)),
-            asyncio.ensure_future(self._pump(server_r, client_w, Direction.DOWNSTREAM)),
+            asyncio.ensure_future(self._pump(server_r, client_w, Direction.DOWNSTREAM,
+                                             down_filter)),
         ]
         try:
             await asyncio.wait(pumps, return_when=asyncio.FIRST_COMPLETED)
@@ -211,7 +220,8 @@ class FaultProxy:
                 writer.transport.abort()
 
     async def _pump(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter,
-                    direction: Direction) -> None:
+                    direction: Direction,
+                    transform: Callable[[bytes], bytes] | None = None) -> None:
         """Read, then deliver after the direction's latency and only while not paused."""
         queue: asyncio.Queue[tuple[float, bytes] | None] = asyncio.Queue()
 
@@ -239,6 +249,10 @@ class FaultProxy:
                 data = await reader.read(65536)
                 if not data:
                     break
+                if transform is not None:
+                    data = transform(data)
+                    if not data:
+                        continue
                 if self._mode is Mode.BLACKHOLE:
                     self.stats.dropped[direction] += len(data)
                     continue

@@ -19,6 +19,11 @@ saw the group settled. Definitions, as ``docs/comparison.md`` states them:
 - ``lost``: acknowledged productions never delivered by the end of the run (all of it).
 - ``double_owned_intervals``: maximal stretches in the window during which two or more members
   fetched the same partition.
+- ``watch_notifications``: ZooKeeper watch notifications delivered to members in the window
+  (their ``watch_fired`` records); None for broker-coordinated protocols, which set no watches.
+- ``conflicting_decisions``: members whose final decision in some rebalance round of the window
+  differs from the round's consensus (see :func:`decision_rounds` for "round"); None for
+  broker-coordinated protocols, where one leader decides for everybody.
 """
 
 from __future__ import annotations
@@ -36,7 +41,16 @@ from zkconsumer.lab.intervals import (
     fetchers_at,
     stable_since,
 )
-from zkconsumer.lab.records import Coord, RunRecords, Timeline
+from zkconsumer.lab.records import Coord, Decision, RunRecords, Timeline
+
+ZOOKEEPER_FAMILY = "zookeeper"
+# Decisions closer than this belong to the same rebalance round (see decision_rounds).
+ROUND_GAP_S = 1.0
+NOT_APPLICABLE = {
+    "watch_notifications": "broker-coordinated group: members set no ZooKeeper watches",
+    "conflicting_decisions": "broker-coordinated group: one leader computes the assignment "
+                             "for everybody, so members cannot decide differently",
+}
 
 
 @dataclass(frozen=True)
@@ -181,12 +195,115 @@ def lost(records: RunRecords, produced: Iterable[Produced]) -> list[Produced]:
             if (p.partition, p.offset) not in delivered and p.seq not in delivered_seqs]
 
 
+def watch_notifications(records: RunRecords, w: EventWindow) -> int:
+    """Watch notifications members received in the window (one ``watch_fired`` record each)."""
+    return coord_count(records, w, Coord.WATCH_FIRED.value)
+
+
+@dataclass(frozen=True)
+class DecisionRound:
+    """The decisions of one rebalance round (see :func:`decision_rounds`)."""
+
+    start: float
+    end: float
+    by_member: dict[tuple[str, int], tuple[str, ...]]   # (member, incarnation) -> digests, in order
+    consensus: str                                     # the final decision most members reached
+    dissenters: tuple[tuple[str, int], ...]            # whose final decision differs from it
+
+    @property
+    def distinct_views(self) -> int:
+        return len({d for ds in self.by_member.values() for d in ds})
+
+
+def decision_rounds(decisions: Iterable[Decision], w: EventWindow,
+                    gap_s: float = ROUND_GAP_S) -> list[DecisionRound]:
+    """Group the window's decisions into rebalance rounds and find each round's dissenters.
+
+    A *round* is a maximal run of decisions (of any members), in time order, in which each one
+    was made at most ``gap_s`` after the previous one; a pause longer than ``gap_s`` with no
+    decision by anybody starts a new round. This needs nothing but the records, so it serves
+    every self-coordinating protocol alike: one membership change makes every member decide
+    within a short burst (one round), and decisions made at the same time from different
+    views fall in the same round, which is what we want to catch. A member's retries after an
+    owner conflict come ``rebalance.backoff.ms`` later; they stay in the round while others are
+    still deciding and start a new one otherwise (they re-read the view, so a retry from the
+    same view agrees with itself either way).
+
+    Each member incarnation's *final* decision in the round is the one it acted on last. The
+    round's *consensus* is the final decision most member incarnations reached (a tie goes to
+    the one decided last); its *dissenters* are the member incarnations whose final decision
+    differs from it. A member that moved through several views in one round (two changes in
+    quick succession) disagrees with nobody as long as it ended where the others did, and a
+    round with a single decider (a leader-based protocol) has no dissenters.
+    """
+    chosen = sorted((d for d in decisions if w.start <= d.ts <= w.end), key=lambda d: d.ts)
+    groups: list[list[Decision]] = []
+    for d in chosen:
+        if groups and d.ts - groups[-1][-1].ts <= gap_s:
+            groups[-1].append(d)
+        else:
+            groups.append([d])
+    rounds = []
+    for group in groups:
+        by_member: dict[tuple[str, int], list[str]] = {}
+        last_seen: dict[str, float] = {}
+        for d in group:
+            by_member.setdefault((d.member, d.incarnation), []).append(d.digest)
+            last_seen[d.digest] = d.ts
+        votes = Counter(ds[-1] for ds in by_member.values())
+        consensus = max(votes, key=lambda dig: (votes[dig], last_seen[dig]))
+        dissenters = tuple(sorted(k for k, ds in by_member.items() if ds[-1] != consensus))
+        rounds.append(DecisionRound(group[0].ts, group[-1].ts,
+                                    {k: tuple(v) for k, v in by_member.items()},
+                                    consensus, dissenters))
+    return rounds
+
+
+def conflicting_decisions(records: RunRecords, w: EventWindow,
+                          gap_s: float = ROUND_GAP_S) -> int:
+    """Sum over the window's rounds of the members whose final decision left the consensus."""
+    return sum(len(r.dissenters) for r in decision_rounds(records.decisions, w, gap_s))
+
+
+def decision_metrics(records: RunRecords, w: EventWindow, family: str,
+                     gap_s: float = ROUND_GAP_S) -> dict[str, Any]:
+    """``watch_notifications``, ``conflicting_decisions`` and their extras for one window.
+
+    Broker-coordinated protocols get None for both (:data:`NOT_APPLICABLE` says why). A
+    ZooKeeper-family run whose members recorded no decision at all in the window also gets
+    None for ``conflicting_decisions``: nothing was observed, which is not the same as zero.
+    """
+    if family != ZOOKEEPER_FAMILY:
+        return {"watch_notifications": None, "conflicting_decisions": None,
+                "decision_rounds": None, "decisions": None}
+    rounds = decision_rounds(records.decisions, w, gap_s)
+    made = sum(len(ds) for r in rounds for ds in r.by_member.values())
+    return {
+        "watch_notifications": watch_notifications(records, w),
+        "conflicting_decisions": sum(len(r.dissenters) for r in rounds) if rounds else None,
+        "decision_rounds": len(rounds),
+        "decisions": made,
+    }
+
+
+def metric_notes(family: str, metrics: dict[str, Any]) -> dict[str, str]:
+    """Why a metric is None, for ``details["metric_notes"]`` (readers never guess a zero)."""
+    if family != ZOOKEEPER_FAMILY:
+        return dict(NOT_APPLICABLE)
+    if metrics.get("conflicting_decisions") is None:
+        return {"conflicting_decisions": "no member recorded a rebalance decision in the window"}
+    return {}
+
+
 def event_metrics(records: RunRecords, produced: Sequence[Produced], partitions: int,
                   w: EventWindow, attempt_counter: str | None = None,
-                  duplicates_until: float | None = None) -> dict[str, Any]:
+                  duplicates_until: float | None = None,
+                  family: str = ZOOKEEPER_FAMILY) -> dict[str, Any]:
     """The metrics of one membership event. ``attempt_counter`` names the request whose count
     is the number of rebalance attempts (``JoinGroup`` for broker groups); None counts the
-    members' ``attempt`` coordination records (the ZooKeeper connector's attempt_started)."""
+    members' ``attempt`` coordination records (the ZooKeeper connector's attempt_started).
+    ``family`` is the driver's (``zookeeper`` or ``broker``): it decides whether watch and
+    decision metrics apply."""
     records.sort()
     intervals = build_intervals(records, w.end, Timeline.FETCHING)
     leaving = departures(records)
@@ -208,6 +325,7 @@ def event_metrics(records: RunRecords, produced: Sequence[Produced], partitions:
         "double_owned_intervals": double_owned_intervals(intervals, partitions, w),
         "failed_rebalances": coord_count(records, w, Coord.REBALANCE_FAILED.value,
                                          Coord.LOST.value),
+        **decision_metrics(records, w, family),
         # extras, not in the summary table
         "members_idle": len(members_idle(intervals, partitions, w, leaving)),
         "rollbacks": coord_count(records, w, Coord.ROLLBACK.value),

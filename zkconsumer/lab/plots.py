@@ -86,7 +86,7 @@ def metric_bars(results: Sequence[RunResult], path: Path) -> Path | None:
     plt = _pyplot()
     protocols = list(dict.fromkeys(r.protocol for r in results))
     events = list(dict.fromkeys(r.event for r in results))
-    cols = 5
+    cols = 6
     rows = (len(METRIC_NAMES) + cols - 1) // cols
     fig, axes = plt.subplots(rows, cols, figsize=(4.0 * cols, 3.2 * rows), squeeze=False)
     width = 0.8 / max(len(protocols), 1)

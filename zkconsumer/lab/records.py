@@ -12,15 +12,24 @@ One line per record, short keys because deliveries are numerous::
     {"k": "co", "ts": ..., "m": "m03", "i": 0, "w": "owner_conflict"}         coordination
     {"k": "rq", "ts": ..., "m": "m03", "i": 0, "c": {"JoinGroup": 3, ...}}    cumulative counts
     {"k": "lc", "ts": ..., "m": "m03", "i": 0, "w": "ready"}                  lifecycle
+    {"k": "dc", "ts": ..., "m": "m03", "i": 0, "h": "9f0c...", "ids": [...], "pc": {"t": 8}}
+                                                                              decision
+
+A decision (``dc``) is what a self-coordinating member computed in one rebalance attempt: ``h``
+is :func:`decision_digest` of the view it decided from (the group's consumer thread ids per
+topic, the partitions per topic) and the global assignment it computed; ``ids`` are the consumer
+ids it saw and ``pc`` the partition count per topic, kept for reading the run afterwards.
 """
 
 from __future__ import annotations
 
 import enum
+import hashlib
 import json
 import logging
 import threading
 import time
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -59,6 +68,7 @@ class Coord(str, enum.Enum):
     REBALANCE_FAILED = "rebalance_failed"
     REBALANCE_SUCCEEDED = "rebalance_succeeded"
     LOST = "assignment_lost"
+    WATCH_FIRED = "watch_fired"   # a ZooKeeper watch notification reached the member
 
 
 @dataclass(frozen=True)
@@ -105,6 +115,41 @@ class LifecycleEntry:
     detail: str = ""
 
 
+@dataclass(frozen=True)
+class Decision:
+    """One rebalance decision of a self-coordinating member (see the module docstring)."""
+
+    ts: float
+    member: str
+    incarnation: int
+    digest: str
+    consumers: tuple[str, ...] = ()
+    partition_counts: tuple[tuple[str, int], ...] = ()
+
+
+def decision_digest(partitions_for_topic: Mapping[str, Sequence[int]],
+                    threads_per_topic: Mapping[str, Sequence[str]],
+                    assignment: Mapping[Any, str]) -> str:
+    """A short stable hash of (view, resulting global assignment): equal iff both are equal.
+
+    ``assignment`` maps partitions (anything with a stable ``str``, e.g. ``TopicPartition`` or
+    ``(topic, partition)``) to the owning thread id.
+    """
+    canon = {
+        "partitions": {t: sorted(int(p) for p in ps)
+                       for t, ps in sorted(partitions_for_topic.items())},
+        "threads": {t: sorted(ts) for t, ts in sorted(threads_per_topic.items())},
+        "assignment": sorted([str(tp), tid] for tp, tid in assignment.items()),
+    }
+    text = json.dumps(canon, sort_keys=True, separators=(",", ":"))
+    return hashlib.sha1(text.encode("utf-8")).hexdigest()[:16]
+
+
+def consumer_ids_of(threads_per_topic: Mapping[str, Sequence[str]]) -> list[str]:
+    """Consumer ids behind legacy thread ids (``<consumer id>-<n>``), sorted and unique."""
+    return sorted({tid.rsplit("-", 1)[0] for ts in threads_per_topic.values() for tid in ts})
+
+
 @dataclass
 class RunRecords:
     """Everything the members of one run wrote, parsed."""
@@ -114,6 +159,7 @@ class RunRecords:
     coord: list[CoordEvent] = field(default_factory=list)
     requests: list[RequestSample] = field(default_factory=list)
     lifecycle: list[LifecycleEntry] = field(default_factory=list)
+    decisions: list[Decision] = field(default_factory=list)
 
     def add(self, rec: dict[str, Any]) -> None:
         kind, ts, m, i = rec["k"], float(rec["ts"]), str(rec["m"]), int(rec.get("i", 0))
@@ -129,6 +175,10 @@ class RunRecords:
         elif kind == "lc":
             self.lifecycle.append(LifecycleEntry(ts, m, i, Lifecycle(rec["w"]),
                                                  str(rec.get("detail", ""))))
+        elif kind == "dc":
+            self.decisions.append(Decision(
+                ts, m, i, str(rec["h"]), tuple(str(x) for x in rec.get("ids") or ()),
+                tuple(sorted((str(t), int(n)) for t, n in (rec.get("pc") or {}).items()))))
         else:
             log.warning("unknown record kind %r ignored", kind)
 
@@ -138,7 +188,8 @@ class RunRecords:
 
     def sort(self) -> None:
         """Records from several files interleave; metrics want time order."""
-        for lst in (self.deliveries, self.timeline, self.coord, self.requests, self.lifecycle):
+        for lst in (self.deliveries, self.timeline, self.coord, self.requests, self.lifecycle,
+                    self.decisions):
             lst.sort(key=lambda r: r.ts)
 
 
@@ -177,6 +228,10 @@ class RecordWriter:
 
     def lifecycle(self, what: Lifecycle, detail: str = "") -> None:
         self.write("lc", w=what.value, detail=detail)
+
+    def decision(self, digest: str, consumers: Sequence[str],
+                 partition_counts: Mapping[str, int]) -> None:
+        self.write("dc", h=digest, ids=list(consumers), pc=dict(partition_counts))
 
     def close(self) -> None:
         with self._lock:

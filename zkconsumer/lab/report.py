@@ -31,6 +31,8 @@ SHORT = {
     "lost": "lost",
     "double_owned_intervals": "double-owned",
     "failed_rebalances": "failed",
+    "watch_notifications": "watch notif.",
+    "conflicting_decisions": "conflicting dec.",
     "group_rebalances": "group rebal.",
     "members_idle": "idle",
 }
@@ -137,7 +139,10 @@ def write_summary(results: Sequence[RunResult], path: Path, spec: ExperimentSpec
               "requests counted by the clients; per-member rebalance attempts; owner "
               "conflicts; redelivered messages; messages never delivered (lost); stretches "
               "with two members fetching one partition; rebalances abandoned or assignments "
-              "lost; rebalances the group went through (group rebal.); members that at some "
+              "lost; ZooKeeper watch notifications delivered (watch notif.); members that "
+              "decided from a view other than their round's consensus (conflicting dec.; — "
+              "for broker groups, where one leader decides); rebalances the group went "
+              "through (group rebal.); members that at some "
               "instant fetched nothing at all (idle). See docs/comparison.md for the exact "
               "definitions.", ""]
     path.write_text("\n".join(parts), encoding="utf-8")

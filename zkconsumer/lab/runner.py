@@ -29,7 +29,8 @@ from typing import Any, TextIO
 from zkconsumer.admin import create_topic
 from zkconsumer.lab.drivers import get_driver
 from zkconsumer.lab.group import LabGroup, member_name
-from zkconsumer.lab.metrics import EventWindow, event_metrics
+from zkconsumer.lab.metrics import EventWindow, event_metrics, metric_notes
+from zkconsumer.lab.mntr import parse_mntr
 from zkconsumer.lab.probe import StaticSupport, broker_identity, probe_static_membership
 from zkconsumer.lab.producer import SteadyProducer
 from zkconsumer.lab.progress import Progress
@@ -57,12 +58,7 @@ class Servers:
         except Exception as exc:
             log.warning("mntr failed on %s: %s", self.zk_connect, exc)
             return {}
-        out: dict[str, float] = {}
-        for line in text.splitlines():
-            key, _, value = line.partition("\t")
-            with contextlib.suppress(ValueError):
-                out[key.strip()] = float(value)
-        return out
+        return parse_mntr(text)
 
 
 @contextlib.contextmanager
@@ -142,7 +138,8 @@ def _result(spec: ExperimentSpec, run: RunSpec, status: RunStatus, reason: str |
             **kw: Any) -> RunResult:
     return RunResult(protocol=run.protocol, members=spec.members, partitions=spec.partitions,
                      event=run.event, repeat=run.repeat, status=status.value, reason=reason,
-                     **kw)
+                     scenario="compare", params={"members": spec.members,
+                                                 "partitions": spec.partitions}, **kw)
 
 
 def run_one(spec: ExperimentSpec, run: RunSpec, servers: Servers, records_dir: Path
@@ -192,7 +189,7 @@ def run_one(spec: ExperimentSpec, run: RunSpec, servers: Servers, records_dir: P
     window = EventWindow(event_ts, end_ts, required)
     metrics = event_metrics(group.records, produced, spec.partitions, window,
                             attempt_counter=driver.attempt_counter,
-                            duplicates_until=phases["drained"])
+                            duplicates_until=phases["drained"], family=driver.family)
     details = {
         "session_timeout_ms": timing.session_timeout_ms,
         "settled": settled is not None,
@@ -206,6 +203,7 @@ def run_one(spec: ExperimentSpec, run: RunSpec, servers: Servers, records_dir: P
         "crash_victim": crash_victim,
         "topic": topic,
         **_zk_details(driver.family, mntr_before, mntr_after),
+        "metric_notes": metric_notes(driver.family, metrics),
     }
     extras = {k: metrics.pop(k) for k in list(metrics) if k not in _SUMMARY_KEYS}
     details["extra_metrics"] = extras
@@ -218,7 +216,7 @@ _SUMMARY_KEYS = {
     "time_to_stable_s", "members_paused", "partition_seconds_unavailable",
     "coordination_requests", "rebalance_attempts", "conflicts", "duplicates", "lost",
     "double_owned_intervals", "failed_rebalances", "members_idle", "rollbacks",
-    "group_rebalances",
+    "group_rebalances", "watch_notifications", "conflicting_decisions",
     "requests_by_type",
 }
 

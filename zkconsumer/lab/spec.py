@@ -7,7 +7,7 @@ result round-trips through ``results.json`` unchanged.
 from __future__ import annotations
 
 import enum
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, fields
 from typing import Any
 
 
@@ -30,14 +30,16 @@ class RunStatus(str, enum.Enum):
 
 
 PROTOCOLS = ("zk-range", "zk-roundrobin", "eager-range", "eager-roundrobin",
-             "cooperative-sticky", "static-range")
+             "cooperative-sticky", "static-range",
+             "zk-leader-range", "zk-leader-sticky", "zk-leader-cooperative-sticky")
 EVENTS = tuple(e.value for e in Event)
 
 # The metric names every measured run carries, in the order the summary shows them.
 METRIC_NAMES = (
     "time_to_stable_s", "members_paused", "partition_seconds_unavailable",
     "coordination_requests", "rebalance_attempts", "conflicts", "duplicates", "lost",
-    "double_owned_intervals", "failed_rebalances",
+    "double_owned_intervals", "failed_rebalances", "watch_notifications",
+    "conflicting_decisions",
 )
 
 
@@ -58,6 +60,9 @@ class Timing:
     event_deadline_s: float = 90.0
     drain_deadline_s: float = 30.0
     produce_rate: float = 40.0          # messages per second, spread over every partition
+    # How often a ZooKeeper member writes its request counters (the herd samples faster so its
+    # snapshots can follow the settled group sooner; broker members follow librdkafka's 1 s).
+    request_sample_interval_s: float = 1.0
 
 
 @dataclass(frozen=True)
@@ -120,7 +125,13 @@ class RunSpec:
 
 @dataclass
 class RunResult:
-    """One row of ``results.json``; ``metrics`` is empty unless ``status`` is ``ok``."""
+    """One row of ``results.json``; ``metrics`` is empty unless ``status`` is ``ok``.
+
+    ``scenario`` names what produced the run (``compare``, ``herd``, ``split-brain`` ...) and
+    ``params`` holds that scenario's own knobs (e.g. the herd's group size before the event), so
+    runs of different scenarios can share one file and one report. Both default to what
+    ``experiment compare`` wrote before they existed, so older ``results.json`` files load.
+    """
 
     protocol: str
     members: int
@@ -132,10 +143,14 @@ class RunResult:
     metrics: dict[str, Any] = field(default_factory=dict)
     details: dict[str, Any] = field(default_factory=dict)
     records_dir: str | None = None
+    scenario: str = "compare"
+    params: dict[str, Any] = field(default_factory=dict)
 
     def to_json(self) -> dict[str, Any]:
         return asdict(self)
 
     @classmethod
     def from_json(cls, data: dict[str, Any]) -> RunResult:
-        return cls(**data)
+        """Unknown keys (written by a newer version) are ignored rather than fatal."""
+        known = {f.name for f in fields(cls)}
+        return cls(**{k: v for k, v in data.items() if k in known})

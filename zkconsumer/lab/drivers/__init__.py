@@ -7,6 +7,7 @@ import functools
 from zkconsumer.lab.drivers.base import Driver, MemberSpec
 from zkconsumer.lab.drivers.broker import run_broker_member
 from zkconsumer.lab.drivers.zk import run_zk_member
+from zkconsumer.lab.drivers.zk_leader import LEADER_PROTOCOLS
 
 DRIVERS: dict[str, Driver] = {
     "zk-range": Driver("zk-range", "zookeeper",
@@ -26,6 +27,13 @@ DRIVERS: dict[str, Driver] = {
                            functools.partial(run_broker_member, strategy="range", static=True),
                            "JoinGroup", options=(("static", "true"),)),
 }
+# coordination.mode=leader: one elected leader assigns; same driver, same records.
+DRIVERS.update({
+    name: Driver(name, "zookeeper",
+                 functools.partial(run_zk_member, strategy=strategy, mode="leader"), None,
+                 options=(("coordination.mode", "leader"),))
+    for name, strategy in LEADER_PROTOCOLS.items()
+})
 
 
 def get_driver(name: str) -> Driver:

@@ -16,8 +16,6 @@ from typing import Any
 from zkconsumer.lab.records import RecordWriter
 from zkconsumer.lab.spec import Timing
 
-REQUEST_SAMPLE_INTERVAL_S = 1.0
-
 
 @dataclass(frozen=True)
 class MemberSpec:

@@ -82,6 +82,17 @@ class _Callbacks:
         self._writer.coord(Coord.LOST)
         self._writer.timeline(Timeline.REVOKED, self._mine(partitions))
 
+    def on_commit(self, err: Any, partitions: list[Any]) -> None:
+        """Whether the broker took an offset commit: ``commit_ok`` or ``commit_rejected:<error>``
+        (a member the group evicted learns here whether its late commits were fenced)."""
+        errors = sorted({str(tp.error.name()) for tp in partitions or ()
+                         if getattr(tp, "error", None) is not None})
+        if err is not None:
+            errors = sorted({*errors, str(err.name())})
+        if errors == ["_NO_OFFSET"]:
+            return  # nothing new to commit: no request was sent
+        self._writer.coord("commit_ok" if not errors else f"commit_rejected:{','.join(errors)}")
+
     def on_stats(self, stats_json: str) -> None:
         try:
             self._writer.requests(request_counts(stats_json))
@@ -95,7 +106,8 @@ def run_broker_member(spec: MemberSpec, writer: RecordWriter, stop: threading.Ev
     from confluent_kafka import Consumer
 
     cb = _Callbacks(spec, writer)
-    consumer = Consumer({**consumer_config(spec, strategy, static), "stats_cb": cb.on_stats})
+    consumer = Consumer({**consumer_config(spec, strategy, static), "stats_cb": cb.on_stats,
+                         "on_commit": cb.on_commit})
     try:
         consumer.subscribe([spec.topic], on_assign=cb.on_assign, on_revoke=cb.on_revoke,
                            on_lost=cb.on_lost)

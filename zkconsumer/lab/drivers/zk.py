@@ -5,6 +5,13 @@ a partition is assigned and fetching (its owner znode was claimed just before), 
 ``fetchers_stopped`` is when it stops, which in the legacy protocol happens to every partition at
 the start of every rebalance attempt (the eager release of spec §3.6). Request counts come from
 the connector's own per-operation counters.
+
+Two more records serve the herd and split-brain scenarios: every ``watch_fired`` event (a
+ZooKeeper watch notification delivered to this member) becomes a ``watch_fired`` coordination
+record, and every decision (the legacy assignor run over the view one attempt read) becomes a
+``dc`` decision record. The connector emits no event for the decision, so the member wraps its
+connector's assignor (:class:`DecisionRecorder`) just before the first attempt; if the connector
+is ever built differently the member simply records no decisions (and the metric says so).
 """
 
 from __future__ import annotations
@@ -12,11 +19,20 @@ from __future__ import annotations
 import logging
 import threading
 import time
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 from zkconsumer import ConsumerConfig, ConsumerTimeoutException, ZookeeperConsumerConnector
-from zkconsumer.lab.drivers.base import REQUEST_SAMPLE_INTERVAL_S, MemberSpec, parse_seq
-from zkconsumer.lab.records import Coord, Lifecycle, RecordWriter, Timeline
+from zkconsumer.lab.drivers.base import MemberSpec, parse_seq
+from zkconsumer.lab.drivers.zk_leader import LeaderDecisionRecorder
+from zkconsumer.lab.records import (
+    Coord,
+    Lifecycle,
+    RecordWriter,
+    Timeline,
+    consumer_ids_of,
+    decision_digest,
+)
 
 log = logging.getLogger(__name__)
 
@@ -28,19 +44,23 @@ _COORD = {
     "rollback": Coord.ROLLBACK,
     "rebalance_failed": Coord.REBALANCE_FAILED,
     "rebalance_succeeded": Coord.REBALANCE_SUCCEEDED,
+    "watch_fired": Coord.WATCH_FIRED,
 }
 _STARTED = {"fetchers_started"}
 _STOPPED = {"fetchers_stopped"}
 
 
-def connector_config(spec: MemberSpec, strategy: str) -> dict[str, object]:
+def connector_config(spec: MemberSpec, strategy: str, mode: str = "legacy"
+                     ) -> dict[str, object]:
     t = spec.timing
     return {
+        "coordination.mode": mode,
         "zookeeper.connect": spec.zk_connect,
         "group.id": spec.group,
         "consumer.id": f"{spec.member}-i{spec.incarnation}",
         "auto.offset.reset": "smallest",
-        "consumer.timeout.ms": 500,
+        # the member loop wakes at least this often, so counters are sampled on time
+        "consumer.timeout.ms": int(min(500, t.request_sample_interval_s * 1000)),
         "partition.assignment.strategy": strategy,
         "zookeeper.session.timeout.ms": t.session_timeout_ms,
         "rebalance.backoff.ms": t.rebalance_backoff_ms,
@@ -49,12 +69,56 @@ def connector_config(spec: MemberSpec, strategy: str) -> dict[str, object]:
     }
 
 
+class DecisionRecorder:
+    """Stands in for the connector's legacy assignor: each call is one attempt's decision.
+
+    ``assign_threads`` receives exactly the view the attempt decided from (every topic's
+    partitions, every member's thread ids) and returns the global assignment; both are hashed
+    into one ``dc`` record. Everything else is the wrapped assignor's.
+    """
+
+    def __init__(self, inner: Any, writer: RecordWriter) -> None:
+        self._inner = inner
+        self._writer = writer
+
+    def assign_threads(self, partitions_for_topic: Mapping[str, Any],
+                       consumer_threads_per_topic: Mapping[str, Sequence[str]]) -> Any:
+        partitions = {t: sorted(ps) for t, ps in partitions_for_topic.items()}
+        result = self._inner.assign_threads(partitions_for_topic=partitions,
+                                            consumer_threads_per_topic=consumer_threads_per_topic)
+        try:
+            self._writer.decision(
+                decision_digest(partitions, consumer_threads_per_topic, dict(result)),
+                consumer_ids_of(consumer_threads_per_topic),
+                {t: len(ps) for t, ps in partitions.items()})
+        except Exception:  # a record is an observation; never fail the attempt over it
+            log.exception("could not record a decision")
+        return result
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._inner, name)
+
+
+def install_decision_recorder(conn: ZookeeperConsumerConnector, writer: RecordWriter) -> bool:
+    """Wrap the connector's assignor once; False if this connector has no executor to wrap."""
+    executor = getattr(conn, "_executor", None)
+    assignor = getattr(executor, "assignor", None)
+    if executor is None or assignor is None:
+        return False
+    if not isinstance(assignor, DecisionRecorder):
+        executor.assignor = DecisionRecorder(assignor, writer)
+    return True
+
+
 class _EventRecorder:
     """Connector listener: events become records; runs on the emitting thread, so it is quick."""
 
-    def __init__(self, spec: MemberSpec, writer: RecordWriter) -> None:
+    def __init__(self, spec: MemberSpec, writer: RecordWriter,
+                 conn: ZookeeperConsumerConnector | None = None) -> None:
         self._topic = spec.topic
         self._writer = writer
+        self._conn = conn
+        self._decisions_wired = False
 
     def _partitions(self, event: dict[str, Any]) -> list[int]:
         out = []
@@ -77,7 +141,19 @@ class _EventRecorder:
             parts = self._partitions(event)
             if parts:
                 self._writer.write("tl", ts=ts, w=Timeline.REVOKED.value, ps=sorted(parts))
+        elif kind == "watch_fired":
+            self._writer.write("co", ts=ts, w=Coord.WATCH_FIRED.value, path=event.get("path"))
+        elif kind == "session_state":  # what a member sees of its session (split-brain runs)
+            self._writer.write("co", ts=ts, w=f"session_{event.get('state')}",
+                               new_session=bool(event.get("new_session")))
+        elif kind == "offsets_committed":  # the split-brain zombie's late commits
+            self._writer.write("co", ts=ts, w="commit_ok")
+        elif kind == "error" and event.get("where") == "auto_commit":
+            self._writer.write("co", ts=ts, w="commit_rejected:auto_commit_error")
         elif kind in _COORD:
+            if kind == "attempt_started" and not self._decisions_wired and self._conn is not None:
+                # The rebalancer thread, just before the attempt plans: wrap the assignor now.
+                self._decisions_wired = install_decision_recorder(self._conn, self._writer)
             self._writer.write("co", ts=ts, w=_COORD[kind].value)
 
 
@@ -86,10 +162,12 @@ def _requests(conn: ZookeeperConsumerConnector) -> dict[str, int]:
 
 
 def run_zk_member(spec: MemberSpec, writer: RecordWriter, stop: threading.Event,
-                  *, strategy: str) -> None:
+                  *, strategy: str, mode: str = "legacy") -> None:
     """Consume until ``stop``; then shut the connector down cleanly (a leave)."""
-    conn = ZookeeperConsumerConnector(ConsumerConfig(connector_config(spec, strategy)))
-    conn.add_event_listener(_EventRecorder(spec, writer))
+    conn = ZookeeperConsumerConnector(ConsumerConfig(connector_config(spec, strategy, mode)))
+    conn.add_event_listener(_EventRecorder(spec, writer, conn))
+    if mode == "leader":
+        conn.add_event_listener(LeaderDecisionRecorder(writer))
     try:
         streams = conn.create_message_streams({spec.topic: 1})
         it = iter(streams[spec.topic][0])
@@ -98,7 +176,7 @@ def run_zk_member(spec: MemberSpec, writer: RecordWriter, stop: threading.Event,
             now = time.monotonic()
             if now >= next_sample:
                 writer.requests(_requests(conn))
-                next_sample = now + REQUEST_SAMPLE_INTERVAL_S
+                next_sample = now + spec.timing.request_sample_interval_s
             try:
                 m = next(it)
             except ConsumerTimeoutException:

@@ -1,0 +1,86 @@
+"""The 30-second chaos soak (fixed seed): nothing lost, a verified group, no znodes left behind.
+
+Joins, clean leaves, SIGKILLs, session expiries and pauses (through each member's own fault
+proxies) and a ZooKeeper leader kill on a 3-server ensemble, while a producer writes numbered
+records. The run starts its own ensemble and broker: leader kills must not hit the servers the
+other tests share. The 120-second version is ``benchmarks/chaos.py``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import time
+
+from kazoo.client import KazooClient
+
+from zkconsumer.cli import experiment
+from zkconsumer.lab.chaos import ACTION_KINDS
+from zkconsumer.lab.chaos.broker_keeper import BrokerRegistrationKeeper
+from zkconsumer.zk import paths
+
+SEED = 7
+
+
+def main(argv: list[str]) -> int:
+    """The ``experiment`` verb as ``zkconsumer`` builds it, without the other verbs."""
+    parser = argparse.ArgumentParser(prog="zkconsumer")
+    experiment.register(parser.add_subparsers(dest="verb"))
+    args = parser.parse_args(argv)
+    return int(args.func(args))
+
+
+def test_chaos_soak_loses_nothing_and_leaves_a_clean_group(tmp_path, capsys):
+    out = tmp_path / "chaos.json"
+    code = main(["experiment", "chaos", "--duration", "30", "--members", "4", "--partitions",
+                 "8", "--seed", str(SEED), "--out", str(tmp_path / "run"), "--json", str(out)])
+    report = json.loads(out.read_text())
+    printed = capsys.readouterr().out
+    assert "lost" in printed and "verify_ok" in printed
+
+    # every kind of action happened, as the seed scheduled it
+    kinds = {k.value for k in ACTION_KINDS}
+    assert set(report["actions_executed"]) == kinds
+    assert all(report["actions_executed"][k] >= 1 for k in kinds), report["actions_executed"]
+    assert report["actions_executed"] == report["actions"], report["action_errors"]
+    assert report["zk_leaders_killed"], "a ZooKeeper leader was killed"
+    assert report["zk_servers_serving"] == 3, "every killed server was restarted and serves"
+
+    # the group settled and the operator's verify tool passes on it
+    assert report["settled"], (report["phases_s"], report["verify_violations"])
+    assert report["verify_ok"], report["verify_violations"]
+
+    # every acknowledged record reached some member's file; duplicates are counted, not lost
+    assert report["produced"] > 500
+    assert report["lost"] == 0, report["lost_sample"]
+    assert report["consumed_unique"] == report["produced"]
+    assert report["drained"]
+    assert report["rebalances"] >= 4  # joins, leaves, kills and expiries each force one
+
+    # after every member left cleanly, no owner or registration znode remains
+    assert report["stray_znodes"] == 0, report["stray_paths"]
+    assert not [e for e in report["member_errors"] if "exited on its own" in e
+                or "did not leave" in e], report["member_errors"]
+    assert code == 0 and report["ok"]
+
+
+def test_broker_registration_is_written_again_when_its_session_ends(zk_connect, kazoo_client):
+    """A broker whose session expired comes back for the members (as Kafka's re-registered)."""
+    broker_id = 900 + int(time.time()) % 99
+    path = paths.broker(broker_id)
+    broker_session = KazooClient(hosts=zk_connect)
+    broker_session.start(timeout=15)
+    broker_session.create(path, b'{"version":3}', ephemeral=True, makepath=True)
+    keeper = BrokerRegistrationKeeper(kazoo_client, broker_id).start()
+    try:
+        broker_session.stop()  # the session ends: its ephemeral registration goes
+        broker_session.close()
+        deadline = time.monotonic() + 15
+        while keeper.recreated == 0 or kazoo_client.exists(path) is None:
+            assert time.monotonic() < deadline, "the registration was not written again"
+            time.sleep(0.05)
+        assert kazoo_client.get(path)[0] == b'{"version":3}'
+        assert keeper.recreated == 1
+    finally:
+        keeper.stop()
+        kazoo_client.delete(path)

@@ -1,0 +1,209 @@
+"""One chaos member: a connector in its own process (``python -m zkconsumer.lab.chaos.member``).
+
+At-least-once, with exact accounting. Offsets are committed by hand, and only once every record
+taken from the stream so far was written to the member's file: the line is flushed to the
+kernel before the next record is taken, so it survives a SIGKILL. A committed offset therefore
+never covers a record that is not in some file, and a record that was taken but not yet written
+when the process died was not committed either: the next owner gets it again. The consuming
+thread commits every ``COMMIT_INTERVAL_S``; a rebalance listener commits before partitions are
+given up, under a lock the consuming thread holds from taking a record until it is written.
+``auto.commit.enable`` is off: the auto-commit thread (and the connector's own commit before a
+release) would commit offsets of records the file may not hold yet.
+
+The file holds one JSON line per record or event::
+
+    {"t": "d", "k": "k007", "s": 12, "p": 3, "o": 41}          a delivered record (key, seq)
+    {"t": "e", "e": "rebalance_succeeded", "ts": ...}           a connector event
+    {"t": "lc", "w": "ready" | "stopped", "ts": ...}            lifecycle
+
+SIGTERM is a clean leave: commit, shut the connector down, exit.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import os
+import signal
+import sys
+import threading
+import time
+from collections.abc import Sequence
+from dataclasses import asdict, dataclass
+from pathlib import Path
+from typing import Any, TextIO
+
+log = logging.getLogger(__name__)
+
+COMMIT_INTERVAL_S = 0.25
+LEAVE_DEADLINE_S = 25.0
+# Connector events worth keeping (the rest are numerous and unused).
+KEPT_EVENTS = frozenset({"rebalance_started", "rebalance_succeeded", "rebalance_failed",
+                         "attempt_failed", "owner_conflict", "session_state",
+                         "fetchers_stopped_on_session_loss", "error"})
+
+
+@dataclass(frozen=True)
+class ChaosMemberSpec:
+    name: str
+    group: str
+    topic: str
+    zk_connect: str
+    records_path: str
+    session_timeout_ms: int
+    rebalance_backoff_ms: int = 500
+    rebalance_max_retries: int = 20
+    session_lost_policy: str = "legacy"
+
+    def to_json(self) -> str:
+        return json.dumps(asdict(self))
+
+    @classmethod
+    def from_json(cls, text: str) -> ChaosMemberSpec:
+        return cls(**json.loads(text))
+
+    def connector_config(self) -> dict[str, object]:
+        """Manual commits only: see the module docstring."""
+        return {
+            "zookeeper.connect": self.zk_connect,
+            "group.id": self.group,
+            "consumer.id": self.name,
+            "auto.offset.reset": "smallest",
+            "auto.commit.enable": False,
+            "consumer.timeout.ms": 200,
+            "zookeeper.session.timeout.ms": self.session_timeout_ms,
+            "rebalance.backoff.ms": self.rebalance_backoff_ms,
+            "rebalance.max.retries": self.rebalance_max_retries,
+            "refresh.leader.backoff.ms": 100,
+            "zkconsumer.session.lost.policy": self.session_lost_policy,
+        }
+
+
+class MemberFile:
+    """Appends JSON lines, each flushed at once; shared by the consuming and event threads."""
+
+    def __init__(self, path: str | Path) -> None:
+        self._lock = threading.Lock()
+        self._file: TextIO = open(path, "a", encoding="utf-8")  # noqa: SIM115
+
+    def write(self, rec: dict[str, Any]) -> None:
+        line = json.dumps(rec, separators=(",", ":")) + "\n"
+        with self._lock:
+            if not self._file.closed:
+                self._file.write(line)
+                self._file.flush()
+
+    def close(self) -> None:
+        with self._lock:
+            self._file.close()
+
+
+def parse_value(value: bytes | None) -> tuple[str, int] | None:
+    """``b"k007:12"`` -> ("k007", 12); anything else is not the chaos producer's."""
+    if not value:
+        return None
+    key, sep, seq = value.decode("utf-8", errors="replace").rpartition(":")
+    if not sep or not seq.isdigit():
+        return None
+    return key, int(seq)
+
+
+class CommitOnRelease:
+    """Commit before a rebalance gives the partitions up, so their next owner starts where this
+    member stopped instead of at the last periodic commit (fewer duplicates, never a loss).
+
+    Runs on the rebalancer thread once the fetchers are stopped and the queues cleared. The
+    lock is held by the consuming thread from taking a record until its line is written, so
+    the commit never covers a record that is not in the file; the wait is at most one
+    ``consumer.timeout.ms``.
+    """
+
+    def __init__(self, conn: Any, taking: threading.Lock) -> None:
+        self._conn = conn
+        self._taking = taking
+
+    def before_releasing_partitions(self, partitions: object) -> None:
+        with self._taking:
+            self._conn.commit_offsets()
+
+
+def run(spec: ChaosMemberSpec, stop: threading.Event) -> None:
+    from zkconsumer import ConsumerTimeoutException, ZookeeperConsumerConnector
+
+    out = MemberFile(spec.records_path)
+
+    def on_event(event: dict[str, Any]) -> None:
+        kind = event.get("type")
+        if kind in KEPT_EVENTS:
+            rec = {"t": "e", "e": kind, "ts": event.get("ts", time.time())}
+            if kind == "session_state":
+                rec["state"] = event.get("state")
+                rec["new"] = bool(event.get("new_session"))
+            elif kind in ("rebalance_failed", "attempt_failed", "error"):
+                rec["error"] = str(event.get("error"))[:300]
+            out.write(rec)
+
+    conn = ZookeeperConsumerConnector(spec.connector_config())
+    conn.add_event_listener(on_event)
+    taking = threading.Lock()   # held from taking a record until it is in the file
+    conn.set_consumer_rebalance_listener(CommitOnRelease(conn, taking))
+    try:
+        stream = conn.create_message_streams({spec.topic: 1})[spec.topic][0]
+        out.write({"t": "lc", "w": "ready", "ts": time.time()})
+        it = iter(stream)
+        dirty = False
+        next_commit = time.monotonic() + COMMIT_INTERVAL_S
+        while not stop.is_set():
+            with taking:
+                try:
+                    m = next(it)
+                except ConsumerTimeoutException:
+                    m = None
+                except StopIteration:
+                    break
+                if m is not None:
+                    parsed = parse_value(m.message)
+                    key, seq = parsed if parsed is not None else (None, None)
+                    out.write({"t": "d", "k": key, "s": seq, "p": m.partition, "o": m.offset})
+                    dirty = True
+            if dirty and time.monotonic() >= next_commit:
+                # Every record taken from the stream so far is in the file: safe to commit.
+                conn.commit_offsets()
+                dirty = False
+                next_commit = time.monotonic() + COMMIT_INTERVAL_S
+        if dirty:
+            conn.commit_offsets()
+    finally:
+        conn.shutdown()
+        out.write({"t": "lc", "w": "stopped", "ts": time.time()})
+        out.close()
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    args = list(sys.argv[1:] if argv is None else argv)
+    if len(args) != 1:
+        print("usage: python -m zkconsumer.lab.chaos.member '<ChaosMemberSpec JSON>'",
+              file=sys.stderr)
+        return 2
+    logging.basicConfig(level=logging.WARNING,
+                        format="%(asctime)s %(levelname)s %(name)s: %(message)s")
+    logging.getLogger("kazoo").setLevel(logging.ERROR)
+    spec = ChaosMemberSpec.from_json(args[0])
+    stop = threading.Event()
+
+    def leave(*_: object) -> None:
+        stop.set()
+        # The last commit blocks while ZooKeeper is unreachable (it retries until it succeeds,
+        # as the original did); a leave that cannot finish ends as a crash instead of hanging.
+        timer = threading.Timer(LEAVE_DEADLINE_S, lambda: os._exit(3))
+        timer.daemon = True
+        timer.start()
+
+    signal.signal(signal.SIGTERM, leave)
+    signal.signal(signal.SIGINT, leave)
+    run(spec, stop)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,553 @@
+"""A chaos soak: members come, go, crash, stall and lose sessions while ZooKeeper leaders die.
+
+A run, step by step:
+
+1. start a 3-server ZooKeeper ensemble and the embedded broker; create the topic; start a
+   producer of keyed, numbered records;
+2. start the initial members (processes, each behind its own fault proxies) and wait until the
+   group has formed;
+3. walk the seeded schedule (``schedule.py``) for ``duration_s`` seconds;
+4. stop the producer, heal every fault, and wait until the group has settled: the registered
+   members are exactly the live ones, every partition is owned by one of them, each of them owns
+   something, and that picture holds for ``quiet_s``; then run the operator's verify tool;
+5. wait until every acknowledged record is in some member's file (or the drain deadline);
+6. let every member leave cleanly and look for owner or registration znodes left behind.
+
+Figures come from the members' files and the producer's acknowledgements only.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import logging
+import queue
+import shutil
+import tempfile
+import threading
+import time
+import uuid
+from collections.abc import Callable, Iterator
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any
+
+from kazoo.client import KazooClient
+
+from zkconsumer.admin import create_topic
+from zkconsumer.admin.groups import check_ownership, snapshot, verify_group
+from zkconsumer.lab.chaos.accounting import (
+    all_deliveries,
+    consumption,
+    event_totals,
+    read_members,
+)
+from zkconsumer.lab.chaos.broker_keeper import BrokerRegistrationKeeper
+from zkconsumer.lab.chaos.member import ChaosMemberSpec
+from zkconsumer.lab.chaos.members import ChaosMember, MemberLink
+from zkconsumer.lab.chaos.producer import KeyedProducer
+from zkconsumer.lab.chaos.schedule import (
+    Action,
+    Kind,
+    ScheduleParams,
+    action_counts,
+    build_schedule,
+    initial_members,
+)
+from zkconsumer.zk import paths
+
+log = logging.getLogger(__name__)
+
+POLL_S = 0.25
+
+
+class ChaosError(Exception):
+    """The run could not get going (servers, or a group that never formed)."""
+
+
+@dataclass(frozen=True)
+class ChaosSpec:
+    """What to run. The schedule is a function of ``seed``, ``duration_s``, ``members`` and the
+    session timeout only; the same spec replays the same faults in the same order."""
+
+    duration_s: float = 120.0
+    members: int = 6
+    partitions: int = 24
+    seed: int = 1
+    session_timeout_ms: int = 4000
+    rate: float = 50.0                  # records per second during the chaos
+    keys: int = 0                       # 0: two keys per partition
+    mean_gap_s: float = 3.0             # between two actions
+    quiet_s: float = 2.0                # settled = the same good picture for this long
+    formation_deadline_s: float = 60.0
+    settle_deadline_s: float = 90.0
+    drain_deadline_s: float = 60.0
+    session_lost_policy: str = "legacy"
+    out_dir: str | None = None
+
+    def validate(self) -> None:
+        if self.duration_s <= 0:
+            raise ValueError(f"duration must be > 0 s, got {self.duration_s}")
+        if self.members < 1 or self.partitions < 1:
+            raise ValueError(f"members and partitions must be >= 1, got {self.members}, "
+                             f"{self.partitions}")
+        if self.rate <= 0:
+            raise ValueError(f"rate must be > 0, got {self.rate}")
+
+    @property
+    def schedule_params(self) -> ScheduleParams:
+        return ScheduleParams(session_timeout_s=self.session_timeout_ms / 1000.0,
+                              mean_gap_s=self.mean_gap_s)
+
+    def schedule(self) -> list[Action]:
+        return build_schedule(self.seed, self.duration_s, self.members, self.schedule_params)
+
+
+@dataclass
+class ChaosReport:
+    seed: int
+    duration_s: float
+    members: int
+    partitions: int
+    session_timeout_ms: int
+    produced: int = 0
+    consumed_unique: int = 0
+    lost: int = 0
+    duplicates: int = 0
+    unexpected: int = 0
+    rebalances: int = 0
+    failed_rebalances: int = 0
+    failed_attempts: int = 0
+    verify_ok: bool = False
+    verify_violations: list[dict[str, Any]] = field(default_factory=list)
+    stray_znodes: int = -1
+    stray_paths: list[str] = field(default_factory=list)
+    settled: bool = False
+    drained: bool = False
+    actions: dict[str, int] = field(default_factory=dict)            # scheduled, by kind
+    actions_executed: dict[str, int] = field(default_factory=dict)   # done, by kind
+    action_errors: list[str] = field(default_factory=list)
+    members_final: list[str] = field(default_factory=list)
+    member_incarnations: int = 0
+    member_errors: list[str] = field(default_factory=list)
+    producer_errors: list[str] = field(default_factory=list)
+    lost_sample: list[str] = field(default_factory=list)
+    zk_leaders_killed: list[int] = field(default_factory=list)
+    zk_servers_serving: int = 0     # after the faults were healed, of 3
+    broker_reregistrations: int = 0  # see broker_keeper.py
+    phases_s: dict[str, float] = field(default_factory=dict)
+    records_dir: str = ""
+
+    @property
+    def ok(self) -> bool:
+        return (self.lost == 0 and self.verify_ok and self.stray_znodes == 0 and self.settled
+                and self.drained)
+
+    def as_dict(self) -> dict[str, Any]:
+        return {**asdict(self), "ok": self.ok}
+
+
+@dataclass
+class _Run:
+    """Mutable state of one run (the runner's alone; no other thread touches it)."""
+
+    spec: ChaosSpec
+    records: Path
+    zk_connect: str
+    servers: list[str]
+    group: str
+    topic: str
+    members: dict[str, ChaosMember] = field(default_factory=dict)     # live, not told to go
+    leaving: list[ChaosMember] = field(default_factory=list)
+    gone: list[ChaosMember] = field(default_factory=list)
+    down_zk: list[int] = field(default_factory=list)
+    restarter: Restarter = field(default_factory=lambda: Restarter())
+
+    def consumer_id(self, name: str) -> str:
+        return f"{self.group}_{name}"
+
+    def spawn(self, name: str) -> ChaosMember:
+        link = MemberLink(name, self.servers).start()
+        spec = ChaosMemberSpec(
+            name=name, group=self.group, topic=self.topic, zk_connect=link.connect_string,
+            records_path=str(self.records / f"{name}.records.jsonl"),
+            session_timeout_ms=self.spec.session_timeout_ms,
+            session_lost_policy=self.spec.session_lost_policy)
+        member = ChaosMember(spec, link, self.records / f"{name}.log")
+        member.start()
+        self.members[name] = member
+        return member
+
+
+Progress = Callable[[str], None]
+
+
+def run_chaos(spec: ChaosSpec, progress: Progress | None = None) -> ChaosReport:
+    """Run the soak end to end on embedded servers and return its figures (never the data)."""
+    spec.validate()
+    say = progress or (lambda msg: log.info("%s", msg))
+    schedule = spec.schedule()
+    report = ChaosReport(seed=spec.seed, duration_s=spec.duration_s, members=spec.members,
+                         partitions=spec.partitions, session_timeout_ms=spec.session_timeout_ms,
+                         actions=action_counts(schedule))
+    out_dir = Path(spec.out_dir) if spec.out_dir else Path(tempfile.mkdtemp(prefix="zkchaos-"))
+    records = out_dir / "members"
+    if records.exists():
+        shutil.rmtree(records)
+    records.mkdir(parents=True)
+    report.records_dir = str(records)
+    t0 = time.monotonic()
+
+    def phase(name: str) -> None:
+        report.phases_s[name] = round(time.monotonic() - t0, 2)
+
+    from zkconsumer.testing.broker import EmbeddedBroker
+    from zkconsumer.testing.zookeeper import EmbeddedEnsemble
+
+    say("starting a 3-server ZooKeeper ensemble and the broker")
+    with _ensemble(EmbeddedEnsemble(3)) as ensemble, \
+            _broker(EmbeddedBroker(ensemble.connect_string)) as broker:
+        phase("servers_up")
+        uniq = uuid.uuid4().hex[:6]
+        run = _Run(spec, records, ensemble.connect_string,
+                   [ensemble.server_connect_string(s) for s in sorted(ensemble.client_ports)],
+                   group=f"chaos-{uniq}", topic=f"chaos-{uniq}")
+        create_topic(run.zk_connect, run.topic, spec.partitions, bootstrap=broker.bootstrap)
+        producer = KeyedProducer(broker.bootstrap, run.topic, spec.partitions,
+                                 spec.keys or 2 * spec.partitions, spec.rate)
+        produced: list[tuple[str, int]] = []
+        # Reconnect at once after a leader kill (kazoo's default backoff grows to seconds).
+        client = KazooClient(hosts=run.zk_connect, timeout=10.0,
+                             connection_retry={"max_tries": -1, "delay": 0.1, "backoff": 1.5,
+                                               "max_delay": 1.0})
+        client.start(timeout=30)
+        keeper = BrokerRegistrationKeeper(client, broker.broker_id).start()
+        try:
+            producer.start()
+            say(f"starting {spec.members} members")
+            for name in initial_members(spec.members):
+                run.spawn(name)
+            formed = _wait_settled(client, run, spec.formation_deadline_s,
+                                   min(spec.quiet_s, 1.0))
+            if formed is None:
+                raise ChaosError(f"{spec.members} members did not form a group within "
+                                 f"{spec.formation_deadline_s:.0f} s")
+            phase("formed")
+            say(f"chaos for {spec.duration_s:.0f} s: {len(schedule)} steps, seed {spec.seed}")
+            _execute(run, ensemble, schedule, spec.duration_s, report, say)
+            phase("chaos_done")
+            producer.stop()
+            report.producer_errors = producer.errors[:20]
+            _heal(run, ensemble)
+            report.zk_servers_serving = _serving(ensemble)
+            say("chaos over: faults healed, waiting for the group to settle")
+            report.settled = _wait_settled(client, run, spec.settle_deadline_s,
+                                           spec.quiet_s) is not None
+            phase("settled" if report.settled else "settle_gave_up")
+            try:
+                verification = verify_group(run.zk_connect, run.group)
+                report.verify_ok = verification.ok
+                report.verify_violations = [v.as_dict() for v in verification.violations][:20]
+            except Exception as exc:  # the verdict is "not ok", and the run still reports
+                report.verify_violations = [{"error": repr(exc)}]
+            produced = [(a.key, a.seq) for a in producer.acked]
+            say(f"draining: {len(produced)} records acknowledged")
+            report.drained = _wait_drained(records, produced, spec.drain_deadline_s)
+            phase("drained" if report.drained else "drain_gave_up")
+            report.members_final = sorted(run.members)
+            say("stopping every member")
+            _stop_all(run, report)
+            report.stray_paths = _stray_znodes(client, run)
+            report.stray_znodes = len(report.stray_paths)
+            phase("stopped")
+        finally:
+            keeper.stop()
+            report.broker_reregistrations = keeper.recreated
+            producer.stop()
+            _cleanup(run)
+            client.stop()
+            client.close()
+    phase("closed")
+    logs = read_members(records)
+    result = consumption(produced, all_deliveries(logs))
+    report.produced, report.consumed_unique = result.produced, result.consumed_unique
+    report.lost, report.duplicates = result.lost, result.duplicates
+    report.unexpected = result.unexpected
+    report.lost_sample = [f"{k}:{s}" for k, s in result.lost_sample]
+    events = event_totals(logs)
+    report.rebalances = events["rebalance_succeeded"]
+    report.failed_rebalances = events["rebalance_failed"]
+    report.failed_attempts = events["attempt_failed"]
+    report.member_incarnations = len(logs)
+    report.member_errors += [f"{m.name}: {e}" for m in logs for e in m.errors][:20]
+    return report
+
+
+@contextlib.contextmanager
+def _ensemble(ensemble: Any) -> Iterator[Any]:
+    """Start the ensemble; at the end SIGKILL its servers at once rather than stopping them one
+    by one (seconds each): their data is thrown away, and nobody is connected any more."""
+    ensemble.start()
+    try:
+        yield ensemble
+    finally:
+        for sid in ensemble.client_ports:
+            with contextlib.suppress(Exception):
+                ensemble.kill(sid)
+        ensemble.close()
+
+
+@contextlib.contextmanager
+def _broker(broker: Any) -> Iterator[Any]:
+    """The embedded broker, SIGKILLed at the end: its data lives in memory and goes anyway."""
+    broker.start()
+    try:
+        yield broker
+    finally:
+        broker.kill()   # a clean stop waits seconds for the broker's connections to drain
+        broker.close()
+
+
+# --- the chaos itself ---------------------------------------------------------------------------
+
+
+def _execute(run: _Run, ensemble: Any, schedule: list[Action], duration_s: float,
+             report: ChaosReport, say: Progress) -> None:
+    """Walk the schedule on time; an action that fails is reported and the walk goes on."""
+    executed = {k: 0 for k in report.actions}
+    start = time.monotonic()
+    for action in schedule:
+        delay = start + action.at - time.monotonic()
+        if delay > 0:
+            time.sleep(delay)
+        try:
+            _apply(run, ensemble, action, report)
+            if action.kind.value in executed:
+                executed[action.kind.value] += 1
+            log.info("t=%.1f %s %s", action.at, action.kind.value, action.target)
+        except Exception as exc:
+            log.warning("t=%.1f %s %s failed: %r", action.at, action.kind.value, action.target,
+                        exc)
+            report.action_errors.append(f"t={action.at} {action.kind.value} {action.target}: "
+                                        f"{exc!r}")
+        _reap(run, report)
+    report.actions_executed = executed
+    rest = start + duration_s - time.monotonic()
+    if rest > 0:
+        time.sleep(rest)
+    say(f"executed {sum(executed.values())} actions: "
+        + ", ".join(f"{k} {v}" for k, v in executed.items()))
+
+
+def _apply(run: _Run, ensemble: Any, action: Action, report: ChaosReport) -> None:
+    kind = action.kind
+    if kind is Kind.JOIN:
+        run.spawn(action.target)
+    elif kind is Kind.LEAVE:
+        member = run.members.pop(action.target)
+        member.terminate()
+        run.leaving.append(member)
+    elif kind is Kind.KILL:
+        member = run.members.pop(action.target)
+        member.kill()
+        member.link.stop()
+        run.gone.append(member)
+    elif kind in (Kind.EXPIRE, Kind.PAUSE):
+        run.members[action.target].link.hold()
+    elif kind is Kind.RESUME:
+        member = run.members.get(action.target)
+        if member is not None:
+            member.link.release()
+    elif kind is Kind.ZK_LEADER_KILL:
+        sid = ensemble.leader_id(timeout=10.0)
+        ensemble.kill(sid)
+        run.down_zk.append(sid)
+        report.zk_leaders_killed.append(sid)
+    elif kind is Kind.ZK_RESTART:
+        _restart_zk(run, ensemble)
+
+
+def _restart_zk(run: _Run, ensemble: Any) -> None:
+    """Restart the servers that are down, off the schedule's thread (a start takes seconds)."""
+    down, run.down_zk = list(run.down_zk), []
+    for sid in down:
+        run.restarter.submit(lambda sid=sid: ensemble.start(sid))
+
+
+class Restarter:
+    """One long-lived thread that starts ZooKeeper servers again.
+
+    Long-lived because the embedded servers die with the thread that started them (Linux's
+    parent-death signal follows the forking thread): a server started from a short-lived thread
+    would be killed as soon as that thread ended, leaving the ensemble one server short.
+    """
+
+    def __init__(self) -> None:
+        self._jobs: queue.Queue[Callable[[], object] | None] = queue.Queue()
+        self._idle = threading.Event()
+        self._idle.set()
+        self._thread = threading.Thread(target=self._run, name="chaos-zk-restarter",
+                                        daemon=True)
+        self._thread.start()
+
+    def submit(self, job: Callable[[], object]) -> None:
+        self._idle.clear()
+        self._jobs.put(job)
+
+    def wait_idle(self, timeout: float) -> bool:
+        return self._idle.wait(timeout)
+
+    def close(self) -> None:
+        self._jobs.put(None)
+        self._thread.join(90)
+
+    def _run(self) -> None:
+        while True:
+            job = self._jobs.get()
+            if job is None:
+                return
+            try:
+                job()
+            except Exception:
+                log.exception("restarting a ZooKeeper server failed")
+            if self._jobs.empty():
+                self._idle.set()
+
+
+def _reap(run: _Run, report: ChaosReport) -> None:
+    """Members that exited although nobody asked them to are errors; those that left are gone."""
+    for name, member in list(run.members.items()):
+        if not member.alive():
+            code = member.proc.returncode if member.proc else None
+            report.member_errors.append(f"{name} exited on its own (code {code})")
+            del run.members[name]
+            member.link.stop()
+            run.gone.append(member)
+    for member in list(run.leaving):
+        if not member.alive():
+            run.leaving.remove(member)
+            member.link.stop()
+            run.gone.append(member)
+
+
+def _heal(run: _Run, ensemble: Any) -> None:
+    for member in run.members.values():
+        member.link.release()
+    if run.down_zk:
+        _restart_zk(run, ensemble)
+    run.restarter.wait_idle(90)
+
+
+def _serving(ensemble: Any, timeout_s: float = 30.0) -> int:
+    """How many ensemble servers serve again (all of them, unless a restart failed)."""
+    give_up = time.monotonic() + timeout_s
+    while True:
+        up = sum(ensemble.mode(sid) in ("leader", "follower") for sid in ensemble.client_ports)
+        if up == len(ensemble.client_ports) or time.monotonic() >= give_up:
+            return up
+        time.sleep(POLL_S)
+
+
+# --- settling, draining, stopping ---------------------------------------------------------------
+
+
+def group_picture(client: KazooClient, run: _Run) -> tuple[bool, str, tuple[Any, ...]]:
+    """(good, why not, the ownership seen): good = registered members are exactly the live
+    ones, every partition is owned by a live member's thread, each live member owns one if
+    there are enough partitions, and the verify tool's checks pass."""
+    live = {run.consumer_id(n) for n in run.members}
+    snap = snapshot(client, run.group, [run.topic])
+    registered = {m.consumer_id for m in snap.members}
+    owners = tuple(sorted((p, o or "") for (_, p), o in snap.owners.items()))
+    if registered != live:
+        return False, (f"registered {sorted(registered - live)} not live, live "
+                       f"{sorted(live - registered)} not registered"), owners
+    violations = check_ownership(snap)
+    if violations:
+        return False, f"{len(violations)} violations, e.g. {violations[0]}", owners
+    owning = {o.rsplit("-", 1)[0] for _, o in owners}
+    if not owning <= live:
+        return False, f"owned by {sorted(owning - live)}", owners
+    if run.spec.partitions >= len(live) and owning != live:
+        return False, f"idle members {sorted(live - owning)}", owners
+    return True, "", owners
+
+
+def _wait_settled(client: KazooClient, run: _Run, deadline_s: float, quiet_s: float
+                  ) -> float | None:
+    give_up = time.monotonic() + deadline_s
+    since: float | None = None
+    seen: tuple[Any, ...] = ()
+    why = ""
+    while time.monotonic() < give_up:
+        try:
+            good, why, owners = group_picture(client, run)
+        except Exception as exc:  # a read during a leader election: try again
+            good, why, owners = False, repr(exc), ()
+        now = time.monotonic()
+        if good and owners == seen and since is not None:
+            if now - since >= quiet_s:
+                return now
+        elif good:
+            since, seen = now, owners
+        else:
+            since = None
+        time.sleep(POLL_S)
+    log.warning("group %s did not settle within %.0f s: %s", run.group, deadline_s, why)
+    return None
+
+
+def _wait_drained(records: Path, produced: list[tuple[str, int]], deadline_s: float) -> bool:
+    give_up = time.monotonic() + deadline_s
+    while True:
+        if consumption(produced, all_deliveries(read_members(records))).lost == 0:
+            return True
+        if time.monotonic() >= give_up:
+            return False
+        time.sleep(0.5)
+
+
+def _stop_all(run: _Run, report: ChaosReport) -> None:
+    """Clean leaves, all at once; a member that does not exit in time is killed (reported)."""
+    members = list(run.members.values()) + run.leaving
+    run.members.clear()
+    run.leaving = []
+    for m in members:
+        m.terminate()
+    for m in members:
+        if m.wait(30) is None:
+            report.member_errors.append(f"{m.name} did not leave within 30 s; killed")
+            m.kill()
+        m.link.stop()
+        run.gone.append(m)
+
+
+def _stray_znodes(client: KazooClient, run: _Run, grace_s: float = 2.0) -> list[str]:
+    """Owner and registration znodes left once every member has left (a short grace for the
+    servers to process the last session closes)."""
+    give_up = time.monotonic() + grace_s
+    while True:
+        found = [f"{paths.consumer_ids(run.group)}/{c}"
+                 for c in _children(client, paths.consumer_ids(run.group))]
+        found += [f"{paths.topic_owners(run.group, run.topic)}/{c}"
+                  for c in _children(client, paths.topic_owners(run.group, run.topic))]
+        if not found or time.monotonic() >= give_up:
+            return sorted(found)
+        time.sleep(POLL_S)
+
+
+def _children(client: KazooClient, path: str) -> list[str]:
+    from kazoo.exceptions import NoNodeError
+
+    try:
+        return list(client.get_children(path))
+    except NoNodeError:
+        return []
+
+
+def _cleanup(run: _Run) -> None:
+    """Whatever is still running after an error: kill it."""
+    for m in [*run.members.values(), *run.leaving, *run.gone]:
+        with contextlib.suppress(Exception):
+            m.kill()
+        m.link.stop()
+    run.restarter.close()
