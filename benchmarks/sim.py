@@ -2,38 +2,39 @@
 
 Targets (the simulator's requirement): one simulated event at N = 10,000 in under 60 s on one
 core; a grid of at least 100 configurations in under 15 minutes on Spark ``local[2]``. This
-script measures both in-process (the Spark job comes later): the big event on one core, and the
-grid serially and over ``--workers`` processes (2, like ``local[2]``).
+script measures both: the big event in this process (CPU time, one core), and the grid as the
+``spark herd --mode sim`` job runs it (:func:`zkconsumer.spark.sweep.sweep_dataframe` on
+``--master``, default ``local[2]``, wall time including the Spark session start).
 
     .venv/bin/python benchmarks/sim.py
-    .venv/bin/python benchmarks/sim.py --big-protocols all --seeds 3 --workers 2
+    .venv/bin/python benchmarks/sim.py --big-protocols all --seeds 3 --serial
 """
 
 from __future__ import annotations
 
 import argparse
-import itertools
 import statistics
 import sys
 import time
 from collections.abc import Sequence
-from concurrent.futures import ProcessPoolExecutor
 
-from zkconsumer.sim import EVENTS, PROTOCOLS, SimConfig, simulate
+from zkconsumer.sim import EVENTS, SimConfig, simulate
+from zkconsumer.spark.grid import Cell, cells
 
 BIG_TARGET_S = 60.0
 GRID_TARGET_S = 15 * 60.0
-GRID_MEMBERS = (4, 8, 16, 32, 64)
-GRID_PARTITIONS = 8
+PROTOCOLS = ("zk-range", "zk-roundrobin", "eager-range", "cooperative-sticky", "kip848")
+GRID_MEMBERS = (4, 16, 64, 256, 1000, 10_000)
+GRID_PARTITIONS = (16, 128)
+SUMMARY_PARTITIONS = 16
 
 
-def grid(seeds: int) -> list[SimConfig]:
-    return [SimConfig(p, n, GRID_PARTITIONS, e, seed=s)
-            for p, n, e, s in itertools.product(PROTOCOLS, GRID_MEMBERS, EVENTS, range(seeds))]
+def grid(seeds: int) -> list[Cell]:
+    return cells(PROTOCOLS, GRID_MEMBERS, GRID_PARTITIONS, EVENTS, seeds)
 
 
-def _row(cfg: SimConfig) -> dict[str, object]:
-    return simulate(cfg).row()
+def _row(cell: Cell) -> dict[str, object]:
+    return simulate(SimConfig(*cell.key()[:4], seed=cell.seed)).row()
 
 
 def time_big(protocols: Sequence[str], members: int, partitions: int) -> None:
@@ -50,40 +51,51 @@ def time_big(protocols: Sequence[str], members: int, partitions: int) -> None:
               f"{r.sim_events:,} events")
 
 
-def time_grid(configs: list[SimConfig], workers: int) -> list[dict[str, object]]:
-    started = time.perf_counter()
-    rows = [_row(c) for c in configs]
-    serial = time.perf_counter() - started
+def time_grid(configs: list[Cell], master: str, serial: bool) -> list[dict[str, object]]:
+    from zkconsumer.spark.session import spark_session
+    from zkconsumer.spark.sweep import SimSettings, sweep_dataframe
+
     print(f"grid of {len(configs)} configurations ({len(PROTOCOLS)} protocols x N in "
-          f"{GRID_MEMBERS} x {len(EVENTS)} events x seeds, P={GRID_PARTITIONS}):")
-    print(f"  serial, 1 core:       {serial:7.2f} s "
-          f"({'ok' if serial < GRID_TARGET_S else 'OVER TARGET'})")
-    if workers > 1:
+          f"{GRID_MEMBERS} x P in {GRID_PARTITIONS} x {len(EVENTS)} events x seeds):")
+    started = time.perf_counter()
+    spark = spark_session(master, app="zkconsumer-sim-benchmark", shuffle_partitions=2)
+    session_s = time.perf_counter() - started
+    try:
+        df = sweep_dataframe(spark, configs, SimSettings())
+        rows = [r.asDict() for r in df.collect()]
+    finally:
+        spark.stop()
+    elapsed = time.perf_counter() - started
+    print(f"  Spark {master}:      {elapsed:7.2f} s wall incl. {session_s:.1f} s session start "
+          f"({'ok' if elapsed < GRID_TARGET_S else 'OVER TARGET'}, target "
+          f"{GRID_TARGET_S / 60:.0f} min)")
+    if serial:
         started = time.perf_counter()
-        with ProcessPoolExecutor(workers) as pool:
-            parallel = list(pool.map(_row, configs, chunksize=8))
-        elapsed = time.perf_counter() - started
-        same = parallel == rows
-        print(f"  {workers} worker processes: {elapsed:7.2f} s (incl. start-up; rows identical "
-              f"to serial: {same})")
+        plain = [_row(c) for c in configs]
+        print(f"  serial, 1 core:       {time.perf_counter() - started:7.2f} s")
+        key = ("protocol", "members", "partitions", "event", "seed", "coordination_requests")
+        same = sorted(tuple(r[k] for k in key) for r in plain) == sorted(
+            tuple(r[k] for k in key) for r in rows)
+        print(f"  rows identical to Spark's: {same}")
     return rows
 
 
 def summary(rows: list[dict[str, object]]) -> None:
-    print("joins, median over seeds: requests / attempts / conflicts / time to stable (s)")
+    print(f"joins at P={SUMMARY_PARTITIONS}, median over seeds: requests / attempts / conflicts / "
+          "time to stable (s)")
     for protocol in PROTOCOLS:
-        cells = []
+        parts = []
         for n in GRID_MEMBERS:
             sel = [r for r in rows if r["protocol"] == protocol and r["members"] == n
-                   and r["event"] == "join"]
+                   and r["event"] == "join" and r["partitions"] == SUMMARY_PARTITIONS]
             req = statistics.median(int(r["coordination_requests"]) for r in sel)  # type: ignore[call-overload]
             att = max(int(r["rebalance_attempts"]) for r in sel)  # type: ignore[call-overload]
             con = statistics.median(int(r["conflicts"]) for r in sel)  # type: ignore[call-overload]
             tts = [float(r["time_to_stable_s"]) for r in sel  # type: ignore[arg-type]
                    if r["time_to_stable_s"] is not None]
             t = f"{statistics.median(tts):.2f}" if tts else "-"
-            cells.append(f"N={n}: {req:g}/{att}/{con:g}/{t}")
-        print(f"  {protocol:<19} " + "  ".join(cells))
+            parts.append(f"N={n}: {req:g}/{att}/{con:g}/{t}")
+        print(f"  {protocol:<19} " + "  ".join(parts))
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -93,11 +105,13 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--big-protocols", default="zk-range",
                         help="comma-separated protocols for the big event, or 'all'")
     parser.add_argument("--seeds", type=int, default=2, help="seeds per grid cell")
-    parser.add_argument("--workers", type=int, default=2)
+    parser.add_argument("--master", default="local[2]", help="Spark master for the grid")
+    parser.add_argument("--serial", action="store_true",
+                        help="also run the grid serially here and compare the rows")
     args = parser.parse_args(argv)
     protocols = PROTOCOLS if args.big_protocols == "all" else args.big_protocols.split(",")
     time_big(protocols, args.members, args.partitions)
-    rows = time_grid(grid(args.seeds), args.workers)
+    rows = time_grid(grid(args.seeds), args.master, args.serial)
     summary(rows)
     return 0
 

@@ -70,7 +70,7 @@ def test_row_has_the_grid_columns_first_then_the_extras():
 
 
 @pytest.mark.parametrize("kwargs,message", [
-    ({"protocol": "zk-leader-range"}, "not simulated yet"),
+    ({"protocol": "zk-leader-unknown"}, "not simulated yet"),
     ({"protocol": "nope"}, "protocol must be one of"),
     ({"event": "restart"}, "event must be one of"),
     ({"event": "crash", "members": 1}, "members must be >= 2"),

@@ -3,6 +3,8 @@
 Every timing in the simulator comes from one :class:`Calibration`. The defaults reproduce the
 figures measured on the reference machine (``/work/shared/reference/environment.md``):
 
+* the server's read capacity (``zk_read_service_us``): shared by all members, so a herd's reads
+  queue there (the built-in value, not measured here: see the field);
 * kazoo, one synchronous client: 1.2-3k reads/s and 0.4-1.2k creates/s, i.e. ~0.5 ms per read
   and ~1.3 ms per create end to end, mostly Python on the client side; so each request is split
   into client CPU (shared by every connector of one process when ``SimConfig.client_processes``
@@ -42,6 +44,12 @@ class Calibration:
     zk_read_latency_ms: float = 0.25
     zk_write_latency_ms: float = 0.7
     zk_write_service_ms: float = 0.25
+    # The server's work per read, shared by every client (processor sharing): negligible for a
+    # small group, the bottleneck of a herd (10,000 members x 10,000 registrations = 10^8
+    # reads is 1,000 s of server time at 10 us). ~50-100k reads/s is ZooKeeper's usual
+    # single-server ballpark; not measured by ``calibrate`` (one Python client cannot load
+    # the server enough).
+    zk_read_service_us: float = 10.0
     watch_delivery_ms: float = 2.0
     zk_connect_ms: float = 30.0  # a joiner's session set-up before it registers
     session_expiry_factor: float = 1.15

@@ -13,13 +13,15 @@ import logging
 from dataclasses import dataclass, field
 
 from zkconsumer.sim.calibration import Calibration
+from zkconsumer.sim.registry import MODELS
 
 log = logging.getLogger(__name__)
 
+# Derived from the model registry (zkconsumer.sim.registry): add a protocol there.
+PROTOCOLS = tuple(MODELS)
 LEGACY_PROTOCOLS = ("zk-range", "zk-roundrobin")
 BROKER_PROTOCOLS = ("eager-range", "cooperative-sticky")
-SIMULATED_ONLY = ("kip848",)
-PROTOCOLS = LEGACY_PROTOCOLS + BROKER_PROTOCOLS + SIMULATED_ONLY
+SIMULATED_ONLY = tuple(name for name, e in MODELS.items() if e.simulated_only)
 EVENTS = ("join", "leave", "crash")
 
 
@@ -51,12 +53,12 @@ class SimConfig:
     max_time_s: float = 3600.0
 
     def __post_init__(self) -> None:
-        if self.protocol == "zk-leader-range":
-            raise ValueError("protocol 'zk-leader-range' is not simulated yet (a leader-elected "
-                             "variant of the legacy protocol); choose one of "
-                             f"{', '.join(PROTOCOLS)}")
-        if self.protocol not in PROTOCOLS:
-            raise ValueError(f"protocol must be one of {', '.join(PROTOCOLS)}, "
+        if self.protocol not in MODELS and self.protocol.startswith("zk-leader-"):
+            raise ValueError(f"protocol {self.protocol!r} is not simulated yet (a "
+                             "leader-elected variant of the legacy protocol); choose one of "
+                             f"{', '.join(MODELS)}")
+        if self.protocol not in MODELS:
+            raise ValueError(f"protocol must be one of {', '.join(MODELS)}, "
                              f"got {self.protocol!r}")
         if self.event not in EVENTS:
             raise ValueError(f"event must be one of {', '.join(EVENTS)}, got {self.event!r}")
@@ -86,7 +88,12 @@ class SimConfig:
     @property
     def simulated_only(self) -> bool:
         """No broker available here implements it: its rows have no real counterpart."""
-        return self.protocol in SIMULATED_ONLY
+        return MODELS[self.protocol].simulated_only
+
+    @property
+    def family(self) -> str:
+        """``zookeeper`` (members coordinate through ZooKeeper) or ``broker``."""
+        return MODELS[self.protocol].family
 
     @property
     def session_timeout_s(self) -> float:

@@ -12,11 +12,9 @@ import logging
 import random
 from typing import Protocol
 
-from zkconsumer.sim.broker import BrokerGroup
 from zkconsumer.sim.config import SimConfig
 from zkconsumer.sim.engine import Engine
-from zkconsumer.sim.kip848 import Kip848Group
-from zkconsumer.sim.legacy import LegacyGroup
+from zkconsumer.sim.registry import entry
 from zkconsumer.sim.result import SimResult
 from zkconsumer.sim.tally import OwnershipLedger, Tally
 
@@ -40,11 +38,10 @@ def member_ids(rng: random.Random, count: int) -> list[str]:
 
 def _model(config: SimConfig, engine: Engine, rng: random.Random, tally: Tally,
            ledger: OwnershipLedger) -> GroupModel:
-    if config.is_legacy:
-        return LegacyGroup(config, engine, rng, tally, ledger)
-    if config.protocol == "kip848":
-        return Kip848Group(config, engine, rng, tally, ledger)
-    return BrokerGroup(config, engine, rng, tally, ledger)
+    """The protocol's model, from :data:`zkconsumer.sim.registry.MODELS`."""
+    cls = entry(config.protocol).load()
+    model: GroupModel = cls(config, engine, rng, tally, ledger)
+    return model
 
 
 def simulate(config: SimConfig) -> SimResult:

@@ -17,6 +17,11 @@ reads) a few hundred thousand events: nothing in the group changes while a membe
 registrations, except in the rare case the model then checks (a member vanished: NoNode fails
 the attempt, as in ``RebalanceExecutor._read_view``).
 
+The server's read work (``zk_read_service_us`` per read) runs on one processor-sharing
+:class:`~zkconsumer.sim.engine.SharedCpu`: when thousands of members walk the registrations at
+once, each one's reads take as long as the server needs for everybody's (the herd's cost in
+time, not only in requests).
+
 Watches: the membership child watch is one-shot and re-armed by the member (``WatchSet.arm``);
 a change notifies every armed watcher after ``watch_delivery_ms`` and disarms it.
 """
@@ -30,7 +35,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from zkconsumer.sim.calibration import Calibration
-from zkconsumer.sim.engine import Cpu, Engine
+from zkconsumer.sim.engine import Cpu, Engine, SharedCpu
 from zkconsumer.sim.tally import OwnershipLedger, Tally
 
 log = logging.getLogger(__name__)
@@ -64,6 +69,7 @@ class ZkServer:
         self.watchers: dict[str, None] = {}
         self.on_notify: Callable[[str], None] = lambda member: None
         self._leader_free = 0.0
+        self._read_server = SharedCpu(engine)
 
     # --- sampling ----------------------------------------------------------------------------
 
@@ -97,8 +103,12 @@ class ZkServer:
             self._engine.after(0.0, done)
             return
         self._tally.zk_reads += n
-        cpu.run(n * self._cal.client_read_cpu_ms / 1000.0 * self.jitter(n), self._engine.after,
-                n * self._cal.zk_read_latency_ms / 1000.0 * self.jitter(n), done)
+        cpu.run(n * self._cal.client_read_cpu_ms / 1000.0 * self.jitter(n), self._bulk_sent, n,
+                done)
+
+    def _bulk_sent(self, n: int, done: Callable[[], None]) -> None:
+        self._engine.after(n * self._cal.zk_read_latency_ms / 1000.0 * self.jitter(n),
+                           self._read_server.run, n * self._cal.zk_read_service_us / 1e6, done)
 
     def write(self, cpu: Cpu, apply: Callable[[], Any], done: Callable[[Any], None]) -> None:
         """One synchronous write through the leader's pipeline; ``apply`` changes the state."""

@@ -1,0 +1,88 @@
+"""Pure pieces of the Spark jobs: the grid, the model registry, the cross-task stability rule,
+the table rows and the validation tolerances."""
+
+from __future__ import annotations
+
+import pytest
+
+from zkconsumer.sim import PROTOCOLS, SimConfig, simulate
+from zkconsumer.sim.registry import MODELS
+from zkconsumer.spark.control import TaskStatus, drained, group_stable
+from zkconsumer.spark.grid import cells, parse_ints
+from zkconsumer.spark.tables import TABLE_COLUMNS, to_record
+from zkconsumer.spark.validate import Check
+
+
+def test_grid_is_the_full_product_without_impossible_cells_most_expensive_first():
+    grid = cells(("zk-range", "eager-range"), (1, 10_000, 64), (16,), ("join", "crash"), 2)
+    # N=1 cannot crash (nobody would take over): 2 protocols x (3 joins + 2 crashes) x 2 seeds
+    assert len(grid) == 2 * 5 * 2
+    assert (grid[0].protocol, grid[0].members) == ("zk-range", 10_000)
+    assert len({c.key() for c in grid}) == len(grid)
+
+
+def test_grid_lists_are_checked():
+    assert parse_ints("4, 64,1000") == (4, 64, 1000)
+    with pytest.raises(ValueError, match="integers"):
+        parse_ints("4,x")
+    with pytest.raises(ValueError, match=">= 1"):
+        parse_ints("0")
+
+
+def test_every_registered_protocol_is_simulated_by_its_model():
+    assert PROTOCOLS == tuple(MODELS)
+    for protocol in PROTOCOLS:
+        assert SimConfig(protocol, 4, 8, "join").family == MODELS[protocol].family
+        assert MODELS[protocol].load() is not None
+    assert SimConfig("kip848", 4, 8, "join").simulated_only
+    with pytest.raises(ValueError, match="not simulated yet"):
+        SimConfig("zk-leader-nope", 4, 8, "join")
+
+
+def test_legacy_join_wakes_all_n_members_and_eager_has_one_leader_compute():
+    n = 40
+    legacy = simulate(SimConfig("zk-range", n, 16, "join", seed=3))
+    assert legacy.members_woken == legacy.watch_notifications == n
+    assert legacy.leader_computations == 0  # everybody computes for itself
+    eager = simulate(SimConfig("eager-range", n, 16, "join", seed=3))
+    assert eager.leader_computations == 1 and eager.watch_notifications == 0
+
+
+def _status(task, fetchers, live=2, idle=0, last_change=0.0, at=10.0, top=None):
+    return TaskStatus(task=task, at=at, fetchers=fetchers, live=live, idle=idle,
+                      last_change=last_change, delivered_max=top or {})
+
+
+def test_the_group_is_stable_only_when_all_tasks_together_own_each_partition_once():
+    a, b = _status(0, [1, 0, 1, 0]), _status(1, [0, 1, 0, 1])
+    assert group_stable([a, b], 2, 4, now=10.0, quiet_s=3.0, fresh_after=5.0)
+    assert not group_stable([a], 2, 4, 10.0, 3.0, 5.0)  # a task has not reported
+    assert not group_stable([a, _status(1, [1, 1, 0, 1])], 2, 4, 10.0, 3.0, 5.0)  # doubled
+    assert not group_stable([a, _status(1, [0, 0, 0, 1])], 2, 4, 10.0, 3.0, 5.0)  # orphan
+    assert not group_stable([a, _status(1, [0, 1, 0, 1], last_change=8.0)], 2, 4, 10.0, 3.0,
+                            5.0)  # not quiet yet
+    assert not group_stable([a, _status(1, [0, 1, 0, 1], at=4.0)], 2, 4, 10.0, 3.0, 5.0)
+    assert not group_stable([a, _status(1, [0, 1, 0, 1], idle=1)], 2, 4, 10.0, 3.0, 5.0)
+
+
+def test_drained_when_every_last_offset_was_delivered_somewhere():
+    statuses = [_status(0, [1], top={"0": 9}), _status(1, [0], top={"1": 4})]
+    assert drained(statuses, {"0": 9, "1": 4})
+    assert not drained(statuses, {"0": 9, "1": 5})
+
+
+def test_a_simulated_row_fits_the_table_schema_in_order():
+    row = simulate(SimConfig("cooperative-sticky", 4, 8, "leave", seed=1)).row()
+    record = to_record(row)
+    assert len(record) == len(TABLE_COLUMNS)
+    assert record[TABLE_COLUMNS.index("mode")] == "sim"
+    assert record[TABLE_COLUMNS.index("tasks")] is None  # a real-mode figure
+
+
+def test_validation_tolerances():
+    base = dict(protocol="zk-range", members=8, partitions=8, event="join", real_runs=1,
+                real_requests=100.0, real_attempts=2.0, real_tts=1.0)
+    assert Check(**base, sim_requests=114.0, sim_attempts=3.0, sim_tts=1.29).ok
+    assert not Check(**base, sim_requests=116.0, sim_attempts=2.0, sim_tts=1.0).ok
+    assert not Check(**base, sim_requests=100.0, sim_attempts=4.0, sim_tts=1.0).ok
+    assert not Check(**base, sim_requests=100.0, sim_attempts=2.0, sim_tts=1.31).ok

@@ -1,0 +1,202 @@
+"""Measure the simulator's latency parameters on real servers (``zkconsumer calibrate``).
+
+What is measured, each as a median over many samples:
+
+* ZooKeeper reads and creates from one synchronous kazoo client, split into the client's CPU
+  time (``time.process_time`` of this process) and the rest (network and server);
+* the leader's write service time: pipelined asynchronous creates, wall time per create;
+* watch delivery: one client watches children, another creates one; time until the watch fires;
+* session set-up (``KazooClient.start``) and, unless skipped, session expiry after SIGKILL: a
+  child process with a short session creates an ephemeral znode and is killed; expiry factor =
+  time until the znode is gone / the session timeout;
+* a broker request round trip (a metadata request), when a bootstrap is given.
+
+Everything else (fetcher stop times, Tansu's group timings) keeps its built-in value; the file
+records which are measured in ``source``.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import logging
+import os
+import signal
+import statistics
+import subprocess
+import sys
+import threading
+import time
+import uuid
+from collections.abc import Callable
+from dataclasses import dataclass
+
+from zkconsumer.sim.calibration import Calibration
+
+log = logging.getLogger(__name__)
+
+_EPHEMERAL_CHILD = """
+import sys, time
+from kazoo.client import KazooClient
+c = KazooClient(hosts=sys.argv[1], timeout=float(sys.argv[3]))
+c.start(timeout=10)
+c.create(sys.argv[2], b"", ephemeral=True, makepath=True)
+print("ready", flush=True)
+time.sleep(600)
+"""
+
+
+@dataclass(frozen=True)
+class Measured:
+    """Raw medians in milliseconds (and the expiry factor), before they become a Calibration."""
+
+    read_ms: float
+    read_cpu_ms: float
+    write_ms: float
+    write_cpu_ms: float
+    write_service_ms: float
+    watch_delivery_ms: float
+    connect_ms: float
+    expiry_factor: float | None
+    broker_request_ms: float | None
+
+
+def _timed(fn: Callable[[], object], samples: int) -> tuple[float, float]:
+    """(median wall ms, mean CPU ms) per call."""
+    walls = []
+    cpu0 = time.process_time()
+    for _ in range(samples):
+        t = time.perf_counter()
+        fn()
+        walls.append((time.perf_counter() - t) * 1000)
+    cpu = (time.process_time() - cpu0) * 1000 / samples
+    return statistics.median(walls), cpu
+
+
+def measure_zookeeper(zk_connect: str, samples: int = 300, expiry: bool = True,
+                      session_timeout_s: float = 4.0) -> dict[str, float | None]:
+    from kazoo.client import KazooClient
+
+    base = f"/zkconsumer-calibrate/{uuid.uuid4().hex[:8]}"
+    connects = []
+    for _ in range(5):
+        t = time.perf_counter()
+        c = KazooClient(hosts=zk_connect)
+        c.start(timeout=10)
+        connects.append((time.perf_counter() - t) * 1000)
+        c.stop()
+        c.close()
+    client = KazooClient(hosts=zk_connect)
+    other = KazooClient(hosts=zk_connect)
+    client.start(timeout=10)
+    other.start(timeout=10)
+    try:
+        client.ensure_path(base)
+        read_ms, read_cpu = _timed(lambda: client.get(base), samples)
+        counter = iter(range(10**9))
+        write_ms, write_cpu = _timed(lambda: client.create(f"{base}/w{next(counter)}"), samples)
+        t = time.perf_counter()
+        pending = [client.create_async(f"{base}/a{i}") for i in range(samples * 3)]
+        for p in pending:
+            p.get(timeout=30)
+        service = (time.perf_counter() - t) * 1000 / len(pending)
+        watch = _watch_delivery(client, other, f"{base}/watched", 30)
+        result: dict[str, float | None] = {
+            "read_ms": read_ms, "read_cpu_ms": read_cpu, "write_ms": write_ms,
+            "write_cpu_ms": write_cpu, "write_service_ms": service, "watch_delivery_ms": watch,
+            "connect_ms": statistics.median(connects), "expiry_factor": None}
+        if expiry:
+            result["expiry_factor"] = _expiry_factor(client, zk_connect, f"{base}/eph",
+                                                     session_timeout_s)
+        return result
+    finally:
+        client.delete(base, recursive=True)
+        for c in (client, other):
+            c.stop()
+            c.close()
+
+
+def _watch_delivery(watcher: object, writer: object, path: str, samples: int) -> float:
+    watcher.ensure_path(path)  # type: ignore[attr-defined]
+    delays = []
+    for i in range(samples):
+        fired = threading.Event()
+        stamp: list[float] = []
+
+        def on_change(_event: object, stamp: list[float] = stamp,
+                      fired: threading.Event = fired) -> None:
+            stamp.append(time.perf_counter())
+            fired.set()
+        watcher.get_children(path, watch=on_change)  # type: ignore[attr-defined]
+        sent = time.perf_counter()
+        writer.create(f"{path}/c{i}")  # type: ignore[attr-defined]
+        created = time.perf_counter()
+        if fired.wait(5):
+            # The notification leaves the server when the write is applied, about half the
+            # create's round trip after it was sent.
+            delays.append(max(0.0, (stamp[0] - sent - (created - sent) / 2) * 1000))
+    return statistics.median(delays) if delays else Calibration().watch_delivery_ms
+
+
+def _expiry_factor(client: object, zk_connect: str, path: str, timeout_s: float) -> float:
+    """Two SIGKILLed sessions: when their ephemeral znodes vanish, over the session timeout."""
+    factors = []
+    for i in range(2):
+        node = f"{path}{i}"
+        proc = subprocess.Popen([sys.executable, "-c", _EPHEMERAL_CHILD, zk_connect, node,
+                                 str(timeout_s)], stdout=subprocess.PIPE, text=True)
+        try:
+            if proc.stdout is None or proc.stdout.readline().strip() != "ready":
+                continue
+            killed = time.perf_counter()
+            os.kill(proc.pid, signal.SIGKILL)
+            while client.exists(node):  # type: ignore[attr-defined]
+                if time.perf_counter() - killed > 10 * timeout_s:
+                    break
+                time.sleep(0.02)
+            factors.append((time.perf_counter() - killed) / timeout_s)
+        finally:
+            proc.kill()
+            proc.wait(10)
+    return statistics.median(factors) if factors else Calibration().session_expiry_factor
+
+
+def measure_broker(bootstrap: str, samples: int = 30) -> float:
+    from confluent_kafka.admin import AdminClient
+
+    admin = AdminClient({"bootstrap.servers": bootstrap})
+    admin.list_topics(timeout=10)  # connect first
+    walls, _ = _timed(lambda: admin.list_topics(timeout=10), samples)
+    return walls
+
+
+def calibration_from(m: dict[str, float | None], broker_ms: float | None, where: str
+                     ) -> Calibration:
+    """Turn measured medians into parameters (latency = wall - client CPU - service)."""
+    base = Calibration()
+    read_cpu = float(m["read_cpu_ms"] or 0.0)
+    write_cpu = float(m["write_cpu_ms"] or 0.0)
+    service = float(m["write_service_ms"] or 0.0)
+    read_cpu = min(read_cpu, float(m["read_ms"] or 0.0))
+    write_cpu = min(write_cpu, float(m["write_ms"] or 0.0))
+    service = min(service, max(0.0, float(m["write_ms"] or 0.0) - write_cpu))
+    values = {
+        "client_read_cpu_ms": read_cpu,
+        "zk_read_latency_ms": max(0.0, float(m["read_ms"] or 0.0) - read_cpu),
+        "client_write_cpu_ms": write_cpu,
+        "zk_write_service_ms": service,
+        "zk_write_latency_ms": max(0.0, float(m["write_ms"] or 0.0) - write_cpu - service),
+        "watch_delivery_ms": float(base.watch_delivery_ms if m["watch_delivery_ms"] is None
+                                   else m["watch_delivery_ms"]),
+        "zk_connect_ms": float(m["connect_ms"] or base.zk_connect_ms),
+    }
+    measured = sorted(values)
+    if m.get("expiry_factor") is not None:
+        values["session_expiry_factor"] = float(m["expiry_factor"] or 0.0)
+        measured.append("session_expiry_factor")
+    if broker_ms is not None:
+        values["broker_request_ms"] = broker_ms
+        measured.append("broker_request_ms")
+    rounded = {k: round(v, 4) for k, v in values.items()}
+    source = (f"calibrate {time.strftime('%Y-%m-%d %H:%M', time.gmtime())} UTC against {where}; "
+              f"measured: {', '.join(measured)}; the rest built in")
+    return dataclasses.replace(base, **rounded, source=source)

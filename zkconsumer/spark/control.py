@@ -1,0 +1,140 @@
+"""The run directory in ZooKeeper through which the driver and the tasks of a real run agree.
+
+::
+
+    <root>/ready/t<k>     a task has started its connectors (the barrier: all tasks present)
+    <root>/status/t<k>    JSON, rewritten every STATUS_INTERVAL_S: what the task's members fetch
+    <root>/event          JSON {"ts"}: task 0 applied the membership event at ts
+    <root>/done           JSON {"event_ts", "settled_ts"}: task 0 saw the group settle (or gave up)
+    <root>/produced       JSON {"last": {partition: offset}}: the driver stopped producing
+    <root>/stop           JSON {"drained"}: every acknowledged record was delivered (or timeout)
+
+Pure helpers decide from the published statuses whether the whole group, spread over every
+task, is stable; nothing here needs Spark.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import time
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import asdict, dataclass, field
+from typing import Any
+
+log = logging.getLogger(__name__)
+
+STATUS_INTERVAL_S = 0.5
+ROOT = "/zkconsumer-spark"
+
+
+def run_root(run_id: str) -> str:
+    return f"{ROOT}/{run_id}"
+
+
+@dataclass(frozen=True)
+class TaskStatus:
+    """One task's view of its own members, published to ``<root>/status/t<k>``."""
+
+    task: int
+    at: float                      # when it was computed
+    fetchers: list[int]            # per partition: how many of its members fetch it
+    live: int                      # its members not stopped or killed
+    idle: int                      # of those, how many fetch nothing
+    last_change: float             # latest timeline record of its members
+    delivered_max: dict[str, int] = field(default_factory=dict)  # partition -> highest offset
+
+    def to_bytes(self) -> bytes:
+        return json.dumps(asdict(self), separators=(",", ":")).encode()
+
+    @classmethod
+    def from_bytes(cls, data: bytes) -> TaskStatus:
+        return cls(**json.loads(data.decode()))
+
+
+def group_stable(statuses: Sequence[TaskStatus], tasks: int, partitions: int, now: float,
+                 quiet_s: float, fresh_after: float) -> bool:
+    """Every task reported after ``fresh_after``; every partition fetched by exactly one member
+    of the whole group; every live member fetching (unless there are fewer partitions than
+    members); and no timeline change anywhere for ``quiet_s``."""
+    if len(statuses) < tasks or any(s.at < fresh_after for s in statuses):
+        return False
+    for p in range(partitions):
+        if sum(s.fetchers[p] for s in statuses) != 1:
+            return False
+    live = sum(s.live for s in statuses)
+    if partitions >= live and sum(s.idle for s in statuses) > 0:
+        return False
+    last = max(s.last_change for s in statuses)
+    return now - last >= quiet_s
+
+
+def drained(statuses: Sequence[TaskStatus], last_produced: Mapping[str, int]) -> bool:
+    """Each partition's last acknowledged offset was delivered to some member of some task."""
+    for p, last in last_produced.items():
+        if max((s.delivered_max.get(p, -1) for s in statuses), default=-1) < last:
+            return False
+    return True
+
+
+class RunDirectory:
+    """The run directory through one kazoo client (driver or task)."""
+
+    def __init__(self, client: Any, run_id: str) -> None:
+        self.client = client
+        self.root = run_root(run_id)
+
+    def create(self) -> None:
+        for sub in ("ready", "status"):
+            self.client.ensure_path(f"{self.root}/{sub}")
+
+    def put(self, name: str, value: Mapping[str, Any]) -> None:
+        path = f"{self.root}/{name}"
+        data = json.dumps(value).encode()
+        if self.client.exists(path):
+            self.client.set(path, data)
+        else:
+            self.client.create(path, data, makepath=True)
+
+    def get(self, name: str) -> dict[str, Any] | None:
+        path = f"{self.root}/{name}"
+        if not self.client.exists(path):
+            return None
+        data, _ = self.client.get(path)
+        return json.loads(data.decode()) if data else {}
+
+    def ready(self, task: int) -> None:
+        self.client.create(f"{self.root}/ready/t{task}", b"", makepath=True)
+
+    def ready_count(self) -> int:
+        return len(self.client.get_children(f"{self.root}/ready"))
+
+    def publish(self, status: TaskStatus) -> None:
+        path = f"{self.root}/status/t{status.task}"
+        if self.client.exists(path):
+            self.client.set(path, status.to_bytes())
+        else:
+            self.client.create(path, status.to_bytes(), makepath=True)
+
+    def statuses(self) -> list[TaskStatus]:
+        base = f"{self.root}/status"
+        out = []
+        for child in sorted(self.client.get_children(base)):
+            data, _ = self.client.get(f"{base}/{child}")
+            out.append(TaskStatus.from_bytes(data))
+        return out
+
+    def delete(self) -> None:
+        self.client.delete(self.root, recursive=True)
+
+
+def wait_for(check: Callable[[], Any], deadline_s: float, poll_s: float = 0.25) -> Any:
+    """Poll ``check`` until it returns something truthy (returned) or the deadline (None)."""
+    give_up = time.monotonic() + deadline_s
+    while True:
+        value = check()
+        if value:
+            return value
+        if time.monotonic() >= give_up:
+            return None
+        time.sleep(poll_s)

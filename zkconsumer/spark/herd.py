@@ -1,0 +1,204 @@
+"""The herd sweep as a Spark application: ``--mode real`` or ``--mode sim``.
+
+    spark-submit zkconsumer/spark/herd.py --mode sim --members 4,64,1000,10000 \\
+        --partitions 16,128 --protocols zk-range,eager-range,cooperative-sticky,kip848 \\
+        --events join,leave,crash --seeds 3 --out DIR
+    zkconsumer spark herd --mode real --members 100 --partitions 16 --events join,crash \\
+        --tasks 2 --out DIR
+
+Both modes write ``DIR/sweep.parquet``, ``DIR/sweep.csv`` (one row per protocol x N x P x event
+x seed), ``DIR/summary.md`` and the plots. Without ``--master`` the job runs on ``local[*]``
+(under spark-submit, on the master spark-submit was given).
+"""
+
+from __future__ import annotations
+
+import argparse
+import logging
+import os
+import shlex
+import sys
+import time
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+from zkconsumer.lab.spec import Timing
+from zkconsumer.sim import EVENTS as SIM_EVENTS
+from zkconsumer.sim import PROTOCOLS as SIM_PROTOCOLS
+from zkconsumer.sim import Calibration
+from zkconsumer.spark.grid import cells, parse_ints
+
+log = logging.getLogger(__name__)
+
+DEFAULT_PROTOCOLS = "zk-range,eager-range,cooperative-sticky"
+
+
+def add_arguments(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--mode", choices=("real", "sim"), required=True,
+                   help="real: connectors hosted by Spark tasks; sim: the simulator")
+    p.add_argument("--members", default="4,64,1000",
+                   help="comma-separated group sizes N before the event")
+    p.add_argument("--partitions", default="16,128", help="comma-separated partition counts")
+    p.add_argument("--protocols", default=DEFAULT_PROTOCOLS, help="comma-separated protocols")
+    p.add_argument("--events", default="join,leave,crash", help="comma-separated events")
+    p.add_argument("--seeds", type=int, default=3, help="seeds (repeats) per cell")
+    p.add_argument("--out", required=True, type=Path, help="output directory")
+    p.add_argument("--master", default=None,
+                   help="Spark master URL (default: local[*], or spark-submit's)")
+    p.add_argument("--tasks", type=int, default=2,
+                   help="real: Spark tasks hosting the members (all run at once); "
+                        "sim: ignored (one task per cell)")
+    p.add_argument("--session-timeout-ms", type=int, default=6000,
+                   help="ZooKeeper session and broker group session timeout alike")
+    p.add_argument("--rebalance-backoff-ms", type=int, default=None,
+                   help="legacy backoff between attempts (default: the lab's 1000 in real "
+                        "mode and in sim mode, so both compare)")
+    p.add_argument("--rebalance-max-retries", type=int, default=None,
+                   help="legacy attempts per rebalance (default: the lab's 10)")
+    p.add_argument("--calibration", type=Path, default=None,
+                   help="sim: calibration file from `zkconsumer calibrate` (default: built in)")
+    p.add_argument("--client-processes", type=int, default=0,
+                   help="sim: members share this many client processes' CPUs (0: one "
+                        "machine each; real mode hosts N/--tasks members per process)")
+    p.add_argument("--rate", type=float, default=40.0, help="real: messages per second produced")
+    p.add_argument("--quiet-s", type=float, default=Timing().quiet_s,
+                   help="real: the group counts as settled after this long without change")
+    p.add_argument("--zk", "--zookeeper", dest="zookeeper",
+                   default=os.environ.get("ZKCONSUMER_ZK"),
+                   help="real: existing ZooKeeper (default: ZKCONSUMER_ZK, else embedded)")
+    p.add_argument("--bootstrap", default=os.environ.get("ZKCONSUMER_BOOTSTRAP"),
+                   help="real: existing broker (default: ZKCONSUMER_BOOTSTRAP, else embedded)")
+
+
+def _list(text: str, choices: Sequence[str], what: str) -> tuple[str, ...]:
+    items = tuple(x.strip() for x in text.split(",") if x.strip())
+    bad = [x for x in items if x not in choices]
+    if bad or not items:
+        raise ValueError(f"--{what} {text!r}: choose from {', '.join(choices)}")
+    return items
+
+
+def command_line(args: argparse.Namespace) -> str:
+    parts = ["zkconsumer", "spark", "herd", "--mode", args.mode, "--members", args.members,
+             "--partitions", args.partitions, "--protocols", args.protocols, "--events",
+             args.events, "--seeds", str(args.seeds), "--tasks", str(args.tasks),
+             "--session-timeout-ms", str(args.session_timeout_ms), "--out", str(args.out)]
+    if args.calibration:
+        parts += ["--calibration", str(args.calibration)]
+    if args.master:
+        parts += ["--master", args.master]
+    return " ".join(shlex.quote(x) for x in parts)
+
+
+def run(args: argparse.Namespace, spark: Any = None) -> int:
+    """Run the sweep; ``spark`` reuses a session (tests), else one is created and stopped."""
+    from zkconsumer.spark.session import spark_session
+
+    logging.getLogger("py4j").setLevel(logging.WARNING)  # its INFO lines are connection chatter
+    timing = Timing(session_timeout_ms=args.session_timeout_ms, produce_rate=args.rate)
+    backoff = args.rebalance_backoff_ms or timing.rebalance_backoff_ms
+    retries = args.rebalance_max_retries or timing.rebalance_max_retries
+    timing = Timing(session_timeout_ms=args.session_timeout_ms, produce_rate=args.rate,
+                    rebalance_backoff_ms=backoff, rebalance_max_retries=retries,
+                    quiet_s=args.quiet_s)
+    members, partitions = parse_ints(args.members), parse_ints(args.partitions)
+    if args.mode == "sim":
+        protocols = _list(args.protocols, SIM_PROTOCOLS, "protocols")
+        events = _list(args.events, SIM_EVENTS, "events")
+    else:
+        from zkconsumer.lab.drivers import DRIVERS
+
+        protocols = _list(args.protocols, tuple(DRIVERS), "protocols")
+        events = _list(args.events, ("join", "leave", "crash"), "events")
+        if args.tasks < 1:
+            raise ValueError(f"--tasks must be >= 1, got {args.tasks}")
+    grid = cells(protocols, members, partitions, events, args.seeds)
+    out: Path = args.out
+    out.mkdir(parents=True, exist_ok=True)
+    own = spark is None
+    if own:
+        spark = spark_session(args.master, app=f"zkconsumer-herd-{args.mode}")
+    started = time.perf_counter()
+    try:
+        if args.mode == "sim":
+            df, notes = _sim(spark, grid, args, backoff, retries)
+        else:
+            df, notes = _real(spark, grid, args, timing)
+        return _write(df, out, args, notes, started)
+    finally:
+        if own:
+            spark.stop()
+
+
+def _sim(spark: Any, grid: Any, args: argparse.Namespace, backoff: int, retries: int
+         ) -> tuple[Any, list[str]]:
+    from zkconsumer.spark.sweep import SimSettings, sweep_dataframe
+
+    cal = Calibration.load(args.calibration) if args.calibration else Calibration()
+    settings = SimSettings(calibration=cal, session_timeout_ms=args.session_timeout_ms,
+                           rebalance_backoff_ms=backoff, rebalance_max_retries=retries,
+                           client_processes=args.client_processes)
+    df = sweep_dataframe(spark, grid, settings).cache()
+    notes = [f"Simulated ({len(grid)} configurations on {spark.sparkContext.master}); "
+             f"calibration: {cal.source}. kip848 is simulated only: no broker here implements "
+             "it."]
+    return df, notes
+
+
+def _real(spark: Any, grid: Any, args: argparse.Namespace, timing: Timing
+          ) -> tuple[Any, list[str]]:
+    import contextlib
+
+    from zkconsumer.spark.real import RealSettings, real_dataframe
+
+    with contextlib.ExitStack() as stack:
+        zk, bootstrap = args.zookeeper, args.bootstrap
+        if not (zk and bootstrap):
+            from zkconsumer.testing.servers import broker_from_env, zookeeper_from_env
+
+            zks = stack.enter_context(zookeeper_from_env(zk))
+            broker = stack.enter_context(broker_from_env(zks.connect_string))
+            zk, bootstrap = zks.connect_string, broker.bootstrap
+        settings = RealSettings(zk_connect=zk, bootstrap=bootstrap, tasks=args.tasks,
+                                timing=timing, out_dir=str(args.out.resolve()))
+        df = real_dataframe(spark, grid, settings).cache()
+        df.count()  # computed while the servers are still up
+    notes = [f"Real connectors: {len(grid)} runs, members spread over {args.tasks} Spark "
+             f"tasks on {spark.sparkContext.master}; session timeout "
+             f"{timing.session_timeout_ms} ms."]
+    return df, notes
+
+
+def _write(df: Any, out: Path, args: argparse.Namespace, notes: list[str], started: float
+           ) -> int:
+    from zkconsumer.spark.summary import write_summary
+    from zkconsumer.spark.tables import write_tables
+
+    written = write_tables(df, out)
+    elapsed = time.perf_counter() - started
+    notes = [*notes, f"Wall time of the job: {elapsed:.1f} s."]
+    written += write_summary(df, out, f"Herd sweep ({args.mode})", command_line(args), notes)
+    print((out / "summary.md").read_text())
+    for path in written:
+        print(f"wrote {path}")
+    lost = df.filter("lost > 0").count()
+    return 1 if lost else 0
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="herd.py", description=__doc__.split("\n\n")[0])
+    add_arguments(parser)
+    args = parser.parse_args(argv)
+    logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s: "
+                                                   "%(message)s")
+    logging.getLogger("kazoo").setLevel(logging.WARNING)
+    try:
+        return run(args)
+    except ValueError as exc:
+        print(f"herd.py: error: {exc}", file=sys.stderr)
+        return 2
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,234 @@
+"""What one Spark task of ``--mode real`` does: host its share of real connectors.
+
+A task starts its members (threads; the crash victim in its own process so that its crash is a
+SIGKILL), checks in at the ZooKeeper barrier, and publishes what its members fetch every
+half second (:mod:`.control`). Task 0 also runs the scenario: once the whole group is stable it
+applies the event (it hosts the joiner and the victim), waits until the whole group is stable
+again, and after the driver stopped producing, until everything was delivered; then it tells
+every task to stop. Each task then returns its members' records as rows: the executors' files
+are never read by the driver (on a cluster it could not).
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import shutil
+import tempfile
+import threading
+import time
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from zkconsumer.lab.group import LabGroup
+from zkconsumer.lab.intervals import build_intervals, fetchers_at
+from zkconsumer.lab.records import Timeline
+from zkconsumer.lab.spec import Timing
+from zkconsumer.spark.control import (
+    STATUS_INTERVAL_S,
+    RunDirectory,
+    TaskStatus,
+    drained,
+    group_stable,
+    wait_for,
+)
+
+log = logging.getLogger(__name__)
+
+# (run_id, task, kind, ts, member, incarnation, what, partition, offset, seq, raw)
+RECORD_DDL = ("run_id string, task int, kind string, ts double, member string, "
+              "incarnation int, what string, partition int, offset long, seq long, raw string")
+
+
+@dataclass(frozen=True)
+class RealCell:
+    """One real run: a group of ``members`` over ``tasks`` Spark tasks, one event."""
+
+    run_id: str
+    protocol: str
+    members: int
+    partitions: int
+    event: str
+    seed: int
+    tasks: int
+    topic: str
+    group: str
+    zk_connect: str
+    bootstrap: str
+    timing: Timing
+
+    def member_names(self, task: int) -> list[str]:
+        """Member i lives in task ``i % tasks``; task 0 also hosts the joiner of a join."""
+        names = [name(i) for i in range(self.members) if i % self.tasks == task]
+        if task == 0 and self.event == "join":
+            names.append(name(self.members))
+        return names
+
+    @property
+    def victim(self) -> str | None:
+        """The member that leaves or crashes: m0000, in task 0."""
+        return name(0) if self.event in ("leave", "crash") else None
+
+    @property
+    def joiner(self) -> str | None:
+        return name(self.members) if self.event == "join" else None
+
+
+def name(i: int) -> str:
+    return f"m{i:05d}"
+
+
+class _Publisher(threading.Thread):
+    """Polls the task's record files and publishes its :class:`TaskStatus`."""
+
+    def __init__(self, task: int, group: LabGroup, run: RunDirectory, partitions: int) -> None:
+        super().__init__(name=f"spark-status-t{task}", daemon=True)
+        self.task = task
+        self.group = group
+        self.run_dir = run
+        self.partitions = partitions
+        self.halt = threading.Event()
+        self.lock = threading.Lock()  # held while polling: the group's tail is not thread-safe
+
+    def run(self) -> None:
+        while not self.halt.wait(STATUS_INTERVAL_S):
+            try:
+                self.run_dir.publish(self.status())
+            except Exception as exc:  # keep publishing; the coordinator has deadlines
+                log.warning("task %d: status not published: %s", self.task, exc)
+
+    def status(self) -> TaskStatus:
+        with self.lock:
+            self.group.tail.poll()
+            now = time.time()
+            records = self.group.records
+            intervals = build_intervals(records, now + 3600.0, Timeline.FETCHING)
+            who = fetchers_at(intervals, self.partitions, now)
+            live = self.group.members
+            fetching = set().union(*who) if who else set()
+            top: dict[str, int] = {}
+            for d in records.deliveries:
+                key = str(d.partition)
+                if d.offset > top.get(key, -1):
+                    top[key] = d.offset
+            last = max((e.ts for e in records.timeline), default=0.0)
+        return TaskStatus(task=self.task, at=now, fetchers=[len(s) for s in who], live=len(live),
+                          idle=sum(1 for m in live if m not in fetching), last_change=last,
+                          delivered_max=top)
+
+
+def run_task(task: int, cell: RealCell) -> Iterator[tuple[Any, ...]]:
+    """The body of task ``task``: yields record rows (see :data:`RECORD_DDL`)."""
+    from zkconsumer.admin.cluster import zk_session
+
+    records_dir = Path(tempfile.mkdtemp(prefix=f"zkc-spark-{cell.run_id}-t{task}-"))
+    group = LabGroup(protocol=cell.protocol, topic=cell.topic, group=cell.group,
+                     partitions=cell.partitions, zk_connect=cell.zk_connect,
+                     bootstrap=cell.bootstrap, timing=cell.timing, records_dir=records_dir,
+                     processes=False)
+    try:
+        with zk_session(cell.zk_connect) as client:
+            run = RunDirectory(client, cell.run_id)
+            publisher = _Publisher(task, group, run, cell.partitions)
+            try:
+                _host(task, cell, group, run, publisher)
+            finally:
+                publisher.halt.set()
+                publisher.join(10)
+                group.stop_all()
+        yield from _rows(task, cell, records_dir)
+    finally:
+        shutil.rmtree(records_dir, ignore_errors=True)
+
+
+def _host(task: int, cell: RealCell, group: LabGroup, run: RunDirectory,
+          publisher: _Publisher) -> None:
+    t = cell.timing
+    for member in cell.member_names(task):
+        if member != cell.joiner:
+            group.spawn(member, own_process=member == cell.victim and cell.event == "crash")
+    publisher.start()
+    run.ready(task)
+    everyone = wait_for(lambda: run.ready_count() >= cell.tasks, t.formation_deadline_s)
+    if not everyone:
+        raise RuntimeError(f"task {task}: only {run.ready_count()} of {cell.tasks} tasks reached "
+                           f"the barrier within {t.formation_deadline_s:.0f} s (too few "
+                           "executor slots for --tasks?)")
+    if task == 0:
+        _coordinate(cell, group, run, publisher)
+    stop = wait_for(lambda: run.get("stop"), _total_deadline(t))
+    if stop is None:
+        log.error("task %d: no stop order within the run's deadline; stopping", task)
+
+
+def _total_deadline(t: Timing) -> float:
+    return t.formation_deadline_s + t.event_deadline_s + t.drain_deadline_s + 120.0
+
+
+def _coordinate(cell: RealCell, group: LabGroup, run: RunDirectory,
+                publisher: _Publisher) -> None:
+    """Task 0: stable group -> event -> stable again -> (driver stops producing) -> drained."""
+    t = cell.timing
+
+    def stable(since: float) -> float | None:
+        now = time.time()
+        ok = group_stable(run.statuses(), cell.tasks, cell.partitions, now, t.quiet_s, since)
+        return now if ok else None
+
+    began = time.time()
+    formed = wait_for(lambda: stable(began), t.formation_deadline_s)
+    if formed is None:
+        run.put("done", {"event_ts": None, "settled_ts": None,
+                         "error": f"the group did not form within {t.formation_deadline_s:.0f} s"})
+        run.put("stop", {"drained": False})
+        return
+    with publisher.lock:
+        event_ts = _apply(cell, group)
+    run.put("event", {"ts": event_ts})
+    settled = wait_for(lambda: stable(event_ts + STATUS_INTERVAL_S), t.event_deadline_s)
+    run.put("done", {"event_ts": event_ts, "settled_ts": settled,
+                     "formed_s": round(formed - began, 3)})
+    produced = wait_for(lambda: run.get("produced"), 60.0)
+    last = (produced or {}).get("last", {})
+    ok = wait_for(lambda: drained(run.statuses(), last), t.drain_deadline_s)
+    run.put("stop", {"drained": bool(ok)})
+
+
+def _apply(cell: RealCell, group: LabGroup) -> float:
+    if cell.event == "join":
+        started = time.time()
+        group.spawn(cell.joiner or "")
+        return started
+    if cell.event == "leave":
+        started = time.time()
+        group.stop(cell.victim or "")
+        return started
+    if cell.event == "crash":
+        return group.kill(cell.victim or "")
+    raise ValueError(f"real mode runs join, leave and crash, not {cell.event!r}")
+
+
+def _rows(task: int, cell: RealCell, records_dir: Path) -> Iterator[tuple[Any, ...]]:
+    for path in sorted(records_dir.glob("*.jsonl")):
+        with open(path, encoding="utf-8") as fh:
+            for line in fh:
+                if not line.endswith("\n"):
+                    continue  # a line cut by SIGKILL
+                try:
+                    rec = json.loads(line)
+                except ValueError:
+                    continue
+                yield _row(task, cell.run_id, rec, line.strip())
+
+
+def _row(task: int, run_id: str, rec: dict[str, Any], raw: str) -> tuple[Any, ...]:
+    kind = str(rec.get("k"))
+    if kind == "d":
+        v = rec.get("v")
+        return (run_id, task, kind, float(rec["ts"]), str(rec["m"]), int(rec.get("i", 0)), None,
+                int(rec["p"]), int(rec["o"]), None if v is None else int(v), None)
+    what = rec.get("w")
+    return (run_id, task, kind, float(rec["ts"]), str(rec["m"]), int(rec.get("i", 0)),
+            None if what is None else str(what), None, None, None, raw)

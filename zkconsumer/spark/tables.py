@@ -1,0 +1,72 @@
+"""The sweep table both modes write: its schema, and ``sweep.parquet`` / ``sweep.csv``.
+
+One row per (protocol, members, partitions, event, seed). The first columns are the herd
+metrics (:data:`zkconsumer.sim.result.COLUMNS`), then ``mode`` (``real`` or ``sim``) and
+``simulated_only`` (no broker here implements the protocol: a simulator-only row), then extras
+that one mode or the other fills (None where it has no such figure).
+"""
+
+from __future__ import annotations
+
+import logging
+import shutil
+from collections.abc import Iterable, Mapping
+from pathlib import Path
+from typing import Any
+
+from zkconsumer.sim.result import COLUMNS
+
+log = logging.getLogger(__name__)
+
+# (name, Spark SQL type) in table order.
+SCHEMA_FIELDS: tuple[tuple[str, str], ...] = (
+    ("protocol", "string"), ("members", "int"), ("partitions", "int"), ("event", "string"),
+    ("seed", "int"), ("coordination_requests", "long"), ("rebalance_attempts", "int"),
+    ("conflicts", "int"), ("time_to_stable_s", "double"), ("members_paused", "int"),
+    ("failed_rebalances", "int"), ("lost", "long"),
+    ("mode", "string"), ("simulated_only", "boolean"),
+    ("watch_notifications", "long"), ("attempts_total", "long"), ("members_woken", "int"),
+    ("rollbacks", "int"), ("zk_reads", "long"), ("zk_writes", "long"),
+    ("leader_computations", "int"), ("max_unowned_s", "double"), ("sim_events", "long"),
+    ("tasks", "int"), ("produced", "long"), ("delivered", "long"), ("duplicates", "long"),
+    ("session_timeout_ms", "int"), ("settled", "boolean"),
+)
+TABLE_COLUMNS = tuple(name for name, _ in SCHEMA_FIELDS)
+assert TABLE_COLUMNS[:len(COLUMNS)] == COLUMNS
+
+_CASTS = {"string": str, "int": int, "long": int, "double": float, "boolean": bool}
+
+
+def schema_ddl() -> str:
+    """The schema as a DDL string (``createDataFrame(rows, schema_ddl())``)."""
+    return ", ".join(f"{name} {kind}" for name, kind in SCHEMA_FIELDS)
+
+
+def to_record(row: Mapping[str, Any]) -> tuple[Any, ...]:
+    """A dict with (some of) the table's columns -> a tuple in schema order, typed."""
+    out = []
+    for name, kind in SCHEMA_FIELDS:
+        value = row.get(name)
+        out.append(None if value is None else _CASTS[kind](value))
+    return tuple(out)
+
+
+def write_tables(df: Any, out_dir: Path) -> list[Path]:
+    """``sweep.parquet`` (Spark's directory layout) and a single-file ``sweep.csv``."""
+    out_dir.mkdir(parents=True, exist_ok=True)
+    parquet = out_dir / "sweep.parquet"
+    ordered = df.select(*TABLE_COLUMNS).orderBy("protocol", "event", "partitions", "members",
+                                                 "seed")
+    ordered.write.mode("overwrite").parquet(str(parquet))
+    csv_dir = out_dir / "_sweep_csv"
+    ordered.coalesce(1).write.mode("overwrite").option("header", True).csv(str(csv_dir))
+    part = next(csv_dir.glob("part-*.csv"))
+    csv = out_dir / "sweep.csv"
+    shutil.move(str(part), csv)
+    shutil.rmtree(csv_dir, ignore_errors=True)
+    return [parquet, csv]
+
+
+def rows_to_df(spark: Any, rows: Iterable[Mapping[str, Any]]) -> Any:
+    """A small local list of row dicts as a table DataFrame (tests, validation)."""
+    return spark.createDataFrame([to_record(r) for r in rows], schema_ddl())

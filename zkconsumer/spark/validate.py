@@ -1,0 +1,151 @@
+"""The simulator against real runs: same cells, same settings, the herd metrics side by side.
+
+For every (protocol, N, P, event) a real-mode sweep measured, the simulator runs ``seeds``
+seeds with the real run's session timeout, the lab's rebalance backoff and retries, and the
+real placement of members (``tasks`` client processes sharing their CPUs), and the medians are
+compared against the real medians with the tolerances the simulator is held to:
+
+- requests per event within 15%;
+- rebalance attempts (the most attempts one member made) within ±1;
+- time to stable within 30%.
+"""
+
+from __future__ import annotations
+
+import csv
+import logging
+import statistics
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from zkconsumer.lab.spec import Timing
+from zkconsumer.sim import PROTOCOLS, Calibration, SimConfig, simulate
+
+log = logging.getLogger(__name__)
+
+REQUESTS_TOLERANCE = 0.15
+ATTEMPTS_TOLERANCE = 1
+TIME_TOLERANCE = 0.30
+
+
+@dataclass(frozen=True)
+class Check:
+    """One cell: real and simulated medians, and whether each is within tolerance."""
+
+    protocol: str
+    members: int
+    partitions: int
+    event: str
+    real_runs: int
+    real_requests: float
+    sim_requests: float
+    real_attempts: float
+    sim_attempts: float
+    real_tts: float | None
+    sim_tts: float | None
+
+    @property
+    def requests_error(self) -> float:
+        return abs(self.sim_requests - self.real_requests) / max(self.real_requests, 1.0)
+
+    @property
+    def requests_ok(self) -> bool:
+        return self.requests_error <= REQUESTS_TOLERANCE
+
+    @property
+    def attempts_ok(self) -> bool:
+        return abs(self.sim_attempts - self.real_attempts) <= ATTEMPTS_TOLERANCE
+
+    @property
+    def tts_error(self) -> float | None:
+        if self.real_tts is None or self.sim_tts is None:
+            return None
+        return abs(self.sim_tts - self.real_tts) / max(self.real_tts, 1e-3)
+
+    @property
+    def tts_ok(self) -> bool:
+        if self.real_tts is None or self.sim_tts is None:
+            return self.real_tts is None and self.sim_tts is None
+        err = self.tts_error
+        return err is not None and err <= TIME_TOLERANCE
+
+    @property
+    def ok(self) -> bool:
+        return self.requests_ok and self.attempts_ok and self.tts_ok
+
+
+def load_real_rows(out_dir: Path) -> list[dict[str, Any]]:
+    """The ``mode == real`` rows of a sweep's ``sweep.csv``."""
+    path = out_dir / "sweep.csv" if out_dir.is_dir() else out_dir
+    with open(path, newline="") as fh:
+        return [r for r in csv.DictReader(fh) if r.get("mode") == "real"]
+
+
+def _num(value: Any) -> float | None:
+    return None if value in (None, "") else float(value)
+
+
+def _median(values: Iterable[float | None]) -> float | None:
+    got = [v for v in values if v is not None]
+    return statistics.median(got) if got else None
+
+
+def validate(rows: Sequence[dict[str, Any]], cal: Calibration, seeds: int = 5,
+             timing: Timing | None = None) -> list[Check]:
+    timing = timing or Timing()
+    cells: dict[tuple[str, int, int, str], list[dict[str, Any]]] = {}
+    for r in rows:
+        if r["protocol"] not in PROTOCOLS:
+            continue
+        key = (r["protocol"], int(r["members"]), int(r["partitions"]), r["event"])
+        cells.setdefault(key, []).append(r)
+    checks = []
+    for (protocol, n, p, event), real in sorted(cells.items()):
+        session = int(real[0].get("session_timeout_ms") or timing.session_timeout_ms)
+        tasks = int(real[0].get("tasks") or 0)
+        sims = [simulate(SimConfig(protocol, n, p, event, seed=s, calibration=cal,
+                                   session_timeout_ms=session,
+                                   rebalance_backoff_ms=timing.rebalance_backoff_ms,
+                                   rebalance_max_retries=timing.rebalance_max_retries,
+                                   client_processes=tasks, auto_commit=False))
+                for s in range(seeds)]
+        checks.append(Check(
+            protocol=protocol, members=n, partitions=p, event=event, real_runs=len(real),
+            real_requests=_median(_num(r["coordination_requests"]) for r in real) or 0.0,
+            sim_requests=statistics.median(s.coordination_requests for s in sims),
+            real_attempts=_median(_num(r["rebalance_attempts"]) for r in real) or 0.0,
+            sim_attempts=statistics.median(s.rebalance_attempts for s in sims),
+            real_tts=_median(_num(r["time_to_stable_s"]) for r in real),
+            sim_tts=_median(s.time_to_stable_s for s in sims)))
+    return checks
+
+
+def _pct(x: float | None) -> str:
+    return "—" if x is None else f"{100 * x:.0f}%"
+
+
+def _t(x: float | None) -> str:
+    return "—" if x is None else f"{x:.2f}"
+
+
+def validation_markdown(checks: Sequence[Check], cal: Calibration) -> str:
+    ok = sum(c.ok for c in checks)
+    lines = [
+        f"Simulator vs real runs ({ok} of {len(checks)} cells within tolerance: requests "
+        f"±{REQUESTS_TOLERANCE:.0%}, attempts ±{ATTEMPTS_TOLERANCE}, time to stable "
+        f"±{TIME_TOLERANCE:.0%}); calibration: {cal.source}", "",
+        "| protocol | N | P | event | real runs | requests real / sim (err) | attempts real / "
+        "sim | time to stable real / sim s (err) | ok |",
+        "|---|---|---|---|---|---|---|---|---|",
+    ]
+    for c in checks:
+        flags = "".join(("" if c.requests_ok else "R", "" if c.attempts_ok else "A",
+                         "" if c.tts_ok else "T"))
+        lines.append(
+            f"| {c.protocol} | {c.members} | {c.partitions} | {c.event} | {c.real_runs} | "
+            f"{c.real_requests:,.0f} / {c.sim_requests:,.0f} ({_pct(c.requests_error)}) | "
+            f"{c.real_attempts:g} / {c.sim_attempts:g} | {_t(c.real_tts)} / {_t(c.sim_tts)} "
+            f"({_pct(c.tts_error)}) | {'yes' if c.ok else 'no: ' + flags} |")
+    return "\n".join(lines) + "\n"
