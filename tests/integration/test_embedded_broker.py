@@ -6,6 +6,7 @@ import time
 
 import pytest
 from confluent_kafka import Consumer, Producer, TopicPartition
+from kazoo.client import KazooClient
 from kazoo.exceptions import NoNodeError
 
 from zkconsumer.admin import add_partitions, create_topic, describe_topic, produce
@@ -118,3 +119,25 @@ def test_pin_embedded_broker_high_watermark_bug(broker, new_topic):
     assert single_end == 10, "one record per batch gives the true log end"
     assert batched_end < 10, "the embedded broker's log-end bug is gone: revisit the workaround"
     assert len(_consume_all(broker.bootstrap, batched, 1, 10)) == 10, "records are all stored"
+
+
+def test_broker_registers_again_after_its_session_expires(zk_connect, kazoo_client):
+    """A Kafka broker re-creates its registration in every new session; consumers that find
+    no broker in ZooKeeper cannot fetch, so the embedded one must do the same."""
+    with EmbeddedBroker(zk_connect, broker_id=44) as extra:
+        _, stat = kazoo_client.get(paths.broker(44))
+        old_owner = stat.ephemeralOwner
+        # Opening the same session from a twin client and closing it ends it on the server.
+        twin = KazooClient(hosts=zk_connect, client_id=extra._zk.client_id)  # type: ignore[union-attr]
+        twin.start(timeout=15)
+        twin.stop()
+        twin.close()
+        deadline = time.monotonic() + 30
+        while True:
+            stat = kazoo_client.exists(paths.broker(44))
+            if stat is not None and stat.ephemeralOwner not in (0, old_owner):
+                break
+            assert time.monotonic() < deadline, "the registration did not come back"
+            time.sleep(0.1)
+        data, _ = kazoo_client.get(paths.broker(44))
+        assert codec.decode_broker(paths.broker(44), 44, data).bootstrap == extra.bootstrap

@@ -179,13 +179,13 @@ class Watchdog(threading.Thread):
         super().__init__(name=f"watchdog-{proc.name}", daemon=True)
         self._proc = proc
         self._on_exit = on_exit
-        self._stop = threading.Event()
+        self._halt = threading.Event()
 
     def run(self) -> None:
-        while not self._stop.wait(0.2):
+        while not self._halt.wait(0.2):
             if not self._proc.alive():
                 self._on_exit()
                 return
 
     def cancel(self) -> None:
-        self._stop.set()
+        self._halt.set()

@@ -9,16 +9,19 @@ Tansu stores everything in memory: a restart loses topics, data and committed of
 
 from __future__ import annotations
 
+import functools
 import logging
 import os
 import shutil
 import tempfile
+import threading
 import time
 from pathlib import Path
 from types import TracebackType
 
 from kazoo.client import KazooClient
 from kazoo.exceptions import NodeExistsError
+from kazoo.protocol.states import KazooState
 
 from zkconsumer.errors import ServerError
 from zkconsumer.testing._process import (
@@ -92,6 +95,7 @@ class EmbeddedBroker:
         self._proc: ManagedProcess | None = None
         self._zk: KazooClient | None = None
         self._watchdog: Watchdog | None = None
+        self._session_lost = False
 
     @property
     def bootstrap(self) -> str:
@@ -118,7 +122,11 @@ class EmbeddedBroker:
         return self
 
     def _register(self) -> None:
-        client = KazooClient(hosts=self.zk_connect, timeout=6.0)
+        # Reconnect quickly (kazoo's default backoff grows to a minute) so that a ZooKeeper
+        # leader election does not outlast the registration's session.
+        client = KazooClient(hosts=self.zk_connect, timeout=6.0,
+                             connection_retry={"max_tries": -1, "delay": 0.1, "backoff": 2,
+                                               "max_delay": 1.0})
         try:
             client.start(timeout=15)
         except Exception as exc:
@@ -136,9 +144,30 @@ class EmbeddedBroker:
             self.stop()
             raise
         self._zk = client
+        client.add_listener(functools.partial(self._session_changed, client, reg))
         assert self._proc is not None
         self._watchdog = Watchdog(self._proc, self._deregister)
         self._watchdog.start()
+
+    def _session_changed(self, client: KazooClient, reg: BrokerRegistration,
+                         state: KazooState) -> None:
+        """A Kafka broker registers again in every new session; so does this one.
+
+        Runs on kazoo's thread, so the write happens on a thread of its own.
+        """
+        if state == KazooState.LOST:
+            self._session_lost = True
+        elif state == KazooState.CONNECTED and self._session_lost and self._zk is client:
+            self._session_lost = False
+            threading.Thread(target=self._register_again, args=(client, reg),
+                             name=f"broker-{self.broker_id}-reregister", daemon=True).start()
+
+    def _register_again(self, client: KazooClient, reg: BrokerRegistration) -> None:
+        try:
+            register_broker(client, reg)
+            log.info("broker %d registered again in a new ZooKeeper session", self.broker_id)
+        except Exception:  # stopped meanwhile, or the session went again (the next one retries)
+            log.warning("broker %d could not register again", self.broker_id, exc_info=True)
 
     def _deregister(self) -> None:
         """End the registration session: the ephemeral znode goes with it, as with Kafka."""
