@@ -3,6 +3,7 @@ ports of Kafka's ``PartitionAssignorTest`` (seeded)."""
 
 from __future__ import annotations
 
+import logging
 import random
 
 import pytest
@@ -48,12 +49,14 @@ def test_legacy_range_twelve_streams_puts_thread_10_third():
 
 
 def test_legacy_range_idle_threads_warn_like_the_original(caplog):
+    caplog.set_level(logging.WARNING, logger="zkconsumer.assignors.legacy")
     owners = get_assignor("legacy-range").assign_threads({"t": [0]}, {"t": ["a-0", "a-1"]})
     assert owners == {TopicPartition("t", 0): "a-0"}
     assert "No broker partitions consumed by consumer thread a-1 for topic t" in caplog.text
 
 
 def test_legacy_range_many_idle_threads_share_one_warning_per_topic(caplog):
+    caplog.set_level(logging.WARNING, logger="zkconsumer.assignors.legacy")
     threads = [f"a-{i}" for i in range(30)]
     owners = get_assignor("legacy-range").assign_threads({"t": [0, 1]}, {"t": threads})
     assert set(owners.values()) == {"a-0", "a-1"}

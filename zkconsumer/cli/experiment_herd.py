@@ -17,6 +17,7 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
+from zkconsumer.cli.experiment import _csv
 from zkconsumer.lab.drivers import DRIVERS
 from zkconsumer.lab.herd import DEFAULT_SIZES, HERD_EVENTS, HERD_TIMING, HerdSpec, run_herd
 from zkconsumer.lab.herd_report import fits_table, write_herd_outputs, write_herd_results
@@ -34,17 +35,6 @@ def _sizes(text: str) -> tuple[int, ...]:
     return sizes
 
 
-def _choices(choices: tuple[str, ...]) -> Any:
-    def parse(text: str) -> tuple[str, ...]:
-        items = tuple(x.strip() for x in text.split(",") if x.strip())
-        bad = [x for x in items if x not in choices]
-        if bad or not items:
-            raise argparse.ArgumentTypeError(
-                f"{text!r}: choose a comma-separated list from {', '.join(choices)}")
-        return items
-    return parse
-
-
 def register(verbs: Any) -> None:
     herd = verbs.add_parser(
         "herd", help="requests, watches and time per membership change as the group grows",
@@ -56,9 +46,9 @@ def register(verbs: Any) -> None:
                       help="comma-separated stable group sizes before the event "
                            f"(default {','.join(map(str, DEFAULT_SIZES))})")
     herd.add_argument("--partitions", type=int, default=8)
-    herd.add_argument("--protocols", type=_choices(tuple(DRIVERS)), default=("zk-range",),
+    herd.add_argument("--protocols", type=_csv(tuple(DRIVERS)), default=("zk-range",),
                       help=f"comma-separated: {','.join(DRIVERS)}")
-    herd.add_argument("--events", type=_choices(HERD_EVENTS), default=HERD_EVENTS,
+    herd.add_argument("--events", type=_csv(HERD_EVENTS), default=HERD_EVENTS,
                       help="join, leave or both (default both)")
     herd.add_argument("--session-timeout-ms", type=int, default=HERD_TIMING.session_timeout_ms,
                       help="ZooKeeper session and broker group session timeout alike "
