@@ -61,9 +61,10 @@ def test_real_mode_hosts_consumers_in_spark_tasks_and_measures_a_crash(
     (row,) = _check_outputs(spark, out, 1)
     assert row["mode"] == "real" and row["tasks"] == "2" and row["settled"] == "true"
     assert int(row["produced"]) > 0 and row["lost"] == "0"
-    # the SIGKILLed member was noticed only when its session expired (2 s), then the five
+    # the SIGKILLed member was noticed only when its session expired (2 s after the last packet
+    # the server heard from it, which may precede the kill by a ping interval), then the five
     # survivors, spread over both tasks, were all woken and rebalanced through ZooKeeper
-    assert float(row["time_to_stable_s"]) >= 2.0
+    assert float(row["time_to_stable_s"]) >= 1.0
     assert int(row["watch_notifications"]) >= 5
     assert int(row["rebalance_attempts"]) >= 1 and int(row["coordination_requests"]) > 0
     assert int(row["members_paused"]) >= 1
