@@ -75,8 +75,15 @@ def reproduce_command(args: argparse.Namespace) -> str:
              "--session-timeout-ms", str(args.session_timeout_ms), "--rate", f"{args.rate:g}"]
     if args.processes:
         parts.append("--processes")
-    if args.zookeeper:
-        parts += ["--zk", args.zookeeper, "--bootstrap", args.bootstrap]
+    return finish_command(parts, args)
+
+
+def finish_command(parts: list[str], args: argparse.Namespace) -> str:
+    """End an experiment verb's reproduce command: named servers, ``--out``, shell quoting."""
+    if getattr(args, "zookeeper", None):
+        parts += ["--zk", args.zookeeper]
+    if getattr(args, "bootstrap", None):
+        parts += ["--bootstrap", args.bootstrap]
     parts += ["--out", str(args.out)]
     return " ".join(shlex.quote(p) for p in parts)
 

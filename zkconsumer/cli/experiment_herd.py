@@ -11,13 +11,12 @@ from __future__ import annotations
 
 import argparse
 import logging
-import shlex
 import sys
 from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
-from zkconsumer.cli.experiment import _csv
+from zkconsumer.cli.experiment import _csv, finish_command
 from zkconsumer.lab.drivers import DRIVERS
 from zkconsumer.lab.herd import DEFAULT_SIZES, HERD_EVENTS, HERD_TIMING, HerdSpec, run_herd
 from zkconsumer.lab.herd_report import fits_table, write_herd_outputs, write_herd_results
@@ -75,12 +74,7 @@ def reproduce_command(args: argparse.Namespace) -> str:
              "--events", ",".join(args.events), "--session-timeout-ms",
              str(args.session_timeout_ms), "--backoff-ms", str(args.backoff_ms),
              "--quiet-s", f"{args.quiet_s:g}"]
-    if args.zookeeper:
-        parts += ["--zk", args.zookeeper]
-    if args.bootstrap:
-        parts += ["--bootstrap", args.bootstrap]
-    parts += ["--out", str(args.out)]
-    return " ".join(shlex.quote(p) for p in parts)
+    return finish_command(parts, args)
 
 
 def run_herd_command(args: argparse.Namespace) -> int:

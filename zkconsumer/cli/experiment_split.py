@@ -10,12 +10,12 @@ Starts embedded ZooKeeper and broker unless ``--zk``/``--bootstrap`` (or ``ZKCON
 from __future__ import annotations
 
 import argparse
-import shlex
 import sys
 from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
+from zkconsumer.cli.experiment import finish_command
 from zkconsumer.lab.spec import PROTOCOLS, RunStatus
 from zkconsumer.lab.splitbrain import SCENARIOS, SplitBrainSpec, run_split_brain
 from zkconsumer.lab.splitbrain.output import write_outputs
@@ -84,10 +84,7 @@ def reproduce_command(args: argparse.Namespace) -> str:
     if args.scenario == "zombie":
         parts += ["--overlap-s", f"{args.overlap_s:g}"]
     parts += ["--rate", f"{args.rate:g}"]
-    if args.zookeeper:
-        parts += ["--zk", args.zookeeper, "--bootstrap", args.bootstrap]
-    parts += ["--out", str(args.out)]
-    return " ".join(shlex.quote(x) for x in parts)
+    return finish_command(parts, args)
 
 
 def run_split(args: argparse.Namespace) -> int:
