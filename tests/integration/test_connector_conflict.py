@@ -81,3 +81,33 @@ def test_owner_conflict_rolls_back_every_claim_of_the_attempt_and_the_retry_succ
         gate.open.set()
         b.shutdown()
         a.shutdown()
+
+
+def test_owner_znode_with_our_thread_id_in_another_session_is_not_adopted(
+        zk_connect, broker, new_topic, unique, kazoo_client):
+    """An owner znode holding our thread id but kept alive by another session (our previous
+    one, not yet reaped) would vanish under us: it is a conflict until it goes, then claimed
+    in our own session, so the partition is never fetched without an owner znode."""
+    from kazoo.client import KazooClient
+
+    topic, group = new_topic(1), unique("g")
+    owner_path = paths.owner(group, topic, 0)
+    other = KazooClient(hosts=zk_connect)
+    other.start(timeout=15)
+    other.create(owner_path, f"{group}_c-0".encode(), ephemeral=True, makepath=True)
+    events: list[dict[str, Any]] = []
+    conn = ZookeeperConsumerConnector(fast_config(zk_connect, group, consumer_id="c"))
+    conn.add_event_listener(events.append)
+    closer = threading.Timer(1.5, lambda: (other.stop(), other.close()))
+    closer.start()
+    try:
+        conn.create_message_streams({topic: 1})
+        wait_until(lambda: (kazoo_client.exists(owner_path) or None) is not None
+                   and kazoo_client.exists(owner_path).ephemeralOwner == conn.zk_client_id[0],
+                   30, "the partition claimed in the connector's own session")
+        assert any(e["type"] == "owner_conflict" for e in events), \
+            "the other session's znode must not be adopted"
+        assert owners(kazoo_client, group, topic) == {0: f"{group}_c-0"}
+    finally:
+        closer.join()
+        conn.shutdown()

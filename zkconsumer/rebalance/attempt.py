@@ -12,8 +12,8 @@ original's ``ZKRebalancerListener.rebalance`` step by step (spec detailed §3.6)
    plan with the legacy assignor (``rebalance/plan.py``);
 5. read the committed offsets of our new partitions;
 6. create the owner znodes in partition order, none skipped; an existing znode holding our own
-   thread id is adopted; any other is a conflict, and then every znode created in this attempt
-   is deleted and the attempt fails;
+   thread id is adopted if this session created it; any other is a conflict, and then every
+   znode created in this attempt is deleted and the attempt fails;
 7. install the new generation, ``before_starting_fetchers``, start the fetchers.
 
 Owner claims run in the session the attempt started in: if it expires, the attempt aborts
@@ -408,11 +408,18 @@ class RebalanceExecutor:
                 current = "<corrupt>"
                 self.corrupt.report(path, data, exc, "treating the partition as owned by "
                                     "someone else")
-            if current == tid:
-                # Written by us before a connection loss (or by our previous session).
+            if current == tid and stat is not None and stat.ephemeralOwner == session_id:
+                # Written by this session before a connection loss hid the reply.
                 log.info("[%s] %s exists with value %s during connection loss; this is ok",
                          self.consumer_id, path, tid)
                 return True
+            if current == tid and stat is not None and stat.ephemeralOwner != 0:
+                # Deviation: the original adopted any znode holding its thread id. One held by
+                # another session (our previous one, not yet reaped) dies with that session,
+                # and adopting it would leave us fetching a partition with no owner znode:
+                # a conflict like any other, so the next attempt claims it for real.
+                log.info("[%s] %s holds our thread id %s in session 0x%x, not ours (0x%x)",
+                         self.consumer_id, path, tid, stat.ephemeralOwner, session_id)
             garbage = current == "<corrupt>" or (current is not None
                                                  and not _is_thread_id(current))
             persistent = stat is not None and stat.ephemeralOwner == 0
