@@ -22,6 +22,8 @@ import uuid
 from collections.abc import Mapping
 from typing import Any
 
+from kazoo.exceptions import SessionExpiredError
+
 from zkconsumer.assignors import TopicPartition, get_assignor
 from zkconsumer.config import ConsumerConfig
 from zkconsumer.coordination import wiring
@@ -357,7 +359,11 @@ class ZookeeperConsumerConnector:
         gen = self._ownership.clear()
         if self._offsets is not None:
             self._offsets.barrier()
-        if gen.session_id == session.session_id:  # an expired session's znodes are gone already
-            for tp in gen.infos:
-                session.delete(paths.owner(group, tp.topic, tp.partition))
+        if gen.session_id is not None:
+            try:
+                for tp in gen.infos:
+                    session.delete_in_session(paths.owner(group, tp.topic, tp.partition),
+                                              gen.session_id)
+            except SessionExpiredError:
+                pass  # an expired session's znodes are gone already
         session.delete(paths.consumer_registration(group, self._consumer_id))

@@ -9,10 +9,11 @@ left before it. Watch callbacks only hand a reason to the coordinator thread.
 
 from __future__ import annotations
 
+import contextlib
 import logging
 from collections.abc import Callable, Iterable
 
-from kazoo.exceptions import NoNodeError
+from kazoo.exceptions import NoNodeError, SessionExpiredError
 from kazoo.protocol.states import WatchedEvent
 
 from zkconsumer.coordination.multi import MultiSession
@@ -93,7 +94,10 @@ class LeaderElection:
             if stat is None:
                 continue  # gone between the listing and the watch: look again
             if stat.ephemeralOwner == self._session.session_id:
-                self._session.delete(path)  # our own stray (a create retried after a lost reply)
+                # Our own stray (a create retried after a lost reply); gone anyway if the
+                # session ended meanwhile, and the loop then stands again.
+                with contextlib.suppress(SessionExpiredError):
+                    self._session.delete_in_session(path, stat.ephemeralOwner)
                 continue
             self.watching = before
             return False

@@ -12,7 +12,8 @@ import logging
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
-from kazoo.exceptions import NoNodeError, RolledBackError, SessionExpiredError
+from kazoo.exceptions import NoNodeError, RolledBackError
+from kazoo.interfaces import IAsyncResult
 
 from zkconsumer.zk.session import ZkSession
 
@@ -77,10 +78,7 @@ class MultiSession(ZkSession):
         """
         ops = tuple(ops)
 
-        def call() -> MultiResult:
-            if self.session_id != session_id:
-                raise SessionExpiredError(
-                    f"session 0x{session_id:x} is gone (now {self.session_id!r})")
+        def start() -> IAsyncResult:
             self.counter.count("multi")
             txn = self._client.transaction()
             for op in ops:
@@ -92,13 +90,13 @@ class MultiSession(ZkSession):
                     txn.set_data(op.path, op.value, op.version)
                 else:
                     txn.check(op.path, op.version)
-            results = txn.commit()
-            failures = {i: r for i, r in enumerate(results)
-                        if isinstance(r, Exception) and not isinstance(r, RolledBackError)}
-            if any(isinstance(r, Exception) for r in results) and not failures:
-                failures = {0: RolledBackError()}
-            return MultiResult(ops, failures)
-        return self._run(self._claim_retry, call)  # type: ignore[no-any-return]
+            return txn.commit_async()
+        results = self.run_in_session(session_id, start, action="multi")
+        failures = {i: r for i, r in enumerate(results)
+                    if isinstance(r, Exception) and not isinstance(r, RolledBackError)}
+        if any(isinstance(r, Exception) for r in results) and not failures:
+            failures = {0: RolledBackError()}
+        return MultiResult(ops, failures)
 
     def create_sequential_ephemeral(self, prefix: str, value: bytes) -> str:
         """An election candidate: ``prefix`` + ZooKeeper's sequence number; parents created.

@@ -291,17 +291,22 @@ class RebalanceExecutor:
     def _release(self, release: ReleasePlan) -> None:
         """``releasePartitionOwnership``: delete every owner znode we hold.
 
-        Deviation: znodes claimed in a session that has since expired are not deleted by path
-        (they died with it, and the path may now be another member's claim).
+        Deviation: each delete runs in the session that claimed the znode, never in a later
+        one. Once that session has expired its znodes died with it, and a delete by path
+        (even one already waiting for a reconnection) would remove whatever claim another
+        member has made there since, leaving that member fetching an unowned partition.
         """
         gen = self.ownership.clear()
         self.offsets.barrier()  # no commit of the released partitions after this point
-        if gen.session_id is not None and gen.session_id != self.session.session_id:
+        if gen.session_id is None or not release.partitions:
+            return
+        try:
+            for tp in release.partitions:
+                self.session.delete_in_session(paths.owner(self.group, tp.topic, tp.partition),
+                                               gen.session_id)
+        except SessionExpiredError:
             log.info("[%s] not deleting %d owner znode(s) of expired session 0x%x",
                      self.consumer_id, len(release.partitions), gen.session_id)
-        else:
-            for tp in release.partitions:
-                self.session.delete(paths.owner(self.group, tp.topic, tp.partition))
 
     def _read_view(self, my_reg: codec.ConsumerRegistration) -> GroupView:
         """``AssignmentContext``: every member's registration and every topic's partitions."""
@@ -365,20 +370,26 @@ class RebalanceExecutor:
             if self.session.session_id != session_id:
                 raise SessionExpiredError("the session changed while claiming partitions")
         except BaseException:
-            if owned and self.session.session_id == session_id:
-                for _, path in owned:
-                    self.session.delete(path)
+            self._roll_back(owned, session_id)
             raise
         if not conflicts:
             return True
-        for _, path in owned:
-            self.session.delete(path)
+        self._roll_back(owned, session_id)
         self.metrics.add(rollbacks=1)
         self.events.emit("rollback", partitions=[f"{tp.topic}/{tp.partition}" for tp, _ in owned],
                          conflicts=conflicts)
         log.info("[%s] owner conflict on %d partition(s): rolled back %d owner znode(s)",
                  self.consumer_id, conflicts, len(owned))
         return False
+
+    def _roll_back(self, owned: list[tuple[TopicPartition, str]], session_id: int) -> None:
+        """Delete this attempt's claims, in their session only (a gone session took them)."""
+        try:
+            for _, path in owned:
+                self.session.delete_in_session(path, session_id)
+        except SessionExpiredError:
+            log.info("[%s] session 0x%x ended: its %d claim(s) of this attempt went with it",
+                     self.consumer_id, session_id, len(owned))
 
     def _claim_one(self, path: str, tid: str, session_id: int) -> bool:
         """Create one owner znode; True if it is ours (created or adopted), False on conflict.

@@ -6,10 +6,15 @@ Why a wrapper rather than a bare ``KazooClient``:
   every request blocks and retries on connection loss *and* session expiry until it succeeds
   (spec detailed §1.6). :meth:`ZkSession.get` and friends do the same with
   ``KazooRetry(max_tries=-1)``, interruptible only by :meth:`close`.
-* **Owner claims must not retry through an expiry.** An owner znode created in a *new* session
-  next to claims that died with the old one would be a split ownership decision; so
-  :meth:`create_ephemeral_in_session` retries connection loss only and raises
-  ``SessionExpiredError`` as soon as the session it was given is gone.
+* **Owner claims and releases must not retry through an expiry.** An owner znode created in a
+  *new* session next to claims that died with the old one would be a split ownership decision,
+  and a release delayed past its session's expiry would delete by path whatever claim another
+  member has made there since. :meth:`create_ephemeral_in_session` and
+  :meth:`delete_in_session` retry connection loss only and raise ``SessionExpiredError`` as soon
+  as the session they were given is gone. The session check and the queuing of the request
+  happen under the lock the state listener takes when the session ends, so a request checked
+  against the old session is either failed by kazoo with that session or never queued: it
+  cannot be sent in the next one.
 * **Counting.** Every request (each retry too) is counted by operation, with watch-setting reads
   counted again, for the herd-effect experiments.
 * **State events.** kazoo's state callbacks run on its connection thread and must not block; the
@@ -34,6 +39,7 @@ from kazoo.exceptions import (
     SessionExpiredError,
 )
 from kazoo.handlers.threading import KazooTimeoutError
+from kazoo.interfaces import IAsyncResult
 from kazoo.protocol.states import WatchedEvent, ZnodeStat
 from kazoo.retry import InterruptedError as KazooInterruptedError
 from kazoo.retry import KazooRetry
@@ -77,6 +83,9 @@ class ZkSession:
         self._closing = threading.Event()
         self._listeners: list[SessionListener] = []
         self._session_id: int | None = None
+        # Held while a session-bound request is checked and queued, and while the state
+        # listener changes the session id (see the module docstring).
+        self._bind_lock = threading.RLock()
         self._last_session_id: int | None = None
         self._client = KazooClient(
             hosts=hosts,
@@ -153,14 +162,15 @@ class ZkSession:
     def _on_kazoo_state(self, state: str) -> None:
         """kazoo's connection thread: record, fan out; never block or call ZooKeeper here."""
         new_session = False
-        if state == KazooState.CONNECTED:
-            cid = self._client.client_id
-            self._session_id = cid[0] if cid else None
-            new_session = (self._last_session_id is not None
-                           and self._session_id != self._last_session_id)
-            self._last_session_id = self._session_id
-        elif state == KazooState.LOST:
-            self._session_id = None
+        with self._bind_lock:
+            if state == KazooState.CONNECTED:
+                cid = self._client.client_id
+                self._session_id = cid[0] if cid else None
+                new_session = (self._last_session_id is not None
+                               and self._session_id != self._last_session_id)
+                self._last_session_id = self._session_id
+            elif state == KazooState.LOST:
+                self._session_id = None
         event = SessionEvent(str(state), self._session_id, new_session)
         log.info("[%s] ZooKeeper session %s (session 0x%x%s)", self.name, state,
                  self._session_id or 0, ", new session" if new_session else "")
@@ -242,19 +252,58 @@ class ZkSession:
             self._retry, lambda: self._create_with_parents(path, value, ephemeral), path,
             "create")
 
+    def run_in_session(self, session_id: int, start: Callable[[], IAsyncResult],
+                       path: str = "", action: str = "a request") -> Any:
+        """Run one asynchronous kazoo request in session ``session_id`` only.
+
+        ``start`` queues the request (a kazoo ``*_async`` call) and is called with the session
+        checked under the lock the state listener takes, so the request reaches ZooKeeper in
+        that session or fails. Connection loss is retried; a gone or replaced session raises
+        ``SessionExpiredError``. ZooKeeper's own errors (NodeExists, NoNode) propagate.
+        """
+        def call() -> Any:
+            with self._bind_lock:
+                if self._session_id != session_id:
+                    raise SessionExpiredError(
+                        f"session 0x{session_id:x} is gone (now {self._session_id!r})")
+                pending = start()
+            return pending.get()
+        return self._run(self._claim_retry, call, path, action)
+
     def create_ephemeral_in_session(self, path: str, value: bytes, session_id: int) -> str:
         """Create an ephemeral znode in *this* session only (an owner claim).
 
         Connection loss is retried (the original's ZkClient did); a lost or replaced session
         raises ``SessionExpiredError`` so the rebalance attempt aborts. NodeExists propagates
         to the caller, which compares the existing value with its own as the original did.
+        Missing persistent parents are created first, in any session.
         """
-        def call() -> str:
-            if self._session_id != session_id:
-                raise SessionExpiredError(
-                    f"session 0x{session_id:x} is gone (now {self._session_id!r})")
-            return self._create_with_parents(path, value, ephemeral=True)
-        return self._run(self._claim_retry, call, path, "create")  # type: ignore[no-any-return]
+        acl = self._acl(path)
+
+        def start() -> IAsyncResult:
+            self.counter.count("create")
+            return self._client.create_async(path, value, acl=acl, ephemeral=True)
+        try:
+            return self.run_in_session(session_id, start, path, "create")  # type: ignore[no-any-return]
+        except NoNodeError:
+            self._run(self._retry, lambda: self._ensure_path(path.rsplit("/", 1)[0]), path,
+                      "create")
+            return self.run_in_session(session_id, start, path, "create")  # type: ignore[no-any-return]
+
+    def delete_in_session(self, path: str, session_id: int) -> bool:
+        """Delete a znode this session created (an owner release); True if it was deleted.
+
+        Unlike :meth:`delete`, this never runs in a later session: once ``session_id`` is gone
+        its ephemeral znodes are gone too, and the path may hold another member's claim by
+        then. NoNode is ignored; a gone or replaced session raises ``SessionExpiredError``.
+        """
+        def start() -> IAsyncResult:
+            self.counter.count("delete")
+            return self._client.delete_async(path)
+        try:
+            return bool(self.run_in_session(session_id, start, path, "delete"))
+        except NoNodeError:
+            return False
 
     def create_checked_ephemeral(self, path: str, value: bytes) -> None:
         """Register an ephemeral znode as 0.9+ ``ZKCheckedEphemeral`` did.

@@ -1,0 +1,86 @@
+"""Owner claims and releases that wait through their session's expiry never run in the next one.
+
+The scenario of the chaos soak, made deterministic: a member's connection drops while it is
+releasing (or claiming) an owner znode, its session expires meanwhile, another member claims the
+partition, and then the member reconnects. A delete by path retried in the new session would
+remove the other member's claim and leave it fetching a partition nobody owns.
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+from typing import Any
+
+import pytest
+from connector_helpers import wait_until
+from kazoo.exceptions import SessionExpiredError
+from test_connector_session import expire_session
+
+from zkconsumer.faults import FaultProxy
+from zkconsumer.zk.session import ZkSession
+
+
+def _in_thread(fn: Any) -> tuple[threading.Thread, dict[str, Any]]:
+    outcome: dict[str, Any] = {}
+
+    def run() -> None:
+        try:
+            outcome["result"] = fn()
+        except BaseException as exc:  # noqa: BLE001 - the test inspects it
+            outcome["error"] = exc
+    thread = threading.Thread(target=run, daemon=True)
+    thread.start()
+    return thread, outcome
+
+
+@pytest.mark.parametrize("operation", ["release", "claim"])
+def test_request_waiting_through_an_expiry_is_not_sent_in_the_new_session(
+        zk_connect, kazoo_client, unique, operation):
+    path = f"/{unique('bound')}/owners/t/0"
+    kazoo_client.ensure_path(path.rsplit("/", 1)[0])
+    proxy = FaultProxy.for_address(zk_connect, name="member").start()
+    session = ZkSession(proxy.address, session_timeout_ms=4000, connection_timeout_ms=10000,
+                        name="member")
+    try:
+        session.start()
+        old = session.session_id
+        assert old is not None
+        if operation == "release":
+            session.create_ephemeral_in_session(path, b"member-0", old)
+        client_id = session.client_id
+        op = "delete" if operation == "release" else "create"
+        issued = session.counter.snapshot()["requests"][op]
+
+        # The member is cut off; its request waits in the client for a reconnection.
+        proxy.refuse(True)
+        proxy.close_connections()
+        wait_until(lambda: not session.connected, 10, "the member to lose its connection")
+        if operation == "release":
+            thread, outcome = _in_thread(lambda: session.delete_in_session(path, old))
+        else:
+            thread, outcome = _in_thread(
+                lambda: session.create_ephemeral_in_session(path, b"member-0", old))
+        wait_until(lambda: session.counter.snapshot()["requests"][op] > issued, 10,
+                   "the request to be issued")
+        time.sleep(0.3)
+        assert thread.is_alive(), f"the {operation} should wait for a reconnection: {outcome}"
+
+        # Its session ends, and another member claims the partition.
+        expire_session(zk_connect, client_id)
+        kazoo_client.create(path, b"other-0", ephemeral=True)
+        other = kazoo_client.client_id[0]
+
+        proxy.refuse(False)
+        thread.join(30)
+        assert not thread.is_alive()
+        assert isinstance(outcome.get("error"), SessionExpiredError), outcome
+        data, stat = kazoo_client.get(path)
+        assert (data, stat.ephemeralOwner) == (b"other-0", other), \
+            "the other member's claim must survive the late request"
+        wait_until(lambda: session.session_id not in (None, old), 30, "a new session")
+        # The member itself works normally in its new session.
+        assert session.get(path)[0] == b"other-0"
+    finally:
+        session.close()
+        proxy.stop()
