@@ -119,10 +119,15 @@ def _drain(stream: Any, n: int, started: float) -> Timing:
     return end - first, end - started, cpu
 
 
-def consume_connector(zk_connect: str, topic: str, n: int, group: str) -> Timing:
+def consume_connector(zk_connect: str, topic: str, n: int, group: str,
+                      pure_python: bool = False) -> Timing:
+    import zkconsumer.stream
+    from zkconsumer import chunks
     from zkconsumer.config import ConsumerConfig
     from zkconsumer.connector import ZookeeperConsumerConnector
 
+    # The records builder is chosen at import; this run may ask for the other one.
+    zkconsumer.stream.records = chunks._py_records if pure_python else chunks.records
     started = time.perf_counter()
     connector = ZookeeperConsumerConnector(ConsumerConfig({
         "zookeeper.connect": zk_connect, "group.id": group, "auto.offset.reset": "smallest",
@@ -171,6 +176,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--rounds", type=int, default=3)
     parser.add_argument("--path", choices=("auto", "connector", "datapath"), default="auto",
                         help="auto: the connector if zkconsumer.connector imports, else datapath")
+    parser.add_argument("--compare-pure-python", action="store_true",
+                        help="also run the connector with the pure-Python record builder "
+                             "(path conn-py), as without the C extension")
     parser.add_argument("--one-record-batches", action="store_true",
                         help="produce one record per batch, as the tests do (slow on Tansu)")
     parser.add_argument("--producers", type=int, default=4,
@@ -197,7 +205,14 @@ def main(argv: list[str] | None = None) -> int:
               f"{produced_s:.1f} s ({args.messages / produced_s:,.0f} msgs/s, "
               f"{'one record' if args.one_record_batches else 'linger.ms=5'} per batch)")
         print(f"load average before consuming: {_load()}")
-        runs: dict[str, list[Timing]] = {"bare": [], "bare+pos": [], path: []}
+        from zkconsumer.chunks import speedups_enabled
+
+        print("connector records built by: "
+              f"{'the C extension' if speedups_enabled() else 'pure Python'}")
+        paths = ["bare", "bare+pos", path]
+        if args.compare_pure_python and path == "connector":
+            paths.append("conn-py")
+        runs: dict[str, list[Timing]] = {name: [] for name in paths}
         consumers: dict[str, Callable[[int], Timing]] = {
             "bare": lambda r: consume_bare(zk.connect_string, broker.bootstrap, topic,
                                            args.messages, args.partitions),
@@ -205,11 +220,13 @@ def main(argv: list[str] | None = None) -> int:
                                                args.messages, args.partitions, True),
             "connector": lambda r: consume_connector(zk.connect_string, topic, args.messages,
                                                      f"bench-{r}"),
+            "conn-py": lambda r: consume_connector(zk.connect_string, topic, args.messages,
+                                                   f"bench-py-{r}", pure_python=True),
             "datapath": lambda r: consume_datapath(zk.connect_string, topic, args.messages,
                                                    f"bench-{r}", args.partitions),
         }
         for r in range(args.rounds):
-            for name in ("bare", "bare+pos", path):
+            for name in paths:
                 steady, total, cpu = consumers[name](r)
                 runs[name].append((steady, total, cpu))
                 print(f"round {r + 1} {name:9s}: {args.messages / steady:10,.0f} msgs/s steady, "
@@ -228,6 +245,12 @@ def main(argv: list[str] | None = None) -> int:
         median = statistics.median(b[0] / c[0] for b, c in zip(runs["bare"], runs[path],
                                                                  strict=True))
         print(f"  median of the per-round ratios (steady): {median:.2f}")
+        if "conn-py" in runs:
+            py_median = statistics.median(b[0] / c[0] for b, c in zip(
+                runs["bare"], runs["conn-py"], strict=True))
+            print(f"  ratio conn-py/bare (pure-Python records): "
+                  f"{best['bare'][0] / best['conn-py'][0]:.2f} steady; "
+                  f"median of the per-round ratios {py_median:.2f}")
         cpu_ratio = statistics.median(b[2] / c[2] for b, c in zip(runs["bare"], runs[path],
                                                                     strict=True))
         print(f"  CPU per message (median, all threads of the process, steady phase): "

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import itertools
 import logging
+import os
 import threading
 import time
 from collections import deque
@@ -15,6 +16,11 @@ from collections.abc import Iterable, Iterator
 from typing import TYPE_CHECKING, Any, NamedTuple
 
 from confluent_kafka import TIMESTAMP_NOT_AVAILABLE, Message
+
+try:
+    from zkconsumer import _speedups
+except ImportError:  # built without a C compiler: the pure-Python records below
+    _speedups = None
 
 if TYPE_CHECKING:
     from zkconsumer.stream import PartitionTopicInfo
@@ -147,17 +153,13 @@ _KEY, _VALUE = Message.key, Message.value
 _new_tuple = tuple.__new__
 
 
-def records(info: PartitionTopicInfo, msgs: list[Message], start: int = 0
-            ) -> tuple[Iterator[Message], Iterator[MessageAndMetadata]]:
-    """MessageAndMetadata for ``msgs[start:]``, built one by one as they are taken, in C.
+def _py_records(info: PartitionTopicInfo, msgs: list[Message], start: int = 0
+                ) -> tuple[Iterator[Message], Iterator[MessageAndMetadata]]:
+    """The pure-Python :func:`records`: C-level ``map``/``zip``, no bytecode per record.
 
-    Returns the iterable and its *position*: a list iterator over ``msgs`` that the record
-    iterable advances exactly once per record it hands out (``zip`` pulls the offset first,
-    from that iterator, and stops there once it is exhausted), so ``len(msgs) -
-    length_hint(position)`` is the number of records returned so far, and exhausting the
-    position ends the record iterable. A record is built only when it is taken, so a record
-    the application drops dies young; built ahead, a whole chunk of them would survive into
-    the older garbage-collector generations and make every collection longer.
+    The position is a list iterator over ``msgs`` that the record iterable advances exactly
+    once per record it hands out (``zip`` pulls the offset first, from that iterator, and stops
+    there once it is exhausted).
     """
     position, keys, values, sources = iter(msgs), iter(msgs), iter(msgs), iter(msgs)
     if start:
@@ -166,6 +168,36 @@ def records(info: PartitionTopicInfo, msgs: list[Message], start: int = 0
     return position, map(_new_tuple, itertools.repeat(MessageAndMetadata), zip(
         itertools.repeat(info.topic), itertools.repeat(info.partition), map(OFFSET_OF, position),
         map(_KEY, keys), map(_VALUE, values), sources))
+
+
+def _c_records(info: PartitionTopicInfo, msgs: list[Message], start: int = 0
+               ) -> tuple[Iterator[Message], Iterator[MessageAndMetadata]]:
+    """:func:`records` by the C iterator, which is its own position."""
+    it = _speedups.records(MessageAndMetadata, info.topic, info.partition, msgs, start,
+                           OFFSET_OF, _KEY, _VALUE)
+    return it, it
+
+
+def speedups_enabled() -> bool:
+    """Whether records are built by the C extension (``zkconsumer._speedups``).
+
+    It is compiled when the package is installed, if a C compiler is there; without it, or
+    with ``ZKCONSUMER_PURE_PYTHON=1`` in the environment, the pure-Python pipeline builds the
+    same records, somewhat slower (see docs/datapath.md).
+    """
+    return _USE_C
+
+
+# records(info, msgs, start=0) -> (position, records): MessageAndMetadata for msgs[start:],
+# built one by one as they are taken, with no Python bytecode per record. The position is an
+# iterator whose length_hint is the number of messages not returned yet and whose
+# __setstate__(i) moves it to index i, so len(msgs) - length_hint(position) is the number of
+# records returned so far, and moving it to the end ends the records. A record is built only
+# when it is taken, so a record the application drops dies young; built ahead, a whole chunk of
+# them would survive into the older garbage-collector generations and make every collection
+# longer. The C iterator when it was built (and not disabled), else the same in Python.
+_USE_C = _speedups is not None and not os.environ.get("ZKCONSUMER_PURE_PYTHON")
+records = _c_records if _USE_C else _py_records
 
 
 def value_bytes(messages: list[Message]) -> int:
