@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import contextlib
 import logging
+import time
 from collections.abc import Iterator
 
 from kazoo.client import KazooClient
@@ -13,6 +14,7 @@ from zkconsumer.errors import BrokerUnavailable, CorruptZnode, ZooKeeperUnavaila
 from zkconsumer.zk import paths
 from zkconsumer.zk.codec import BrokerRegistration, decode_broker
 from zkconsumer.zk.security import ZkSecurity, access_denied, acl_for
+from zkconsumer.zk.session import confirm_sasl
 
 log = logging.getLogger(__name__)
 
@@ -25,12 +27,19 @@ def zk_session(zk_connect: str, timeout: float = 10.0,
     Credentials and the ACL of created znodes come from ``security``, by default from
     ``ZKCONSUMER_ZK_AUTH`` / ``ZKCONSUMER_ZK_ACL`` (the connector's ``zookeeper.auth`` /
     ``zookeeper.acl`` values), so a tool writes into a secured group exactly as its members do.
-    A ``NoAuth`` from ZooKeeper becomes :class:`AccessDenied` naming the credentials used.
+    A ``NoAuth`` from ZooKeeper becomes :class:`AccessDenied` naming the credentials used; a
+    refused SASL login becomes :class:`ZooKeeperUnavailable` naming the user.
     """
     security = security if security is not None else ZkSecurity.from_env()
     client = KazooClient(hosts=zk_connect, timeout=min(timeout, 10.0), **security.kazoo_kwargs())
+    started = time.monotonic()
     try:
         client.start(timeout=timeout)
+        confirm_sasl(client, zk_connect, security, timeout - (time.monotonic() - started))
+    except ZooKeeperUnavailable:
+        client.stop()
+        client.close()
+        raise
     except Exception as exc:
         client.close()
         raise ZooKeeperUnavailable(

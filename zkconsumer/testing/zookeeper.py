@@ -4,6 +4,13 @@
 ``QuorumPeerMain`` processes on 127.0.0.1. Both need only a Java 17+ runtime: the pyspark wheel
 already carries ZooKeeper 3.9 and every jar it needs, so no download and no Docker are involved.
 
+SASL: ``EmbeddedZooKeeper(sasl_users={"alice": "secret"})`` serves SASL DIGEST-MD5 clients
+(``zookeeper.auth=sasl:alice:secret``): a JAAS file with a ``Server`` section listing the users
+(``DigestLoginModule``), ``-Djava.security.auth.login.config`` pointing at it, and
+``authProvider.sasl=...SASLAuthenticationProvider`` in ``zoo.cfg`` (ZooKeeper turns every unknown
+``zoo.cfg`` key into a ``zookeeper.``-prefixed system property, which is where it looks for
+authentication providers). The JAAS file is readable by its owner only; no password is logged.
+
 Session timeouts: ZooKeeper clamps a client's requested timeout into
 [minSessionTimeout, maxSessionTimeout], by default [2, 20] ticks. Experiments ask for anything
 from 1 s to 60 s and must get exactly that, so both bounds are configured explicitly.
@@ -13,10 +20,13 @@ from __future__ import annotations
 
 import importlib.util
 import logging
+import os
+import re
 import shutil
 import socket
 import tempfile
 import time
+from collections.abc import Mapping
 from pathlib import Path
 from types import TracebackType
 
@@ -45,6 +55,11 @@ appender.file.layout.pattern = %d{ISO8601} %-5p [%t] %c{1}: %m%n
 rootLogger.level = {level}
 rootLogger.appenderRef.out.ref = out
 """
+
+SASL_PROVIDER = "org.apache.zookeeper.server.auth.SASLAuthenticationProvider"
+_DIGEST_LOGIN_MODULE = "org.apache.zookeeper.server.auth.DigestLoginModule"
+# JAAS option names are bare tokens: a user name outside this set would break the file.
+_JAAS_USER = re.compile(r"[A-Za-z0-9_.-]+")
 
 
 def find_java() -> str:
@@ -103,12 +118,49 @@ def _serving(host: str, port: int) -> bool:
         return False
 
 
-def _java_argv(main_class: str, cfg: Path, log_cfg: Path) -> list[str]:
+def _java_argv(main_class: str, cfg: Path, log_cfg: Path,
+               jaas: Path | None = None) -> list[str]:
+    extra = [f"-Djava.security.auth.login.config={jaas}"] if jaas is not None else []
     return [
         find_java(), "-Xmx256m", "-XX:+UseSerialGC", "-XX:TieredStopAtLevel=1",
         "-Dzookeeper.jmx.log4j.disable=true", "-Dzookeeper.admin.enableServer=false",
-        f"-Dlog4j2.configurationFile={log_cfg}", "-cp", classpath(), main_class, str(cfg),
+        f"-Dlog4j2.configurationFile={log_cfg}", *extra, "-cp", classpath(), main_class,
+        str(cfg),
     ]
+
+
+def _check_sasl_users(users: Mapping[str, str]) -> dict[str, str]:
+    """The SASL users as a plain dict; a clear error for a name or password JAAS cannot hold."""
+    if not users:
+        raise ValueError("sasl_users must name at least one user (or be None for no SASL)")
+    for user, password in users.items():
+        if not isinstance(user, str) or not _JAAS_USER.fullmatch(user):
+            raise ValueError(f"SASL user name {user!r} must match {_JAAS_USER.pattern}")
+        if not isinstance(password, str) or not password or "\n" in password:
+            raise ValueError(f"the password of SASL user {user!r} must be a non-empty "
+                             "single-line string")
+    return dict(users)
+
+
+def jaas_server_section(users: Mapping[str, str]) -> str:
+    """A JAAS ``Server`` section that lets ``users`` in by SASL DIGEST-MD5.
+
+    ZooKeeper's ``DigestLoginModule`` reads one ``user_<name>="<password>"`` option per user;
+    quotes and backslashes in a password are escaped because JAAS parses quoted strings.
+    """
+    def quoted(text: str) -> str:
+        return '"' + text.replace("\\", "\\\\").replace('"', '\\"') + '"'
+
+    options = "".join(f"\n    user_{user}={quoted(password)}"
+                      for user, password in _check_sasl_users(users).items())
+    return f"Server {{\n    {_DIGEST_LOGIN_MODULE} required{options};\n}};\n"
+
+
+def _write_private(path: Path, text: str) -> None:
+    """Write ``text`` readable by its owner only (the JAAS file holds passwords)."""
+    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+    with os.fdopen(fd, "w") as out:
+        out.write(text)
 
 
 def _base_config(tick_ms: int, data_dir: Path) -> list[str]:
@@ -131,12 +183,16 @@ class EmbeddedZooKeeper:
     ...     client = KazooClient(zk.connect_string)
 
     ``restart()`` keeps the data (persistent znodes survive; sessions expire as usual).
+    ``sasl_users`` (user name → password) also accepts SASL DIGEST-MD5 clients (see the module
+    docstring); without it the server knows no SASL, as before.
     """
 
     host = "127.0.0.1"
 
     def __init__(self, port: int | None = None, data_dir: str | Path | None = None,
-                 tick_ms: int = 500, log_level: str = "warn") -> None:
+                 tick_ms: int = 500, log_level: str = "warn",
+                 sasl_users: Mapping[str, str] | None = None) -> None:
+        self._sasl_users = _check_sasl_users(sasl_users) if sasl_users is not None else None
         if port is not None:
             ensure_port_free(port, "ZooKeeper")
         self.port = port or free_port()
@@ -154,22 +210,31 @@ class EmbeddedZooKeeper:
     def connect_string(self) -> str:
         return f"{self.host}:{self.port}"
 
+    def _write_sasl_files(self) -> tuple[list[str], Path | None]:
+        """The extra ``zoo.cfg`` lines and the JAAS file for SASL; nothing without SASL."""
+        if self._sasl_users is None:
+            return [], None
+        jaas = self.log_path.parent / "jaas.conf"
+        _write_private(jaas, jaas_server_section(self._sasl_users))
+        return [f"authProvider.sasl={SASL_PROVIDER}"], jaas
+
     def start(self) -> EmbeddedZooKeeper:
         self.data_dir.mkdir(parents=True, exist_ok=True)
+        sasl_lines, jaas = self._write_sasl_files()
         cfg = self.log_path.parent / "zoo.cfg"
         cfg.write_text("\n".join(
             [*_base_config(self.tick_ms, self.data_dir), f"clientPort={self.port}",
-             f"clientPortAddress={self.host}"]) + "\n")
+             f"clientPortAddress={self.host}", *sasl_lines]) + "\n")
         log_cfg = self.log_path.parent / "log4j2.properties"
         log_cfg.write_text(_LOG4J2.replace("{level}", self._log_level))
-        argv = _java_argv("org.apache.zookeeper.server.ZooKeeperServerMain", cfg, log_cfg)
+        argv = _java_argv("org.apache.zookeeper.server.ZooKeeperServerMain", cfg, log_cfg, jaas)
         self._proc = ManagedProcess(f"zookeeper-{self.port}", argv, self.log_path)
         started = time.monotonic()
         self._proc.start()
         self._proc.wait_until(lambda: _serving(self.host, self.port), START_TIMEOUT_S,
                               f"ZooKeeper on {self.connect_string}")
-        log.info("ZooKeeper serving on %s (%.1f s)", self.connect_string,
-                 time.monotonic() - started)
+        log.info("ZooKeeper serving on %s%s (%.1f s)", self.connect_string,
+                 " with SASL" if jaas is not None else "", time.monotonic() - started)
         return self
 
     def four_letter(self, cmd: str) -> str:

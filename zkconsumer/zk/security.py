@@ -151,7 +151,8 @@ class ZkSecurity:
                 import puresasl  # noqa: F401
             except ImportError:
                 raise InvalidConfig(
-                    "zookeeper.auth=sasl:... needs the pure-sasl package (pip install pure-sasl)"
+                    "zookeeper.auth=sasl:... needs the pure-sasl package "
+                    "(pip install pure-sasl, or the zkconsumer[sasl] extra)"
                 ) from None
             kwargs["sasl_options"] = {"mechanism": "DIGEST-MD5",
                                       "username": self.auth.username,

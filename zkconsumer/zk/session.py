@@ -17,6 +17,10 @@ Why a wrapper rather than a bare ``KazooClient``:
   cannot be sent in the next one.
 * **Counting.** Every request (each retry too) is counted by operation, with watch-setting reads
   counted again, for the herd-effect experiments.
+* **SASL is confirmed at start.** kazoo reports CONNECTED (and ``start()`` returns) *before* it
+  runs the SASL handshake; a rejected password only shows up as ``AuthFailedError`` on the next
+  request, after which kazoo never reconnects. :func:`confirm_sasl` sends one request queued
+  behind the handshake so that a bad ``sasl:`` login fails ``start()`` with a clear error.
 * **State events.** kazoo's state callbacks run on its connection thread and must not block; the
   wrapper turns them into :class:`SessionEvent` records (with ``new_session`` set when a
   different session id follows a loss) for listeners that only set flags.
@@ -26,12 +30,15 @@ from __future__ import annotations
 
 import logging
 import threading
+import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
 from kazoo.client import KazooClient, KazooState
 from kazoo.exceptions import (
+    AuthFailedError,
+    ConnectionLoss,
     KazooException,
     NoAuthError,
     NodeExistsError,
@@ -67,6 +74,43 @@ class SessionEvent:
 
 
 SessionListener = Callable[[SessionEvent], None]
+
+
+def sasl_rejected(hosts: str, security: ZkSecurity) -> ZooKeeperUnavailable:
+    """The error for a SASL login the server refused: the user is named, never the password."""
+    user = security.auth.username if security.auth is not None else "?"
+    return ZooKeeperUnavailable(
+        f"ZooKeeper at {hosts} rejected the SASL login of user {user!r} "
+        f"(zookeeper.auth {security.auth}): check the password, and that the server lists the "
+        "user in the Server section of its JAAS file and has the SASL authProvider")
+
+
+def confirm_sasl(client: KazooClient, hosts: str, security: ZkSecurity,
+                 timeout_s: float) -> None:
+    """Block until a started client's SASL handshake has succeeded; no-op without SASL.
+
+    kazoo runs the handshake after it has reported CONNECTED, so ``start()`` succeeds even with
+    a wrong password. A request queued now is sent only once the handshake is over, and fails
+    with ``AuthFailedError`` if the server refused it. Raises ``ZooKeeperUnavailable`` on a
+    refusal and when the answer does not come within ``timeout_s``.
+    """
+    if security.auth is None or security.auth.scheme != "sasl":
+        return
+    deadline = time.monotonic() + timeout_s
+    while True:
+        try:
+            client.exists_async("/").get(timeout=max(deadline - time.monotonic(), 0.01))
+            return
+        except AuthFailedError:
+            raise sasl_rejected(hosts, security) from None
+        except (ConnectionLoss, KazooTimeoutError):
+            if time.monotonic() >= deadline:
+                raise ZooKeeperUnavailable(
+                    f"ZooKeeper at {hosts} did not complete the SASL login of user "
+                    f"{security.auth.username!r} (zookeeper.auth {security.auth}) within "
+                    f"{timeout_s * 1000:.0f} ms: a server without the SASL authProvider "
+                    "never answers the handshake") from None
+            time.sleep(0.05)
 
 
 class ZkSession:
@@ -105,9 +149,19 @@ class ZkSession:
     # --- lifecycle ---------------------------------------------------------------------------
 
     def start(self) -> None:
-        """Connect, blocking up to ``zookeeper.connection.timeout.ms`` like the original."""
+        """Connect, blocking up to ``zookeeper.connection.timeout.ms`` like the original.
+
+        The timeout covers the SASL login too (see :func:`confirm_sasl`).
+        """
+        started = time.monotonic()
         try:
             self._client.start(timeout=self._connection_timeout_s)
+            confirm_sasl(self._client, self.hosts, self.security,
+                         self._connection_timeout_s - (time.monotonic() - started))
+        except ZooKeeperUnavailable:
+            self._client.stop()
+            self._client.close()
+            raise
         except KazooTimeoutError:
             self._client.stop()
             self._client.close()
@@ -193,6 +247,8 @@ class ZkSession:
                                      ) from None
         except NoAuthError:
             raise access_denied(path or "a znode", action, self.security) from None
+        except AuthFailedError:  # a SASL login refused on a reconnection: kazoo has given up
+            raise sasl_rejected(self.hosts, self.security) from None
 
     def get(self, path: str, watch: Watcher | None = None) -> tuple[bytes, ZnodeStat]:
         def call() -> tuple[bytes, ZnodeStat]:
