@@ -13,7 +13,9 @@ when the leader's arrives.
 * cooperative: members keep fetching through round 1; its assignment withholds the partitions
   that change owner, whose owners revoke just those and rejoin, which opens round 2 where the
   new owners get them. Only members losing partitions pause, and only those partitions.
-  Tansu's extra delay per round is in ``coop_round1_extra_factor``/``coop_round2_extra_factor``.
+  Tansu's extra delay per round is in ``coop_round1_extra_factor``/``coop_round2_extra_factor``;
+  or, with ``coop_revokers_per_round`` > 0, only that many owners revoke per round and the
+  others keep their partitions for a later round (Tansu 0.6.0 measured: one per round).
 
 Requests counted: FindCoordinator and JoinGroup for the joiner, JoinGroup and SyncGroup per
 member per round, OffsetCommit per revoking member (auto-commit), OffsetFetch per member given
@@ -35,6 +37,19 @@ from zkconsumer.sim.heartbeats import BrokerMember, count_heartbeats, next_beat
 from zkconsumer.sim.tally import OwnershipLedger, Tally
 
 log = logging.getLogger(__name__)
+
+
+def deferred_revokers(revokers: list[str], per_round: float) -> list[str]:
+    """The owners that do *not* revoke this round, when only ``per_round`` may (0: no limit).
+
+    KIP-429 revokes from every owner in the first round and reassigns in the second. Tansu 0.6.0
+    with librdkafka did not: in the real joins here one owner revoked per round (N = 4: four
+    owners, four revocation rounds and a fifth that assigned the joiner), so a broker like it
+    is modelled by letting the first ``per_round`` owners (in JoinGroup order) act and the rest
+    keep their partitions until a later round. Not a protocol rule: a broker parameter.
+    """
+    limit = int(per_round)
+    return [] if limit <= 0 else revokers[limit:]
 
 
 class BrokerGroup(SimulatedGroup):
@@ -106,7 +121,17 @@ class BrokerGroup(SimulatedGroup):
         self.engine.after(delay + self._half(), self._removed, m)
 
     def crash(self, mid: str, _expiry_s: float) -> None:
-        """The coordinator notices a dead member when its session times out."""
+        """The coordinator notices a dead member when its session times out.
+
+        Timed from the kill, not from the victim's last heartbeat. A Kafka coordinator expires a
+        member ``session.timeout.ms`` after its last heartbeat (or offset commit), which a
+        librdkafka member sends every ``heartbeat.interval.ms``: a kill would be noticed up to
+        one interval early, as ZooKeeper does (:mod:`zkconsumer.sim.liveness`). Tansu 0.6.0 did
+        not: in the three real eager crashes here (2 s heartbeats, 6 s sessions) the victim's
+        last heartbeat was 0.1-1.7 s before the kill, yet the survivors learnt of the rebalance
+        5.8-6.4 s after it (at N = 64, with a survivor heartbeat every ~30 ms, 6.2 s). So the
+        wait is ``broker_session_check_factor`` session timeouts after the kill.
+        """
         m = self.members[mid]
         m.alive = False
         m.until = 0.0
@@ -174,6 +199,7 @@ class BrokerGroup(SimulatedGroup):
         delay = self._revoke(m, set(m.owned))
         m.in_group = True
         self.tally.broker_requests += costs.JOIN_GROUP
+        m.go_quiet(self.engine.now + delay)
         self.engine.after(delay + self._half(), self._rejoined, m)
 
     def _learned(self, m: BrokerMember, round_no: int) -> None:
@@ -188,6 +214,7 @@ class BrokerGroup(SimulatedGroup):
         self.tally.woken.add(m.mid)
         delay = 0.0 if self.cooperative else self._revoke(m, set(m.owned))
         self.tally.broker_requests += costs.JOIN_GROUP
+        m.go_quiet(self.engine.now + delay)
         self.engine.after(delay + self._half(), self._join_arrived, m)
 
     def _revoke(self, m: BrokerMember, partitions: set[int], count_pause: bool = True) -> float:
@@ -255,10 +282,15 @@ class BrokerGroup(SimulatedGroup):
             # A partition still fetched by another member is withheld until it is revoked.
             result[mid] = {p for p in self._target.get(mid, set())
                            if p in mine or p not in owned_live}
+        revokers = [mid for mid in sorted(members, key=lambda x: (self._arrived[x], x))
+                    if self.members[mid].owned - result[mid]]
+        for mid in deferred_revokers(revokers, self.cal.coop_revokers_per_round):
+            result[mid] |= self.members[mid].owned  # keeps it all until a later round
         return result
 
     def _synced(self, m: BrokerMember, parts: set[int]) -> None:
         m.awaiting_sync = False
+        m.resume_beats(self.engine.now)
         if m.since == float("inf"):  # the joiner's heartbeats start with its first generation
             m.since = m.phase = self.engine.now
         revoked = m.owned - parts
@@ -268,6 +300,7 @@ class BrokerGroup(SimulatedGroup):
             delay = self._revoke(m, revoked)
             self.tally.woken.add(m.mid)
             self.tally.broker_requests += costs.JOIN_GROUP
+            m.go_quiet(self.engine.now + delay)
             self.ledger.begin()
             self.engine.after(delay + self._half(), self._rejoined, m)
         if gained:
@@ -293,4 +326,5 @@ class BrokerGroup(SimulatedGroup):
     # --- end of run ------------------------------------------------------------------------------
 
     def finish(self, end: float) -> None:
-        self.tally.broker_requests += count_heartbeats(self.members.values(), self.hb, end)
+        self.tally.broker_requests += count_heartbeats(self.members.values(), self.hb, end,
+                                                       start=-self.cfg.count_from_s)

@@ -10,11 +10,17 @@ figures measured on the reference machine (``/work/shared/reference/environment.
   into client CPU (shared by every connector of one process when ``SimConfig.client_processes``
   says so: the GIL), a parallel server/network latency, and for writes a short service time in
   the ZooKeeper leader's single, serialised write pipeline;
-* session expiry after SIGKILL at a 6 s timeout: 6.3-7.4 s, i.e. a factor of ~1.15;
+* session expiry after SIGKILL: the server times the session out from the last packet it heard
+  (the ping phase and its tick rounding are modelled in :mod:`zkconsumer.sim.liveness`); what
+  is left, closing the session, is ``session_expiry_factor`` (the built-in 1.15 is the
+  reference machine's whole-expiry figure, 6.3-7.4 s at a 6 s timeout, kept as a conservative
+  default; ``calibrate`` measures the residual);
 * Tansu 0.6.0 broker-side groups: a rebalance takes about half the session timeout whatever the
   group size; eager at 10 s sessions is stable again in 6-7 s; cooperative-sticky takes 18-32 s
   with moved partitions unowned for 7-12 s (two rounds, the second ~0.45 session timeouts); a
-  joining client needs ~1.2 s (bootstrap, metadata, FindCoordinator) before its JoinGroup.
+  joining client needs ~1.2 s (bootstrap, metadata, FindCoordinator) before its JoinGroup. The
+  built-in cooperative figures lump Tansu's extra rounds into longer ones; a calibration can
+  model them as rounds instead (``coop_revokers_per_round``).
 
 The file is JSON with a ``version`` and the field names below; unknown keys are rejected (a
 misspelt parameter must not fall back to its default silently).
@@ -52,7 +58,14 @@ class Calibration:
     zk_read_service_us: float = 10.0
     watch_delivery_ms: float = 2.0
     zk_connect_ms: float = 30.0  # a joiner's session set-up before it registers
+    # Expiry of a killed ZooKeeper session, after its last packet, net of the tick rounding,
+    # over the session timeout (see zkconsumer.sim.liveness).
     session_expiry_factor: float = 1.15
+    # The server's tickTime: ZooKeeper rounds session deadlines up to it. 500 ms is the
+    # embedded server's (zkconsumer.testing.zookeeper); ZooKeeper's own default is 2000.
+    zk_tick_ms: float = 500.0
+    # Spread of the broker's session check (ZooKeeper's spread is the modelled ping and tick
+    # phases).
     session_expiry_jitter: float = 0.06
     # The connector around the requests.
     fetcher_stop_min_ms: float = 5.0
@@ -65,6 +78,11 @@ class Calibration:
     broker_join_window_factor: float = 0.5
     coop_round1_extra_factor: float = 0.9
     coop_round2_extra_factor: float = 0.45
+    # Owners that act on a cooperative revocation per round (0: all of them, the protocol's
+    # two rounds). Tansu 0.6.0 with librdkafka let one owner revoke per round, so a join that
+    # takes partitions from k owners ran about k + 1 rounds (see BrokerGroup._assign); a file
+    # that sets it should set the coop_round*_extra_factor to 0, which lumped those rounds.
+    coop_revokers_per_round: float = 0.0  # a whole number
     broker_session_check_factor: float = 1.0
     assign_us_per_member: float = 10.0
     revoke_ms: float = 20.0

@@ -23,6 +23,7 @@ LEGACY_PROTOCOLS = ("zk-range", "zk-roundrobin")
 BROKER_PROTOCOLS = ("eager-range", "cooperative-sticky")
 SIMULATED_ONLY = tuple(name for name, e in MODELS.items() if e.simulated_only)
 EVENTS = ("join", "leave", "crash")
+MEMBER_ORDERS = ("random", "start")
 
 
 @dataclass(frozen=True)
@@ -47,9 +48,27 @@ class SimConfig:
     # written when a rebalance closes the fetchers (0 = an idle group; 1 = steady traffic).
     offsets_changed: float = 0.0
     auto_commit: bool = True
+    # Messages produced per second over all partitions (0: an idle topic). A fetcher thread
+    # waits for its next message at most one poll (fetcher_stop_*_ms), so traffic shortens how
+    # long stopping it takes (zkconsumer.sim.legacy.fetcher_stop_s).
+    messages_per_s: float = 0.0
     # 0: every member on its own machine; k > 0: members spread over k Python processes whose
     # client-side request work shares one core each (the lab runs many connectors per process).
     client_processes: int = 0
+    # How member ids sort, which decides every member's rank under range and roundrobin:
+    # "random" (random ids, or members on many hosts: a joiner lands at a random rank) or
+    # "start" (ids that sort in start order: the legacy default ``<group>_<host>-<ms>-<uuid>``
+    # of members on one host, and the lab's ``m00000, m00001, ...``: a joiner ranks last, so
+    # it takes its partitions from the last member only).
+    member_order: str = "random"
+    # The member that leaves or crashes, as a rank among the sorted ids (None: drawn at random).
+    victim_rank: int | None = None
+    # The window requests are counted in, around [event, stable]: 0, 0 counts exactly that. A
+    # measurement that samples cumulative counters counts from its last sample before the event
+    # to its last sample before the stable instant plus a slack, so a steady group's heartbeats
+    # in those margins count there too (spark.validate passes the real runs' margins).
+    count_from_s: float = 0.0  # seconds before the event
+    count_until_s: float = 0.0  # seconds after the stable instant
     max_time_s: float = 3600.0
 
     def __post_init__(self) -> None:
@@ -75,9 +94,16 @@ class SimConfig:
         for name in ("session_timeout_ms", "heartbeat_interval_ms", "rebalance_timeout_ms"):
             if getattr(self, name) <= 0:
                 raise ValueError(f"{name} must be > 0, got {getattr(self, name)}")
-        for name in ("rebalance_backoff_ms", "rebalance_max_retries", "client_processes"):
+        for name in ("rebalance_backoff_ms", "rebalance_max_retries", "client_processes",
+                     "count_from_s", "count_until_s", "messages_per_s"):
             if getattr(self, name) < 0:
                 raise ValueError(f"{name} must be >= 0, got {getattr(self, name)}")
+        if self.member_order not in MEMBER_ORDERS:
+            raise ValueError(f"member_order must be one of {', '.join(MEMBER_ORDERS)}, "
+                             f"got {self.member_order!r}")
+        if self.victim_rank is not None and not 0 <= self.victim_rank < self.members:
+            raise ValueError(f"victim_rank must lie in [0, {self.members}), "
+                             f"got {self.victim_rank}")
         if self.max_time_s <= 0:
             raise ValueError(f"max_time_s must be > 0, got {self.max_time_s}")
 

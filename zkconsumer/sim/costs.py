@@ -143,9 +143,12 @@ CONSUMER_GROUP_HEARTBEAT = 1
 
 
 def heartbeats(phase_s: float, interval_s: float, start_s: float, end_s: float) -> int:
-    """Heartbeats at ``phase_s + k·interval_s`` (k >= 0) that fall in ``[start_s, end_s)``."""
+    """Heartbeats at ``phase_s + k·interval_s`` (any integer k) that fall in ``[start_s, end_s)``.
+
+    The caller starts the window no earlier than the member's first heartbeat.
+    """
     if end_s <= start_s:
         return 0
-    first = max(0, math.ceil((start_s - phase_s) / interval_s - 1e-12))
+    first = math.ceil((start_s - phase_s) / interval_s - 1e-12)
     last = math.ceil((end_s - phase_s) / interval_s - 1e-12) - 1
     return max(0, last - first + 1)

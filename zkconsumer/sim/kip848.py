@@ -209,4 +209,5 @@ class Kip848Group(SimulatedGroup):
         self._settle_if_done(m)
 
     def finish(self, end: float) -> None:
-        self.tally.broker_requests += count_heartbeats(self.members.values(), self.hb, end)
+        self.tally.broker_requests += count_heartbeats(self.members.values(), self.hb, end,
+                                                       start=-self.cfg.count_from_s)

@@ -13,7 +13,8 @@ Reproduces ``zkconsumer/rebalance`` (spec detailed §3.4-3.6) member by member:
 * a failed attempt closes the (idle) fetchers, sleeps ``rebalance.backoff.ms`` and retries, up
   to ``rebalance.max.retries`` attempts; then the rebalance fails and the member owns nothing
   until the next trigger (KAFKA-4228 never merged);
-* a crash is noticed only when the session expires; a clean leave deletes owners first.
+* a crash is noticed only when the session expires (after the last ping the server heard,
+  rounded up to its tick: :mod:`zkconsumer.sim.liveness`); a clean leave deletes owners first.
 
 Requests per step come from :mod:`zkconsumer.sim.costs`. Which members conflict is decided by
 timing alone: a member whose view read is short (small ``N``) reaches its claims while a slower
@@ -31,6 +32,7 @@ from typing import Any
 
 from zkconsumer.sim import costs
 from zkconsumer.sim.assignment import range_share, roundrobin_order, roundrobin_share
+from zkconsumer.sim.calibration import Calibration
 from zkconsumer.sim.config import SimConfig
 from zkconsumer.sim.engine import Cpu, DedicatedCpu, Engine, SharedCpu
 from zkconsumer.sim.group import SimulatedGroup
@@ -40,6 +42,25 @@ from zkconsumer.sim.zkmodel import CREATED, GroupView, ZkServer
 log = logging.getLogger(__name__)
 
 TOPICS = 1
+
+
+def fetcher_stop_s(rng: random.Random, cal: Calibration, owned: int, partitions: int,
+                   messages_per_s: float) -> float:
+    """How long stopping a member's fetcher threads takes (``stop_connections``).
+
+    The fetcher thread checks its stop flag only when ``consume(1, POLL_S)`` returns: on its
+    first message, or after the poll (100 ms). A stop lands at a random point of that wait,
+    then the client closes (``fetcher_stop_min_ms``). With traffic the wait also ends at the
+    member's next message: Poisson at its share of the topic's rate, so the rest of the wait is
+    the shorter of the poll's remainder and an exponential draw (drawn only when there is
+    traffic, so an idle group's random stream is unchanged).
+    """
+    close_s = cal.fetcher_stop_min_ms / 1000.0
+    wait_s = rng.uniform(0.0, (cal.fetcher_stop_max_ms - cal.fetcher_stop_min_ms) / 1000.0)
+    rate = messages_per_s * owned / partitions if partitions else 0.0
+    if rate > 0:
+        wait_s = min(wait_s, rng.expovariate(rate))
+    return close_s + wait_s
 
 
 class MemberState(enum.Enum):
@@ -183,7 +204,8 @@ class LegacyGroup(SimulatedGroup):
         if not m.fetching:
             return self.cal.idle_fetcher_stop_ms / 1000.0
         m.fetching = False
-        return self.rng.uniform(self.cal.fetcher_stop_min_ms, self.cal.fetcher_stop_max_ms) / 1000.0
+        return fetcher_stop_s(self.rng, self.cal, len(m.registry), self.cfg.partitions,
+                              self.cfg.messages_per_s)
 
     def _commits(self, m: LegacyMember) -> list[int]:
         if not self.cfg.auto_commit:

@@ -7,8 +7,10 @@ What is measured, each as a median over many samples:
 * the leader's write service time: pipelined asynchronous creates, wall time per create;
 * watch delivery: one client watches children, another creates one; time until the watch fires;
 * session set-up (``KazooClient.start``) and, unless skipped, session expiry after SIGKILL: a
-  child process with a short session creates an ephemeral znode and is killed; expiry factor =
-  time until the znode is gone / the session timeout;
+  child process with a short session creates an ephemeral znode and is killed right after
+  (so its last packet is the create: no ping phase); expiry factor = (time until the znode is
+  gone - half a ``zk_tick_ms``, the mean tick rounding) / the session timeout, the residual
+  :mod:`zkconsumer.sim.liveness` adds to the ping phase and the tick rounding it models;
 * a broker request round trip (a metadata request), when a bootstrap is given.
 
 Everything else (fetcher stop times, Tansu's group timings) keeps its built-in value; the file
@@ -31,6 +33,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from zkconsumer.sim.calibration import Calibration
+from zkconsumer.sim.liveness import expiry_residual_factor
 
 log = logging.getLogger(__name__)
 
@@ -138,7 +141,11 @@ def _watch_delivery(watcher: object, writer: object, path: str, samples: int) ->
 
 
 def _expiry_factor(client: object, zk_connect: str, path: str, timeout_s: float) -> float:
-    """Two SIGKILLed sessions: when their ephemeral znodes vanish, over the session timeout."""
+    """Two SIGKILLed sessions: when their ephemeral znodes vanish, net of the tick rounding.
+
+    The child is killed right after its create, so the server last heard from it at the kill:
+    the measurement has no ping phase, and the model adds it (:mod:`zkconsumer.sim.liveness`).
+    """
     factors = []
     for i in range(2):
         node = f"{path}{i}"
@@ -153,7 +160,8 @@ def _expiry_factor(client: object, zk_connect: str, path: str, timeout_s: float)
                 if time.perf_counter() - killed > 10 * timeout_s:
                     break
                 time.sleep(0.02)
-            factors.append((time.perf_counter() - killed) / timeout_s)
+            factors.append(expiry_residual_factor(time.perf_counter() - killed, timeout_s,
+                                                  Calibration().zk_tick_ms / 1000.0))
         finally:
             proc.kill()
             proc.wait(10)

@@ -2,8 +2,10 @@
 
 A pure function of its argument (no I/O, no wall clock, no global state), so Spark can map it
 over a grid. The run: build a stable group of ``config.members`` (random member ids from the
-seed, as the real consumer ids are random: a joiner lands at a random rank), apply the event at
-t = 0, and run until nothing is left to happen (or ``max_time_s``).
+seed, as the real consumer ids are random: a joiner lands at a random rank; or ids in start
+order, ``SimConfig.member_order``, where it ranks last), apply the event at
+t = 0, and run until nothing is left to happen (or ``max_time_s``). A crash's session expiry
+(ZooKeeper family) is drawn from the kill's ping and tick phases: :mod:`zkconsumer.sim.liveness`.
 """
 
 from __future__ import annotations
@@ -14,6 +16,7 @@ from typing import Protocol
 
 from zkconsumer.sim.config import SimConfig
 from zkconsumer.sim.engine import Engine
+from zkconsumer.sim.liveness import zk_expiry_for_kill
 from zkconsumer.sim.registry import entry
 from zkconsumer.sim.result import SimResult
 from zkconsumer.sim.tally import OwnershipLedger, Tally
@@ -36,6 +39,24 @@ def member_ids(rng: random.Random, count: int) -> list[str]:
     return list(ids)
 
 
+def group_ids(rng: random.Random, members: int, order: str) -> list[str]:
+    """``members`` ids, then the joiner's; in ``start`` order the joiner's sorts last.
+
+    Real ids sort in start order when they carry a start time (the legacy default id, members
+    on one host) or a sequence number (the lab's names): the newest member then has the
+    highest rank, which decides whose partitions a joiner takes.
+    """
+    ids = member_ids(rng, members + 1)
+    return sorted(ids) if order == "start" else ids
+
+
+def pick_victim(rng: random.Random, ids: list[str], rank: int | None) -> str:
+    """The member that leaves or crashes: the one at ``rank`` among the sorted ids, or random."""
+    if rank is None:
+        return rng.choice(ids)
+    return sorted(ids)[rank]
+
+
 def _model(config: SimConfig, engine: Engine, rng: random.Random, tally: Tally,
            ledger: OwnershipLedger) -> GroupModel:
     """The protocol's model, from :data:`zkconsumer.sim.registry.MODELS`."""
@@ -51,18 +72,19 @@ def simulate(config: SimConfig) -> SimResult:
     tally = Tally()
     ledger = OwnershipLedger(engine, config.partitions)
     model = _model(config, engine, rng, tally, ledger)
-    ids = member_ids(rng, config.members + 1)
+    ids = group_ids(rng, config.members, config.member_order)
     model.setup(ids[:config.members])
     if config.event == "join":
         engine.at(0.0, model.join, ids[-1])
     else:
-        victim = rng.choice(ids[:config.members])
+        victim = pick_victim(rng, ids[:config.members], config.victim_rank)
         if config.event == "leave":
             engine.at(0.0, model.leave, victim)
         else:
             cal = config.calibration
-            factor = cal.session_expiry_factor * max(0.5, rng.gauss(1.0, cal.session_expiry_jitter))
-            engine.at(0.0, model.crash, victim, config.session_timeout_s * factor)
+            expiry = zk_expiry_for_kill(rng, config.session_timeout_s, cal.zk_tick_ms / 1000.0,
+                                        cal.session_expiry_factor)
+            engine.at(0.0, model.crash, victim, expiry)
     settled = engine.run(config.max_time_s)
     if not settled:
         log.warning("%s N=%d P=%d %s seed=%d: still running at %.0f s (max_time_s)",
@@ -71,8 +93,8 @@ def simulate(config: SimConfig) -> SimResult:
     ledger.finish()
     stable_at = ledger.stable_at
     finish = getattr(model, "finish", None)
-    if finish is not None:
-        finish(stable_at if stable_at is not None else engine.now)
+    if finish is not None:  # steady-state requests (heartbeats) up to the counting window's end
+        finish(stable_at + config.count_until_s if stable_at is not None else engine.now)
     result = SimResult(
         config=config,
         coordination_requests=tally.zk_reads + tally.zk_writes + tally.broker_requests,

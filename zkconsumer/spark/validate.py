@@ -1,9 +1,11 @@
 """The simulator against real runs: same cells, same settings, the herd metrics side by side.
 
 For every (protocol, N, P, event) a real-mode sweep measured, the simulator runs ``seeds``
-seeds with the real run's session timeout, the lab's rebalance backoff and retries, and the
-real placement of members (``tasks`` client processes sharing their CPUs), and the medians are
-compared against the real medians with the tolerances the simulator is held to:
+seeds with the real run's session timeout, the lab's rebalance backoff, retries, heartbeat
+interval and produce rate, the lab's member naming (start order; the first member is the
+victim), the real request counts' sampling margins, and the real placement of members
+(``tasks`` client processes sharing their CPUs), and the medians are compared against the real
+medians with the tolerances the simulator is held to:
 
 - requests per event within 15%;
 - rebalance attempts (the most attempts one member made) within ±1;
@@ -22,12 +24,18 @@ from typing import Any
 
 from zkconsumer.lab.spec import Timing
 from zkconsumer.sim import PROTOCOLS, Calibration, SimConfig, simulate
+from zkconsumer.spark.real_metrics import SAMPLE_AFTER_S
 
 log = logging.getLogger(__name__)
 
 REQUESTS_TOLERANCE = 0.15
 ATTEMPTS_TOLERANCE = 1
 TIME_TOLERANCE = 0.30
+# The lab names its members m00000, m00001, ... in start order, and the joiner of a join is
+# the next one, so ids sort in start order; the victim of a crash or leave is m00000, rank 0
+# (``zkconsumer.spark.real_task.RealCell``).
+LAB_MEMBER_ORDER = "start"
+LAB_VICTIM_RANK = 0
 
 
 @dataclass(frozen=True)
@@ -92,9 +100,33 @@ def _median(values: Iterable[float | None]) -> float | None:
     return statistics.median(got) if got else None
 
 
+def lab_heartbeat_interval_ms(session_timeout_ms: int) -> int:
+    """``heartbeat.interval.ms`` the lab's broker-mode members run with: a third of the session.
+
+    As ``zkconsumer.lab.drivers.broker.consumer_config`` sets it (the usual Kafka ratio), not
+    librdkafka's 3000 ms default: the heartbeats a broker-side group sends while it waits for a
+    session to expire are most of its requests in a crash, so the simulator must use the same.
+    """
+    return max(100, session_timeout_ms // 3)
+
+
+def sampled_count_margins(sample_interval_s: float) -> tuple[float, float]:
+    """(before the event, after stable): the mean margins of the real request counts.
+
+    ``real_metrics`` counts from each member's last counter sample before the event to its last
+    one before stable + ``SAMPLE_AFTER_S``; with a sample every ``sample_interval_s`` (the ZooKeeper
+    members' sampling and librdkafka's ``statistics.interval.ms``, both 1 s in the lab) that is
+    on average half an interval before the event and ``SAMPLE_AFTER_S`` minus half an interval
+    after stable. The simulator counts a steady group's heartbeats in those margins too.
+    """
+    half = sample_interval_s / 2
+    return half, max(0.0, SAMPLE_AFTER_S - half)
+
+
 def validate(rows: Sequence[dict[str, Any]], cal: Calibration, seeds: int = 5,
              timing: Timing | None = None) -> list[Check]:
     timing = timing or Timing()
+    count_from, count_until = sampled_count_margins(timing.request_sample_interval_s)
     cells: dict[tuple[str, int, int, str], list[dict[str, Any]]] = {}
     for r in rows:
         if r["protocol"] not in PROTOCOLS:
@@ -109,6 +141,10 @@ def validate(rows: Sequence[dict[str, Any]], cal: Calibration, seeds: int = 5,
                                    session_timeout_ms=session,
                                    rebalance_backoff_ms=timing.rebalance_backoff_ms,
                                    rebalance_max_retries=timing.rebalance_max_retries,
+                                   heartbeat_interval_ms=lab_heartbeat_interval_ms(session),
+                                   member_order=LAB_MEMBER_ORDER, victim_rank=LAB_VICTIM_RANK,
+                                   count_from_s=count_from, count_until_s=count_until,
+                                   messages_per_s=timing.produce_rate,
                                    client_processes=tasks, auto_commit=False))
                 for s in range(seeds)]
         checks.append(Check(

@@ -1,0 +1,128 @@
+"""Rules that bring the simulator closer to the real runs: member order, heartbeats, fetcher stops,
+Tansu's cooperative rounds, and the settings ``spark validate`` takes from the lab."""
+
+from __future__ import annotations
+
+import random
+import statistics
+
+import pytest
+
+from zkconsumer.sim import Calibration, SimConfig, simulate
+from zkconsumer.sim.broker import deferred_revokers
+from zkconsumer.sim.heartbeats import BrokerMember, count_heartbeats
+from zkconsumer.sim.legacy import fetcher_stop_s
+from zkconsumer.sim.simulate import group_ids, pick_victim
+from zkconsumer.spark.validate import lab_heartbeat_interval_ms, sampled_count_margins
+
+# --- member order and the victim -------------------------------------------------------------
+
+
+def test_in_start_order_the_joiner_ranks_last():
+    for seed in range(20):
+        ids = group_ids(random.Random(seed), 5, "start")
+        assert ids[-1] == max(ids)
+    # random ids put it anywhere
+    ranks = {sorted(ids).index(ids[-1])
+             for ids in (group_ids(random.Random(s), 5, "random") for s in range(40))}
+    assert len(ranks) > 1
+
+
+def test_the_victim_is_the_member_at_its_rank_or_random():
+    ids = ["c", "a", "b"]
+    assert pick_victim(random.Random(1), ids, 0) == "a"
+    assert pick_victim(random.Random(1), ids, 2) == "c"
+    assert pick_victim(random.Random(1), ids, None) in ids
+    with pytest.raises(ValueError):
+        SimConfig("zk-range", 3, 8, "crash", victim_rank=3)
+    with pytest.raises(ValueError):
+        SimConfig("zk-range", 3, 8, "join", member_order="alphabetical")
+
+
+def test_a_joiner_ranked_last_takes_only_the_last_members_partitions():
+    r = simulate(SimConfig("eager-range", 4, 128, "join", seed=3, member_order="start"))
+    assert r.lost == 0 and r.rebalance_attempts == 1
+
+
+# --- broker heartbeats ---------------------------------------------------------------------------
+
+
+def test_no_heartbeats_while_a_join_is_outstanding():
+    m = BrokerMember("a", phase=0.5)
+    steady = count_heartbeats([m], 2.0, 10.0)
+    assert steady == 5  # 0.5, 2.5, 4.5, 6.5, 8.5
+    m.go_quiet(3.0)
+    m.go_quiet(3.5)  # already quiet: the first JoinGroup counts
+    m.resume_beats(7.0)
+    assert m.quiet == [(3.0, 7.0)]
+    assert count_heartbeats([m], 2.0, 10.0) == steady - 2  # 4.5 and 6.5 not sent
+
+
+def test_the_counting_margins_add_the_survivors_steady_heartbeats():
+    alive = BrokerMember("a", phase=0.25)
+    dead = BrokerMember("b", phase=0.25, until=0.0)
+    assert count_heartbeats([alive, dead], 1.0, 3.0) == 3 + 0
+    # from 0.8 s before the event: the survivor's beat at -0.75 counts; the member killed at
+    # the event does not count there (a sampled count of it ends at its last sample before)
+    assert count_heartbeats([alive, dead], 1.0, 3.0, start=-0.5) == 3
+    assert count_heartbeats([alive, dead], 1.0, 3.0, start=-0.8) == 4
+    joiner = BrokerMember("j", phase=1.5, since=1.5)
+    assert count_heartbeats([joiner], 1.0, 3.0, start=-0.5) == 2
+
+
+def test_the_lab_settings_validate_uses():
+    assert lab_heartbeat_interval_ms(6000) == 2000  # a third of the session, as the lab sets
+    assert lab_heartbeat_interval_ms(150) == 100
+    before, after = sampled_count_margins(1.0)
+    assert before == pytest.approx(0.5) and after == pytest.approx(0.8)
+
+
+def test_a_longer_counting_window_adds_only_heartbeats():
+    extras = []
+    for seed in range(8):
+        base = SimConfig("eager-range", 16, 32, "crash", seed=seed, heartbeat_interval_ms=2000)
+        wide = SimConfig("eager-range", 16, 32, "crash", seed=seed, heartbeat_interval_ms=2000,
+                         count_from_s=0.5, count_until_s=0.8)
+        a, b = simulate(base), simulate(wide)
+        assert a.time_to_stable_s == b.time_to_stable_s
+        extras.append(b.coordination_requests - a.coordination_requests)
+    # 15 survivors, 1.3 s more, one heartbeat per 2 s each: ~9.75 on average
+    assert statistics.mean(extras) == pytest.approx(15 * 1.3 / 2, abs=2.0)
+
+
+# --- cooperative rounds on a broker that lets few owners revoke per round ---------------------
+
+
+def test_deferred_revokers():
+    assert deferred_revokers(["a", "b", "c"], 0) == []  # the protocol: everyone at once
+    assert deferred_revokers(["a", "b", "c"], 1) == ["b", "c"]
+    assert deferred_revokers(["a", "b", "c"], 2.0) == ["c"]
+
+
+def test_cooperative_rounds_follow_the_owners_that_may_revoke_per_round():
+    protocol = SimConfig("cooperative-sticky", 4, 128, "join", seed=1, member_order="start")
+    assert simulate(protocol).rebalance_attempts == 2
+    tansu = Calibration(coop_revokers_per_round=1, coop_round1_extra_factor=0.0,
+                        coop_round2_extra_factor=0.0)
+    r = simulate(SimConfig("cooperative-sticky", 4, 128, "join", seed=1, member_order="start",
+                           calibration=tansu))
+    assert r.rebalance_attempts == 5  # four owners give partitions up, one per round, then one
+    assert r.lost == 0 and r.members_paused == 4
+    crash = simulate(SimConfig("cooperative-sticky", 4, 128, "crash", seed=1, calibration=tansu))
+    assert crash.rebalance_attempts == 1  # nobody revokes: the victim's partitions are free
+
+
+# --- fetcher stops ---------------------------------------------------------------------------
+
+
+def test_a_fetcher_stop_waits_for_the_poll_or_the_next_message():
+    cal = Calibration(fetcher_stop_min_ms=5.0, fetcher_stop_max_ms=105.0)
+    idle = [fetcher_stop_s(random.Random(s), cal, 32, 128, 0.0) for s in range(500)]
+    busy = [fetcher_stop_s(random.Random(s), cal, 32, 128, 400.0) for s in range(500)]
+    assert all(0.005 <= x <= 0.105 for x in idle + busy)
+    assert statistics.mean(idle) == pytest.approx(0.055, abs=0.006)
+    # 100 messages/s for this member: the wait ends after ~10 ms on average
+    assert statistics.mean(busy) < 0.02
+    # an idle topic draws exactly what the uniform stop drew before (same random stream)
+    rng = random.Random(4)
+    assert fetcher_stop_s(rng, cal, 32, 128, 0.0) == random.Random(4).uniform(0.0, 0.1) + 0.005
