@@ -89,11 +89,17 @@ def run_herd_command(args: argparse.Namespace) -> int:
     except ValueError as exc:
         print(f"zkconsumer: error: {exc}", file=sys.stderr)
         return 2
-    # With N >> P most members own nothing, and the legacy assignor says so on every attempt.
-    logging.getLogger("zkconsumer.assignors.legacy").setLevel(logging.ERROR)
+    # With N >> P most members own nothing, and the legacy assignor says so on every attempt:
+    # quiet for this run only (the verb may run inside a larger program, e.g. the tests).
+    assignor_log = logging.getLogger("zkconsumer.assignors.legacy")
+    level = assignor_log.level
+    assignor_log.setLevel(logging.ERROR)
     args.out.mkdir(parents=True, exist_ok=True)
-    result = run_herd(spec, on_result=lambda so_far: write_herd_results(
-        so_far, args.out / "results.json"))
+    try:
+        result = run_herd(spec, on_result=lambda so_far: write_herd_results(
+            so_far, args.out / "results.json"))
+    finally:
+        assignor_log.setLevel(level)
     written = write_herd_outputs(result, args.out, reproduce_command(args), args.json)
     print(fits_table(result.fits))
     for path in written:
