@@ -21,13 +21,17 @@ from typing import Any
 def register(sub: Any) -> None:
     p = sub.add_parser("calibrate", help="measure the simulator's latencies on real servers",
                        description="Time ZooKeeper reads, creates, watch delivery, session "
-                                   "set-up and expiry, and a broker round trip; write the "
-                                   "calibration file the simulator reads.")
+                                   "set-up and expiry, the client CPU per request with many "
+                                   "clients in one process, and a broker round trip; write "
+                                   "the calibration file the simulator reads.")
     p.add_argument("--out", type=Path, required=True, help="calibration file to write (JSON)")
     p.add_argument("--samples", type=int, default=300, help="requests timed per operation")
     p.add_argument("--no-expiry", action="store_true",
                    help="skip the session-expiry measurement (it SIGKILLs two child sessions "
                         "and takes ~10 s)")
+    p.add_argument("--no-crowd", action="store_true",
+                   help="skip the crowded-process measurement (K = 1, 4, 16, 32 kazoo clients "
+                        "busy in this process, ~15 s)")
     p.add_argument("--zk", "--zookeeper", dest="zookeeper",
                    default=os.environ.get("ZKCONSUMER_ZK"))
     p.add_argument("--bootstrap", default=os.environ.get("ZKCONSUMER_BOOTSTRAP"))
@@ -35,7 +39,12 @@ def register(sub: Any) -> None:
 
 
 def run_calibrate(args: argparse.Namespace) -> int:
-    from zkconsumer.sim.measure import calibration_from, measure_broker, measure_zookeeper
+    from zkconsumer.sim.measure import (
+        calibration_from,
+        measure_broker,
+        measure_crowd,
+        measure_zookeeper,
+    )
 
     if args.samples < 10:
         print("zkconsumer: error: --samples must be >= 10", file=sys.stderr)
@@ -50,10 +59,12 @@ def run_calibrate(args: argparse.Namespace) -> int:
             if not bootstrap:
                 bootstrap = stack.enter_context(broker_from_env(zk)).bootstrap
         measured = measure_zookeeper(zk, samples=args.samples, expiry=not args.no_expiry)
+        crowd = [] if args.no_crowd else measure_crowd(zk)
         broker_ms = measure_broker(bootstrap) if bootstrap else None
     where = "embedded servers" if not args.zookeeper else f"ZooKeeper {zk}"
-    cal = calibration_from(measured, broker_ms, where)
+    cal = calibration_from(measured, broker_ms, where, crowd)
     cal.save(args.out)
-    print(json.dumps({"measured_ms": measured, "broker_request_ms": broker_ms}, indent=2))
+    print(json.dumps({"measured_ms": measured, "broker_request_ms": broker_ms,
+                      "crowd": [c.to_dict() for c in crowd]}, indent=2))
     print(f"wrote {args.out} ({cal.source})")
     return 0

@@ -10,6 +10,14 @@ figures measured on the reference machine (``/work/shared/reference/environment.
   into client CPU (shared by every connector of one process when ``SimConfig.client_processes``
   says so: the GIL), a parallel server/network latency, and for writes a short service time in
   the ZooKeeper leader's single, serialised write pipeline;
+* client CPU in a crowded process (``client_cpu_scale_by_clients``): the per-request client CPU
+  above is a lone client's; with many clients busy in one Python process each request costs
+  more CPU (``calibrate`` measures it: :func:`zkconsumer.sim.measure.measure_crowd`). The table
+  is pairs ``(K, factor)``, the CPU per request with ``K`` clients busy relative to one,
+  interpolated linearly in log K (:func:`client_cpu_scale`); empty (the default) is factor 1.
+  Measured on the reference machine: 0.30 ms of process CPU per read with one busy client,
+  1.17 ms with 16 and 1.32 ms with 32 (4.4x), and no extra cost from idle sessions, so the
+  factor follows busy clients, and in a legacy rebalance every member of a process is busy;
 * session expiry after SIGKILL: the server times the session out from the last packet it heard
   (the ping phase and its tick rounding are modelled in :mod:`zkconsumer.sim.liveness`); what
   is left, closing the session, is ``session_expiry_factor`` (the built-in 1.15 is the
@@ -31,6 +39,8 @@ from __future__ import annotations
 import dataclasses
 import json
 import logging
+import math
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -88,18 +98,31 @@ class Calibration:
     revoke_ms: float = 20.0
     # Spread of every sampled duration (coefficient of variation of one request or step).
     jitter_cv: float = 0.25
+    # (K, factor): client CPU per request with K clients busy in one process over a lone
+    # client's, measured by ``calibrate``; used when ``SimConfig.client_processes`` puts members
+    # in shared processes (see client_cpu_scale). Empty: factor 1 whatever K.
+    client_cpu_scale_by_clients: tuple[tuple[float, float], ...] = ()
     # Where the numbers come from ("defaults", or what calibrate measured against).
     source: str = "defaults: environment.md figures, 2026-11-22"
 
     def __post_init__(self) -> None:
+        # A JSON file gives lists: keep tuples, so the calibration stays hashable.
+        table = _scale_table(self.client_cpu_scale_by_clients)
+        object.__setattr__(self, "client_cpu_scale_by_clients", table)
         for f in dataclasses.fields(self):
             value = getattr(self, f.name)
-            if f.name != "source" and (not isinstance(value, (int, float)) or value < 0):
+            if f.name in ("source", "client_cpu_scale_by_clients"):
+                continue
+            if not isinstance(value, (int, float)) or value < 0:
                 raise ValueError(f"calibration {f.name} must be a number >= 0, got {value!r}")
         if self.fetcher_stop_max_ms < self.fetcher_stop_min_ms:
             raise ValueError(
                 f"calibration fetcher_stop_max_ms ({self.fetcher_stop_max_ms}) must be >= "
                 f"fetcher_stop_min_ms ({self.fetcher_stop_min_ms})")
+
+    def client_cpu_scale(self, clients: int) -> float:
+        """The factor on the client CPU per request with ``clients`` members in one process."""
+        return client_cpu_scale(self.client_cpu_scale_by_clients, clients)
 
     @property
     def zk_read_ms(self) -> float:
@@ -140,3 +163,45 @@ class Calibration:
         if not isinstance(data, dict):
             raise ValueError(f"{path}: expected a JSON object, got {type(data).__name__}")
         return cls.from_dict(data, str(path))
+
+
+def _scale_table(pairs: Sequence[Sequence[float]]) -> tuple[tuple[float, float], ...]:
+    """Check and normalise ``client_cpu_scale_by_clients``: K >= 1 increasing, factors > 0."""
+    table: list[tuple[float, float]] = []
+    for pair in pairs:
+        if isinstance(pair, (str, bytes)) or len(pair) != 2:
+            raise ValueError("calibration client_cpu_scale_by_clients must be pairs [K, "
+                             f"factor], got {pair!r}")
+        k, factor = pair
+        if isinstance(k, bool) or isinstance(factor, bool) or \
+                not isinstance(k, (int, float)) or not isinstance(factor, (int, float)):
+            raise ValueError(f"calibration client_cpu_scale_by_clients: not numbers: {pair!r}")
+        if k < 1 or factor <= 0:
+            raise ValueError("calibration client_cpu_scale_by_clients needs K >= 1 and factor "
+                             f"> 0, got {pair!r}")
+        if table and k <= table[-1][0]:
+            raise ValueError("calibration client_cpu_scale_by_clients: K must increase, got "
+                             f"{k!r} after {table[-1][0]!r}")
+        if k == 1 and factor != 1:
+            raise ValueError("calibration client_cpu_scale_by_clients: the factor at K = 1 is "
+                             f"1 by definition, got {factor!r}")
+        table.append((float(k), float(factor)))
+    return tuple(table)
+
+
+def client_cpu_scale(table: Sequence[tuple[float, float]], clients: float) -> float:
+    """Client CPU per request with ``clients`` busy in one process, relative to a lone client.
+
+    Linear in log K between the table's points, with (1, 1) implied; constant beyond the
+    last point (no extrapolation past what was measured); 1 without a table or for K <= 1.
+    """
+    if not table or clients <= 1:
+        return 1.0
+    points = [(1.0, 1.0), *((k, f) for k, f in table if k > 1)]
+    if clients >= points[-1][0]:
+        return points[-1][1]
+    for (k0, f0), (k1, f1) in zip(points, points[1:], strict=False):
+        if clients <= k1:
+            w = math.log(clients / k0) / math.log(k1 / k0)
+            return f0 + w * (f1 - f0)
+    return points[-1][1]  # not reached: clients < the last K

@@ -10,6 +10,7 @@ ends with ``members + 1``). The client and group settings default to the legacy 
 from __future__ import annotations
 
 import logging
+import math
 from dataclasses import dataclass, field
 
 from zkconsumer.sim.calibration import Calibration
@@ -53,7 +54,8 @@ class SimConfig:
     # long stopping it takes (zkconsumer.sim.legacy.fetcher_stop_s).
     messages_per_s: float = 0.0
     # 0: every member on its own machine; k > 0: members spread over k Python processes whose
-    # client-side request work shares one core each (the lab runs many connectors per process).
+    # client-side request work shares one core each (the lab runs many connectors per process),
+    # and costs more per request in a crowded process (client_cpu_scale).
     client_processes: int = 0
     # How member ids sort, which decides every member's rank under range and roundrobin:
     # "random" (random ids, or members on many hosts: a joiner lands at a random rank) or
@@ -120,6 +122,26 @@ class SimConfig:
     def family(self) -> str:
         """``zookeeper`` (members coordinate through ZooKeeper) or ``broker``."""
         return MODELS[self.protocol].family
+
+    @property
+    def members_per_process(self) -> int:
+        """Members in the fullest client process (1: each on its own machine)."""
+        if self.client_processes <= 0:
+            return 1
+        return math.ceil(self.members / self.client_processes)
+
+    @property
+    def client_cpu_scale(self) -> float:
+        """Client CPU per ZooKeeper request over a lone client's, for this placement.
+
+        ``Calibration.client_cpu_scale_by_clients`` at :attr:`members_per_process`: measured
+        with that many kazoo clients busy at once in one process, which is what a rebalance
+        is (every member of the process walks the registrations at the same time). 1 for
+        members on machines of their own, or without a table.
+        """
+        if self.client_processes <= 0:
+            return 1.0
+        return self.calibration.client_cpu_scale(self.members_per_process)
 
     @property
     def session_timeout_s(self) -> float:

@@ -8,7 +8,9 @@ Client CPU. A Python process running many connectors executes one bytecode strea
 GIL), so when ``SimConfig.client_processes`` puts several members in one process their client-side
 request work is shared: :class:`SharedCpu` is a processor-sharing server (every active job
 progresses at 1/n speed), which is how the GIL's switch interval treats runnable threads over
-times much longer than 5 ms. :class:`DedicatedCpu` is one member per machine.
+times much longer than 5 ms. :class:`DedicatedCpu` is one member per machine. What one request
+costs on either is the calibrated client CPU times ``SimConfig.client_cpu_scale`` (a crowded
+process spends more CPU per request: :mod:`zkconsumer.sim.calibration`).
 """
 
 from __future__ import annotations

@@ -61,7 +61,8 @@ class LeaderGroup(SimulatedGroup):
     def __init__(self, cfg: SimConfig, engine: Engine, rng: random.Random, tally: Tally,
                  ledger: OwnershipLedger) -> None:
         super().__init__(cfg, engine, rng, tally, ledger)
-        self.zk = ZkServer(engine, cfg.calibration, rng, tally, ledger)
+        self.zk = ZkServer(engine, cfg.calibration, rng, tally, ledger,
+                           client_cpu_scale=cfg.client_cpu_scale)
         self.zk.on_notify = self._membership_notified
         self.strategy = STRATEGIES[cfg.protocol]
         self.members: dict[str, LeaderMember] = {}

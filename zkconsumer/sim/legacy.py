@@ -87,7 +87,8 @@ class LegacyGroup(SimulatedGroup):
     def __init__(self, cfg: SimConfig, engine: Engine, rng: random.Random, tally: Tally,
                  ledger: OwnershipLedger) -> None:
         super().__init__(cfg, engine, rng, tally, ledger)
-        self.zk = ZkServer(engine, cfg.calibration, rng, tally, ledger)
+        self.zk = ZkServer(engine, cfg.calibration, rng, tally, ledger,
+                           client_cpu_scale=cfg.client_cpu_scale)
         self.zk.on_notify = self._notified
         self.members: dict[str, LegacyMember] = {}
         self._roundrobin = cfg.protocol == "zk-roundrobin"

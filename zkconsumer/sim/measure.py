@@ -11,7 +11,14 @@ What is measured, each as a median over many samples:
   (so its last packet is the create: no ping phase); expiry factor = (time until the znode is
   gone - half a ``zk_tick_ms``, the mean tick rounding) / the session timeout, the residual
   :mod:`zkconsumer.sim.liveness` adds to the ping phase and the tick rounding it models;
-* a broker request round trip (a metadata request), when a bootstrap is given.
+* a broker request round trip (a metadata request), when a bootstrap is given;
+* unless skipped, the crowd: ``K`` kazoo clients in this one process, one thread each, issuing
+  synchronous reads (``getChildren`` of a parent, then ``getData`` of each of its few hundred
+  small children, over and over, as an attempt walks the registrations and owner znodes) and
+  then ``setData`` writes, all at once, for ``K`` in :data:`CROWD_CLIENTS`: process CPU per
+  request (``time.process_time`` over the burst / requests) and wall time per request per
+  thread. The ratio of the CPU per read at ``K`` to that at one client becomes
+  ``client_cpu_scale_by_clients`` (:func:`crowd_scale_table`).
 
 Everything else (fetcher stop times, Tansu's group timings) keeps its built-in value; the file
 records which are measured in ``source``.
@@ -19,6 +26,7 @@ records which are measured in ``source``.
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import logging
 import os
@@ -29,8 +37,9 @@ import sys
 import threading
 import time
 import uuid
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from typing import Any
 
 from zkconsumer.sim.calibration import Calibration
 from zkconsumer.sim.liveness import expiry_residual_factor
@@ -61,6 +70,144 @@ class Measured:
     connect_ms: float
     expiry_factor: float | None
     broker_request_ms: float | None
+
+
+CROWD_CLIENTS = (1, 4, 16, 32)
+CROWD_ZNODES = 300
+CROWD_BURST_S = 1.0
+
+
+@dataclass(frozen=True)
+class CrowdSample:
+    """One burst of ``clients`` kazoo clients in this process, ``busy`` of them issuing requests.
+
+    ``cpu_ms`` is this process's CPU time (every thread: the callers and kazoo's connection
+    threads) over the burst per request, all threads together; ``wall_ms`` the burst's wall
+    time per request of one busy thread (the median thread).
+    """
+
+    op: str  # "read" or "write"
+    clients: int
+    busy: int
+    requests: int
+    cpu_ms: float
+    wall_ms: float
+
+    def to_dict(self) -> dict[str, float | int | str]:
+        return dataclasses.asdict(self)
+
+
+def _crowd_worker(client: object, op: str, paths: Sequence[str], parent: str, start: int,
+                  go: threading.Event, stop: threading.Event, counts: list[int], slot: int
+                  ) -> None:
+    """Requests back to back until ``stop``: reads walk the children from ``start``, as an
+    attempt walks the registrations; writes set this thread's own znode."""
+    go.wait()
+    done = 0
+    i = start
+    n = len(paths)
+    while not stop.is_set():
+        if op == "read":
+            if i % n == 0:
+                client.get_children(parent)  # type: ignore[attr-defined]
+            else:
+                client.get(paths[i % n])  # type: ignore[attr-defined]
+            i += 1
+        else:
+            client.set(paths[slot % n], b"x")  # type: ignore[attr-defined]
+        done += 1
+    counts[slot] = done
+
+
+def crowd_burst(clients: Sequence[object], busy: int, op: str, paths: Sequence[str],
+                parent: str, burst_s: float = CROWD_BURST_S) -> CrowdSample:
+    """The first ``busy`` of the started ``clients`` issue ``op`` requests for ``burst_s``."""
+    go, stop = threading.Event(), threading.Event()
+    counts = [0] * busy
+    threads = [threading.Thread(target=_crowd_worker, daemon=True,
+                                args=(clients[k], op, paths, parent,
+                                      k * len(paths) // busy, go, stop, counts, k))
+               for k in range(busy)]
+    for t in threads:
+        t.start()
+    time.sleep(0.05)  # every thread parked at ``go``
+    cpu0, wall0 = time.process_time(), time.perf_counter()
+    go.set()
+    time.sleep(burst_s)
+    stop.set()
+    for t in threads:
+        t.join(30)
+    cpu, wall = time.process_time() - cpu0, time.perf_counter() - wall0
+    total = max(1, sum(counts))
+    per_thread = statistics.median(wall * 1000 / max(1, c) for c in counts)
+    return CrowdSample(op, len(clients), busy, sum(counts), cpu * 1000 / total, per_thread)
+
+
+def measure_crowd(zk_connect: str, counts: Sequence[int] = CROWD_CLIENTS,
+                  znodes: int = CROWD_ZNODES, burst_s: float = CROWD_BURST_S,
+                  repeats: int = 2, writes: bool = True, idle: bool = False
+                  ) -> list[CrowdSample]:
+    """Bursts of ``K`` busy clients for each ``K`` in ``counts``: reads, then writes.
+
+    The reads run ``repeats`` passes over ``counts`` (interleaved, so a passing load spike
+    hits every K alike; :func:`crowd_scale_table` pools them); the writes one pass. ``idle``
+    adds, per pass, a burst where only one of the largest-K connected clients is busy:
+    whether idle sessions in the process cost anything.
+    """
+    from kazoo.client import KazooClient
+
+    base = f"/zkconsumer-calibrate/{uuid.uuid4().hex[:8]}-crowd"
+    biggest = max(counts)
+    clients = [KazooClient(hosts=zk_connect) for _ in range(biggest)]
+    samples: list[CrowdSample] = []
+    try:
+        for c in clients:
+            c.start(timeout=10)
+        owner = clients[0]
+        owner.ensure_path(base)
+        paths = [f"{base}/n{i:05d}" for i in range(znodes)]
+        for p in [owner.create_async(path, b"0123456789abcdef") for path in paths]:
+            p.get(timeout=30)
+        passes = [("read", r) for r in range(max(1, repeats))]
+        if writes:
+            passes.append(("write", 0))
+        for op, _ in passes:
+            for k in sorted(counts):
+                samples.append(crowd_burst(clients[:k], k, op, paths, base, burst_s))
+            if idle and biggest > 1:
+                samples.append(crowd_burst(clients, 1, op, paths, base, burst_s))
+        return samples
+    finally:
+        with contextlib.suppress(Exception):
+            clients[0].delete(base, recursive=True)
+        for c in clients:
+            with contextlib.suppress(Exception):
+                c.stop()
+                c.close()
+
+
+def crowd_cpu_ms(samples: Sequence[CrowdSample], op: str = "read") -> dict[int, float]:
+    """K -> CPU ms per request over every burst where all K clients were busy (pooled)."""
+    cpu: dict[int, float] = {}
+    requests: dict[int, int] = {}
+    for s in samples:
+        if s.op == op and s.busy == s.clients and s.requests > 0:
+            cpu[s.clients] = cpu.get(s.clients, 0.0) + s.cpu_ms * s.requests
+            requests[s.clients] = requests.get(s.clients, 0) + s.requests
+    return {k: cpu[k] / requests[k] for k in sorted(cpu)}
+
+
+def crowd_scale_table(samples: Sequence[CrowdSample], op: str = "read"
+                      ) -> tuple[tuple[float, float], ...]:
+    """``(K, CPU per request at K / at one client)``, pooled over the bursts of each K.
+
+    Empty without a one-client burst to divide by. Factors are rounded to 3 decimals.
+    """
+    pooled = crowd_cpu_ms(samples, op)
+    one = pooled.get(1)
+    if not one:
+        return ()
+    return tuple((float(k), round(v / one, 3)) for k, v in pooled.items() if k > 1)
 
 
 def _timed(fn: Callable[[], object], samples: int) -> tuple[float, float]:
@@ -177,9 +324,13 @@ def measure_broker(bootstrap: str, samples: int = 30) -> float:
     return walls
 
 
-def calibration_from(m: dict[str, float | None], broker_ms: float | None, where: str
-                     ) -> Calibration:
-    """Turn measured medians into parameters (latency = wall - client CPU - service)."""
+def calibration_from(m: dict[str, float | None], broker_ms: float | None, where: str,
+                     crowd: Sequence[CrowdSample] = ()) -> Calibration:
+    """Turn measured medians into parameters (latency = wall - client CPU - service).
+
+    ``crowd`` (:func:`measure_crowd`'s bursts) gives ``client_cpu_scale_by_clients`` from the
+    reads (a rebalance's requests are mostly reads; the table applies to writes too).
+    """
     base = Calibration()
     read_cpu = float(m["read_cpu_ms"] or 0.0)
     write_cpu = float(m["write_cpu_ms"] or 0.0)
@@ -204,7 +355,11 @@ def calibration_from(m: dict[str, float | None], broker_ms: float | None, where:
     if broker_ms is not None:
         values["broker_request_ms"] = broker_ms
         measured.append("broker_request_ms")
-    rounded = {k: round(v, 4) for k, v in values.items()}
+    rounded: dict[str, Any] = {k: round(v, 4) for k, v in values.items()}
+    table = crowd_scale_table(crowd)
+    if table:
+        rounded["client_cpu_scale_by_clients"] = table
+        measured.append("client_cpu_scale_by_clients")
     source = (f"calibrate {time.strftime('%Y-%m-%d %H:%M', time.gmtime())} UTC against {where}; "
               f"measured: {', '.join(measured)}; the rest built in")
     return dataclasses.replace(base, **rounded, source=source)

@@ -2,7 +2,8 @@
 
 Timing of one synchronous request from a member (kazoo blocks the calling thread):
 
-* client CPU (``client_*_cpu_ms``) on the member's :class:`~zkconsumer.sim.engine.Cpu`;
+* client CPU (``client_*_cpu_ms``, times ``SimConfig.client_cpu_scale`` when members share
+  processes) on the member's :class:`~zkconsumer.sim.engine.Cpu`;
 * a read then travels and is served at once (reads run concurrently on the server; a read sees
   the state at the instant it is served, which is how a member reads an owner znode another
   member has not released yet) and travels back: ``zk_read_latency_ms`` in all;
@@ -57,9 +58,10 @@ class ZkServer:
     """Server state and the request timing of the module docstring."""
 
     def __init__(self, engine: Engine, cal: Calibration, rng: random.Random, tally: Tally,
-                 ledger: OwnershipLedger) -> None:
+                 ledger: OwnershipLedger, client_cpu_scale: float = 1.0) -> None:
         self._engine = engine
         self._cal = cal
+        self._cpu_scale = client_cpu_scale  # a crowded process's factor on client CPU
         self._rng = rng
         self._tally = tally
         self.ledger = ledger
@@ -86,7 +88,8 @@ class ZkServer:
     def read(self, cpu: Cpu, serve: Callable[[], Any], done: Callable[[Any], None]) -> None:
         """One synchronous read; ``serve`` runs on the server, ``done`` gets its result."""
         self._tally.zk_reads += 1
-        cpu.run(self._cal.client_read_cpu_ms / 1000.0 * self.jitter(), self._read_sent,
+        cpu.run(self._cal.client_read_cpu_ms / 1000.0 * self._cpu_scale * self.jitter(),
+                self._read_sent,
                 serve, done)
 
     def _read_sent(self, serve: Callable[[], Any], done: Callable[[Any], None]) -> None:
@@ -103,7 +106,8 @@ class ZkServer:
             self._engine.after(0.0, done)
             return
         self._tally.zk_reads += n
-        cpu.run(n * self._cal.client_read_cpu_ms / 1000.0 * self.jitter(n), self._bulk_sent, n,
+        cpu.run(n * self._cal.client_read_cpu_ms / 1000.0 * self._cpu_scale * self.jitter(n),
+                self._bulk_sent, n,
                 done)
 
     def _bulk_sent(self, n: int, done: Callable[[], None]) -> None:
@@ -113,7 +117,8 @@ class ZkServer:
     def write(self, cpu: Cpu, apply: Callable[[], Any], done: Callable[[Any], None]) -> None:
         """One synchronous write through the leader's pipeline; ``apply`` changes the state."""
         self._tally.zk_writes += 1
-        cpu.run(self._cal.client_write_cpu_ms / 1000.0 * self.jitter(), self._write_sent,
+        cpu.run(self._cal.client_write_cpu_ms / 1000.0 * self._cpu_scale * self.jitter(),
+                self._write_sent,
                 apply, done)
 
     def _write_sent(self, apply: Callable[[], Any], done: Callable[[Any], None]) -> None:

@@ -4,8 +4,9 @@ For every (protocol, N, P, event) a real-mode sweep measured, the simulator runs
 seeds with the real run's session timeout, the lab's rebalance backoff, retries, heartbeat
 interval and produce rate, the lab's member naming (start order; the first member is the
 victim), the real request counts' sampling margins, and the real placement of members
-(``tasks`` client processes sharing their CPUs), and the medians are compared against the real
-medians with the tolerances the simulator is held to:
+(``tasks`` client processes sharing their CPUs, each request's client CPU scaled by the
+calibration's crowded-process factor: ``SimConfig.client_cpu_scale``), and the medians are
+compared against the real medians with the tolerances the simulator is held to:
 
 - requests per event within 15%;
 - rebalance attempts (the most attempts one member made) within ±1;
