@@ -22,8 +22,6 @@ import uuid
 from collections.abc import Mapping
 from typing import Any
 
-from kazoo.exceptions import SessionExpiredError
-
 from zkconsumer.assignors import TopicPartition, get_assignor
 from zkconsumer.config import ConsumerConfig
 from zkconsumer.coordination import wiring
@@ -359,11 +357,7 @@ class ZookeeperConsumerConnector:
         gen = self._ownership.clear()
         if self._offsets is not None:
             self._offsets.barrier()
-        if gen.session_id is not None:
-            try:
-                for tp in gen.infos:
-                    session.delete_in_session(paths.owner(group, tp.topic, tp.partition),
-                                              gen.session_id)
-            except SessionExpiredError:
-                pass  # an expired session's znodes are gone already
+        if gen.session_id is not None:  # an expired session's znodes are gone already
+            session.delete_all_in_session(
+                (paths.owner(group, tp.topic, tp.partition) for tp in gen.infos), gen.session_id)
         session.delete(paths.consumer_registration(group, self._consumer_id))

@@ -300,11 +300,8 @@ class RebalanceExecutor:
         self.offsets.barrier()  # no commit of the released partitions after this point
         if gen.session_id is None or not release.partitions:
             return
-        try:
-            for tp in release.partitions:
-                self.session.delete_in_session(paths.owner(self.group, tp.topic, tp.partition),
-                                               gen.session_id)
-        except SessionExpiredError:
+        owners = (paths.owner(self.group, tp.topic, tp.partition) for tp in release.partitions)
+        if not self.session.delete_all_in_session(owners, gen.session_id):
             log.info("[%s] not deleting %d owner znode(s) of expired session 0x%x",
                      self.consumer_id, len(release.partitions), gen.session_id)
 
@@ -384,10 +381,7 @@ class RebalanceExecutor:
 
     def _roll_back(self, owned: list[tuple[TopicPartition, str]], session_id: int) -> None:
         """Delete this attempt's claims, in their session only (a gone session took them)."""
-        try:
-            for _, path in owned:
-                self.session.delete_in_session(path, session_id)
-        except SessionExpiredError:
+        if not self.session.delete_all_in_session((path for _, path in owned), session_id):
             log.info("[%s] session 0x%x ended: its %d claim(s) of this attempt went with it",
                      self.consumer_id, session_id, len(owned))
 

@@ -31,7 +31,7 @@ from __future__ import annotations
 import logging
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from typing import Any
 
@@ -360,6 +360,19 @@ class ZkSession:
             return bool(self.run_in_session(session_id, start, path, "delete"))
         except NoNodeError:
             return False
+
+    def delete_all_in_session(self, paths: Iterable[str], session_id: int) -> bool:
+        """:meth:`delete_in_session` for each path; False once that session is gone.
+
+        A gone session took its ephemeral znodes with it, so there is nothing left to delete:
+        the caller only learns that it did not have to.
+        """
+        try:
+            for path in paths:
+                self.delete_in_session(path, session_id)
+        except SessionExpiredError:
+            return False
+        return True
 
     def create_checked_ephemeral(self, path: str, value: bytes) -> None:
         """Register an ephemeral znode as 0.9+ ``ZKCheckedEphemeral`` did.
