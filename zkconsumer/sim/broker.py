@@ -16,6 +16,8 @@ when the leader's arrives.
   Tansu's extra delay per round is in ``coop_round1_extra_factor``/``coop_round2_extra_factor``;
   or, with ``coop_revokers_per_round`` > 0, only that many owners revoke per round and the
   others keep their partitions for a later round (Tansu 0.6.0 measured: one per round).
+  Tansu 0.6.0 itself has no barrier: :mod:`zkconsumer.sim.tansu` models its coordinator for
+  cooperative groups, when the calibration sets ``coop_coordinator_poll_ms``.
 
 Requests counted: FindCoordinator and JoinGroup for the joiner, JoinGroup and SyncGroup per
 member per round, OffsetCommit per revoking member (auto-commit), OffsetFetch per member given

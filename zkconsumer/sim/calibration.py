@@ -28,7 +28,9 @@ figures measured on the reference machine (``/work/shared/reference/environment.
   with moved partitions unowned for 7-12 s (two rounds, the second ~0.45 session timeouts); a
   joining client needs ~1.2 s (bootstrap, metadata, FindCoordinator) before its JoinGroup. The
   built-in cooperative figures lump Tansu's extra rounds into longer ones; a calibration can
-  model them as rounds instead (``coop_revokers_per_round``).
+  model them as rounds instead (``coop_revokers_per_round``), or model Tansu's coordinator
+  itself, which has no JoinGroup barrier (``coop_coordinator_poll_ms``,
+  ``coop_sync_wait_ms``: see :mod:`zkconsumer.sim.tansu`).
 
 The file is JSON with a ``version`` and the field names below; unknown keys are rejected (a
 misspelt parameter must not fall back to its default silently).
@@ -92,7 +94,22 @@ class Calibration:
     # two rounds). Tansu 0.6.0 with librdkafka let one owner revoke per round, so a join that
     # takes partitions from k owners ran about k + 1 rounds (see BrokerGroup._assign); a file
     # that sets it should set the coop_round*_extra_factor to 0, which lumped those rounds.
+    # A cap in the barrier model; coop_coordinator_poll_ms below models the coordinator, from
+    # which the one owner per round follows (and the rounds where two or three revoke).
     coop_revokers_per_round: float = 0.0  # a whole number
+    # Tansu 0.6.0's coordinator for cooperative groups (zkconsumer.sim.tansu): no JoinGroup
+    # barrier; a waiting JoinGroup or SyncGroup is looked at again this often. A JoinGroup is
+    # answered, with the generation current then, at the first look at least
+    # broker_join_window_factor session timeouts after it arrived; a SyncGroup at the first
+    # look that finds its generation formed, or REBALANCE_IN_PROGRESS (the member rejoins)
+    # once it has waited coop_sync_wait_ms. 0 (the default) keeps the barrier model above;
+    # the real records fit 1000 and 5000.
+    coop_coordinator_poll_ms: float = 0.0
+    coop_sync_wait_ms: float = 5000.0
+    # ... and at the group's formation the members' SyncGroups were answered about this much
+    # apart per member, at most one look apart: their heartbeat schedules, which librdkafka
+    # restarts at each answer, start that spread out (with coop_coordinator_poll_ms only).
+    coop_formation_stagger_ms: float = 21.0
     broker_session_check_factor: float = 1.0
     assign_us_per_member: float = 10.0
     revoke_ms: float = 20.0

@@ -12,6 +12,11 @@ coordinator holds a JoinGroup until the round's barrier closes (seconds on Tansu
 stretches are the member's ``quiet`` intervals; the scheduled beats inside them are not sent.
 The real crash runs show it: at N = 64 the 63 survivors sent 315 heartbeats in a ~11.5 s
 counting window at 2 s intervals, where a steady schedule sends ~360.
+
+A model may also restart a member's schedule (:meth:`BrokerMember.rephase`): librdkafka's first
+heartbeat after a SyncGroup answer goes one interval after it, which is what paces Tansu's
+cooperative rounds (:mod:`zkconsumer.sim.tansu`). The earlier phases are kept, so the count
+stays exact; a member never rephased counts as before.
 """
 
 from __future__ import annotations
@@ -48,6 +53,8 @@ class BrokerMember:
     # eager/cooperative: JoinGroup-to-SyncGroup stretches without heartbeats (module docstring)
     quiet: list[tuple[float, float]] = field(default_factory=list)
     quiet_since: float | None = None
+    # (until, phase): the schedules before the current one, oldest first (see rephase)
+    past_phases: list[tuple[float, float]] = field(default_factory=list)
 
     def go_quiet(self, now: float) -> None:
         """A JoinGroup leaves: no heartbeats until the SyncGroup answer."""
@@ -59,6 +66,20 @@ class BrokerMember:
         if self.quiet_since is not None:
             self.quiet.append((self.quiet_since, now))
             self.quiet_since = None
+
+    def rephase(self, now: float) -> None:
+        """Restart the schedule at ``now``: the next heartbeat goes one interval later."""
+        self.past_phases.append((now, self.phase))
+        self.phase = now
+
+    def schedules(self) -> list[tuple[float, float, float]]:
+        """(from, until, phase) of each schedule the member ran, oldest first."""
+        spans, start = [], -math.inf
+        for until, phase in self.past_phases:
+            spans.append((start, until, phase))
+            start = until
+        spans.append((start, math.inf, self.phase))
+        return spans
 
 
 def next_beat(member: BrokerMember, not_before: float, interval: float) -> float:
@@ -81,8 +102,10 @@ def count_heartbeats(members: Iterable[BrokerMember], interval: float, end: floa
         before_event = m.since <= 0.0 and (m.until is None or m.until > 0.0)
         first = start if before_event else max(0.0, m.since)
         stop = end if m.until is None else min(end, m.until)
-        total += costs.heartbeats(m.phase, interval, first, stop)
         quiet = m.quiet + ([(m.quiet_since, stop)] if m.quiet_since is not None else [])
-        for q0, q1 in quiet:
-            total -= costs.heartbeats(m.phase, interval, max(first, q0), min(stop, q1))
+        for s0, s1, phase in m.schedules():
+            lo, hi = max(first, s0), min(stop, s1)
+            total += costs.heartbeats(phase, interval, lo, hi)
+            for q0, q1 in quiet:
+                total -= costs.heartbeats(phase, interval, max(lo, q0), min(hi, q1))
     return total

@@ -6,7 +6,8 @@ implements it. Adding a protocol is one line in :data:`MODELS`, e.g.::
 
     "zk-leader-range": ModelEntry("zkconsumer.sim.leader", "LeaderGroup", "zookeeper"),
 
-A model class is built as ``Cls(config, engine, rng, tally, ledger)`` and must provide
+A model class (or a function choosing one) is built as ``Cls(config, engine, rng, tally,
+ledger)`` and must provide
 ``setup(ids)``, ``join(mid)``, ``leave(mid)``, ``crash(mid, expiry_s)`` and optionally
 ``finish(end_s)`` (see :class:`zkconsumer.sim.simulate.GroupModel`).
 """
@@ -38,7 +39,8 @@ MODELS: dict[str, ModelEntry] = {
     "zk-range": ModelEntry("zkconsumer.sim.legacy", "LegacyGroup", "zookeeper"),
     "zk-roundrobin": ModelEntry("zkconsumer.sim.legacy", "LegacyGroup", "zookeeper"),
     "eager-range": ModelEntry("zkconsumer.sim.broker", "BrokerGroup", "broker"),
-    "cooperative-sticky": ModelEntry("zkconsumer.sim.broker", "BrokerGroup", "broker"),
+    # the barrier model of zkconsumer.sim.broker, or Tansu's coordinator (calibration)
+    "cooperative-sticky": ModelEntry("zkconsumer.sim.tansu", "cooperative_group", "broker"),
     "kip848": ModelEntry("zkconsumer.sim.kip848", "Kip848Group", "broker", simulated_only=True),
     **{name: ModelEntry("zkconsumer.sim.leader", "LeaderGroup", "zookeeper") for name in (
         "zk-leader-range", "zk-leader-sticky", "zk-leader-cooperative-sticky")},
