@@ -7,7 +7,6 @@ Chunks are built by hand exactly as a fetcher thread builds them: a list of the 
 from __future__ import annotations
 
 import logging
-import os
 import pickle
 import threading
 import time
@@ -367,37 +366,3 @@ def test_a_record_behaves_as_the_tuple_of_its_six_values() -> None:
         m.message = b"x"  # type: ignore[misc]
 
 
-
-def test_the_c_builder_is_used_when_built_and_can_be_switched_off() -> None:
-    import subprocess
-    import sys
-
-    probe = "from zkconsumer.chunks import speedups_enabled; print(speedups_enabled())"
-    pure = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True,
-                          env={**os.environ, "ZKCONSUMER_PURE_PYTHON": "1"}, check=True)
-    assert pure.stdout.strip() == "False"
-    default = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True,
-                             env={k: v for k, v in os.environ.items()
-                                  if k != "ZKCONSUMER_PURE_PYTHON"}, check=True)
-    assert default.stdout.strip() == str(chunks._speedups is not None)
-
-
-def test_the_c_iterator_checks_its_arguments_and_clamps_its_position(
-        records_implementation: str) -> None:
-    if records_implementation != "c":
-        pytest.skip("the C iterator's own argument checks")
-    make = chunks._speedups.records
-    raw = msgs("t", 0, range(5))
-    accessors = (chunks.OFFSET_OF, chunks._KEY, chunks._VALUE)
-    with pytest.raises(TypeError, match="tuple subclass"):
-        make(dict, "t", 0, raw, 0, *accessors)
-    with pytest.raises(TypeError, match="list"):
-        make(MessageAndMetadata, "t", 0, tuple(raw), 0, *accessors)
-    with pytest.raises(TypeError, match="8 arguments"):
-        make(MessageAndMetadata, "t", 0, raw)
-    it = make(MessageAndMetadata, "t", 0, raw, 99, *accessors)
-    assert it.__length_hint__() == 0 and list(it) == []
-    it.__setstate__(-3)
-    assert it.__length_hint__() == 5
-    assert [m.offset for m in it] == [0, 1, 2, 3, 4]
-    assert next(it, None) is None and it.__length_hint__() == 0
