@@ -38,6 +38,7 @@ from collections.abc import Callable
 from typing import Any
 
 SIZE = 100  # bytes per value
+_C_PARTS: dict[str, Any] = {}  # the C parts as imported, while a run swaps them out
 # (steady s, end-to-end s, CPU s of the whole process during the steady phase)
 Timing = tuple[float, float, float]
 
@@ -122,12 +123,15 @@ def _drain(stream: Any, n: int, started: float) -> Timing:
 def consume_connector(zk_connect: str, topic: str, n: int, group: str,
                       pure_python: bool = False) -> Timing:
     import zkconsumer.stream
-    from zkconsumer import chunks
+    from zkconsumer import chunks, fetcher_thread
     from zkconsumer.config import ConsumerConfig
     from zkconsumer.connector import ZookeeperConsumerConnector
 
-    # The records builder is chosen at import; this run may ask for the other one.
+    # The C parts are chosen at import (records in the stream, the batch sort in the fetcher);
+    # this run may ask for the pure-Python ones.
+    _C_PARTS.setdefault("runs", fetcher_thread._runs)
     zkconsumer.stream.records = chunks._py_records if pure_python else chunks.records
+    fetcher_thread._runs = None if pure_python else _C_PARTS["runs"]
     started = time.perf_counter()
     connector = ZookeeperConsumerConnector(ConsumerConfig({
         "zookeeper.connect": zk_connect, "group.id": group, "auto.offset.reset": "smallest",
@@ -177,8 +181,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--path", choices=("auto", "connector", "datapath"), default="auto",
                         help="auto: the connector if zkconsumer.connector imports, else datapath")
     parser.add_argument("--compare-pure-python", action="store_true",
-                        help="also run the connector with the pure-Python record builder "
-                             "(path conn-py), as without the C extension")
+                        help="also run the connector without its C parts (path conn-py), "
+                             "as without a C compiler at install time")
     parser.add_argument("--one-record-batches", action="store_true",
                         help="produce one record per batch, as the tests do (slow on Tansu)")
     parser.add_argument("--producers", type=int, default=4,
@@ -248,7 +252,7 @@ def main(argv: list[str] | None = None) -> int:
         if "conn-py" in runs:
             py_median = statistics.median(b[0] / c[0] for b, c in zip(
                 runs["bare"], runs["conn-py"], strict=True))
-            print(f"  ratio conn-py/bare (pure-Python records): "
+            print(f"  ratio conn-py/bare (pure Python): "
                   f"{best['bare'][0] / best['conn-py'][0]:.2f} steady; "
                   f"median of the per-round ratios {py_median:.2f}")
         cpu_ratio = statistics.median(b[2] / c[2] for b, c in zip(runs["bare"], runs[path],

@@ -1,5 +1,5 @@
 /*
- * zkconsumer._speedups: the record iterator of the stream, in C.
+ * zkconsumer._speedups: the record iterator of the stream and the fetcher's sort, in C.
  *
  * Why: the application's loop over a KafkaStream is the consumer's hot path. The pure-Python
  * version (zkconsumer/chunks.py, `_py_records`) already runs no bytecode per message, but its
@@ -187,9 +187,100 @@ make_records(PyObject *Py_UNUSED(module), PyObject *const *args, Py_ssize_t narg
     return (PyObject *)self;
 }
 
+/*
+ * runs(msgs, error_of, partition_of) -> list of (partition, start, end, nbytes), or None.
+ *
+ * The fetcher thread's sort of one batch (zkconsumer/fetcher_thread.py, `_convert`) in one pass:
+ * librdkafka hands messages over in per-partition runs; this returns each maximal run of one
+ * partition with the size of its values (len() of a client Message is its value's size). None
+ * as soon as a message carries an error: the caller then takes its general path, which sorts
+ * errors out first.
+ */
+static PyObject *
+scan_runs(PyObject *Py_UNUSED(module), PyObject *const *args, Py_ssize_t nargs)
+{
+    if (nargs != 3) {
+        PyErr_Format(PyExc_TypeError, "runs() takes 3 arguments (msgs, error_of, "
+                     "partition_of), %zd given", nargs);
+        return NULL;
+    }
+    PyObject *msgs = args[0], *error_of = args[1], *partition_of = args[2];
+    if (!PyList_Check(msgs)) {
+        PyErr_SetString(PyExc_TypeError, "runs(): msgs must be a list");
+        return NULL;
+    }
+    PyObject *result = PyList_New(0);
+    if (result == NULL) {
+        return NULL;
+    }
+    Py_ssize_t n = PyList_GET_SIZE(msgs), start = 0, nbytes = 0;
+    PyObject *current = NULL;  /* the partition of the run in progress */
+    for (Py_ssize_t i = 0; i <= n; i++) {
+        PyObject *partition = NULL;
+        Py_ssize_t size = 0;
+        if (i < n) {
+            PyObject *m = PyList_GET_ITEM(msgs, i);
+            PyObject *error = call_one(error_of, m);
+            if (error == NULL) {
+                goto fail;
+            }
+            int has_error = error != Py_None;
+            Py_DECREF(error);
+            if (has_error) {
+                Py_XDECREF(current);
+                Py_DECREF(result);
+                Py_RETURN_NONE;
+            }
+            if ((partition = call_one(partition_of, m)) == NULL) {
+                goto fail;
+            }
+            if ((size = PyObject_Length(m)) < 0) {
+                Py_DECREF(partition);
+                goto fail;
+            }
+        }
+        int same = 0;
+        if (current != NULL && partition != NULL) {
+            same = PyObject_RichCompareBool(current, partition, Py_EQ);
+            if (same < 0) {
+                Py_DECREF(partition);
+                goto fail;
+            }
+        }
+        if (current != NULL && !same) {
+            PyObject *run = Py_BuildValue("(Onnn)", current, start, i, nbytes);
+            if (run == NULL || PyList_Append(result, run) < 0) {
+                Py_XDECREF(run);
+                Py_XDECREF(partition);
+                goto fail;
+            }
+            Py_DECREF(run);
+            Py_CLEAR(current);
+        }
+        if (partition == NULL) {
+            break;  /* i == n: the last run is out */
+        }
+        if (current == NULL) {
+            current = partition;
+            start = i;
+            nbytes = 0;
+        } else {
+            Py_DECREF(partition);
+        }
+        nbytes += size;
+    }
+    return result;
+fail:
+    Py_XDECREF(current);
+    Py_DECREF(result);
+    return NULL;
+}
+
 static PyMethodDef module_methods[] = {
     {"records", (PyCFunction)(void (*)(void))make_records, METH_FASTCALL,
      "records(cls, topic, partition, msgs, start, offset_of, key_of, value_of)"},
+    {"runs", (PyCFunction)(void (*)(void))scan_runs, METH_FASTCALL,
+     "runs(msgs, error_of, partition_of) -> [(partition, start, end, nbytes)] or None"},
     {NULL, NULL, 0, NULL}
 };
 

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import enum
 import logging
+import os
 import threading
 import time
 from bisect import bisect_left
@@ -22,6 +23,7 @@ from typing import Any
 from confluent_kafka import Consumer, KafkaError, KafkaException, Message
 from confluent_kafka import TopicPartition as KafkaTopicPartition
 
+from zkconsumer.chunks import _speedups
 from zkconsumer.leaders import Leader, TopicPartition
 from zkconsumer.stream import FetchedDataChunk, PartitionTopicInfo
 
@@ -42,6 +44,9 @@ _OUT_OF_RANGE = frozenset({KafkaError.OFFSET_OUT_OF_RANGE, KafkaError._AUTO_OFFS
 # Unbound accessors, so that per-message work runs in C (map) rather than in bytecode.
 _M_ERROR, _M_TOPIC, _M_PARTITION, _M_OFFSET = Message.error, Message.topic, Message.partition, \
     Message.offset
+# The same sort in C, one pass per batch (zkconsumer/_speedups.c), when it was built.
+_runs = _speedups.runs if _speedups is not None and not os.environ.get(
+    "ZKCONSUMER_PURE_PYTHON") else None
 
 
 def reset_offset(auto_offset_reset: str, low: int, high: int) -> int:
@@ -254,6 +259,17 @@ class FetcherThread(threading.Thread):
         client's Message objects are queued as they are; the stream builds MessageAndMetadata
         from them as the application takes them.
         """
+        single = next(iter(self._topics)) if len(self._topics) == 1 else None
+        if _runs is not None and single is not None:
+            runs = _runs(msgs, _M_ERROR, _M_PARTITION)  # None: some message carries an error
+            if runs is not None:
+                whole = len(runs) == 1
+                for part, start, end, nbytes in runs:
+                    a = self._assigned.get((single, part))
+                    if a is not None:  # None: data in flight for a dropped partition
+                        self._convert_run(consumer, a, msgs if whole else msgs[start:end],
+                                          nbytes)
+                return
         if any(map(_M_ERROR, msgs)):  # KafkaError objects are truthy, None is not
             errs = list(map(_M_ERROR, msgs))
             errors.extend(m for m, e in zip(msgs, errs, strict=True) if e is not None)
@@ -262,7 +278,6 @@ class FetcherThread(threading.Thread):
                 return
         n = len(msgs)
         parts = list(map(_M_PARTITION, msgs))
-        single = next(iter(self._topics)) if len(self._topics) == 1 else None
         if single is not None and parts.count(parts[0]) == n:  # the usual case: one run
             a = self._assigned.get((single, parts[0]))
             if a is not None:
@@ -279,18 +294,22 @@ class FetcherThread(threading.Thread):
                 self._convert_run(consumer, a, msgs[start:end])
             start = end
 
-    def _convert_run(self, consumer: Consumer, a: _Assigned, run: list[Any]) -> None:
+    def _convert_run(self, consumer: Consumer, a: _Assigned, run: list[Any],
+                     nbytes: int | None = None) -> None:
+        """Append one partition's run; ``nbytes`` is the size of its values, if known."""
         info = a.info
         if info.fetched_offset != a.expected:  # someone reset the fetch offset: follow it
             self._seek(consumer, a, info.fetched_offset)
             return
         if _M_OFFSET(run[0]) < a.next_offset:  # fetched before a seek took effect
             run = run[bisect_left(list(map(_M_OFFSET, run)), a.next_offset):]
+            nbytes = None
             if not run:
                 return
         a.converted += run
         a.next_offset = _M_OFFSET(run[-1]) + 1
-        a.nbytes += sum(map(len, run))  # len(Message) is its value's size, 0 for a tombstone
+        # len(Message) is its value's size, 0 for a tombstone
+        a.nbytes += sum(map(len, run)) if nbytes is None else nbytes
 
     def _flush(self, consumer: Consumer) -> None:
         """Queue each partition's converted messages as one chunk (blocking while full)."""

@@ -11,7 +11,7 @@ import subprocess
 import sys
 
 import pytest
-from confluent_kafka import TIMESTAMP_CREATE_TIME, Message
+from confluent_kafka import TIMESTAMP_CREATE_TIME, KafkaError, Message
 
 from zkconsumer import chunks
 from zkconsumer.chunks import MessageAndMetadata
@@ -51,3 +51,66 @@ def test_the_c_iterator_checks_its_arguments_and_clamps_its_position() -> None:
     assert it.__length_hint__() == 5
     assert [m.offset for m in it] == [0, 1, 2, 3, 4]
     assert next(it, None) is None and it.__length_hint__() == 0
+
+
+def python_runs(messages: list[Message]) -> list[tuple[int, int, int, int]] | None:
+    """What ``_speedups.runs`` must return, written plainly."""
+    if any(m.error() is not None for m in messages):
+        return None
+    runs: list[tuple[int, int, int, int]] = []
+    for i, m in enumerate(messages):
+        if runs and runs[-1][0] == m.partition():
+            part, start, _, nbytes = runs[-1]
+            runs[-1] = (part, start, i + 1, nbytes + len(m))
+        else:
+            runs.append((m.partition(), i, i + 1, len(m)))
+    return runs
+
+
+@pytest.mark.skipif(chunks._speedups is None,
+                    reason="zkconsumer._speedups was not built (no C compiler at install time)")
+@pytest.mark.parametrize("layout", [[], [0], [0] * 50, [0, 0, 1, 1, 1, 0, 2, 2], [3, 1, 3, 1],
+                                    [7] * 10 + [300] * 5, "error"])
+def test_the_c_sort_of_a_batch_matches_the_plain_one(layout: list[int] | str) -> None:
+    sort = chunks._speedups.runs
+    if layout == "error":
+        batch = msgs("t", 0, range(3))
+        batch.insert(2, Message(topic="t", partition=0, offset=3,
+                                error=KafkaError(KafkaError._PARTITION_EOF)))
+    else:
+        batch = [Message(topic="t", partition=p, offset=i, value=b"x" * (i % 7) if i % 5 else None)
+                 for i, p in enumerate(layout)]
+    expected = python_runs(batch)
+    assert sort(batch, Message.error, Message.partition) == expected
+    if expected is not None:
+        assert sum(n for *_, n in expected) == sum(map(len, batch))
+
+
+@pytest.mark.skipif(chunks._speedups is None,
+                    reason="zkconsumer._speedups was not built (no C compiler at install time)")
+def test_the_fetcher_sorts_a_batch_the_same_with_or_without_the_c_sort(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    from zkconsumer import fetcher_thread
+    from zkconsumer.config import ConsumerConfig
+    from zkconsumer.leaders import Leader
+    from zkconsumer.stream import ChunkQueue, PartitionTopicInfo
+
+    config = ConsumerConfig({"zookeeper.connect": "127.0.0.1:1", "group.id": "g"})
+    batch = [Message(topic="t", partition=p, offset=o, value=b"v" * o)
+             for p, o in [(0, 5), (0, 6), (1, 9), (2, 1), (2, 2), (0, 7), (9, 1)]]
+    outcomes = []
+    for sort in (fetcher_thread._runs, None):
+        monkeypatch.setattr(fetcher_thread, "_runs", sort)
+        thread = fetcher_thread.FetcherThread("f", 0, Leader(1, "127.0.0.1:1"), config,
+                                              lambda *a: None, lambda *a: None)
+        thread._topics.add("t")
+        for p, start in ((0, 5), (1, 0), (2, 1)):  # partition 9 is not ours (any more)
+            info = PartitionTopicInfo("t", p, ChunkQueue(2), start, start, "g-0")
+            thread._assigned[("t", p)] = fetcher_thread._Assigned(info)
+        errors: list[Message] = []
+        thread._convert(None, batch, errors)  # type: ignore[arg-type]
+        outcomes.append({tp: ([m.offset() for m in a.converted], a.nbytes, a.next_offset)
+                         for tp, a in thread._assigned.items()})
+        assert not errors
+    assert outcomes[0] == outcomes[1] == {("t", 0): ([5, 6, 7], 18, 8), ("t", 1): ([9], 9, 10),
+                                          ("t", 2): ([1, 2], 3, 3)}
