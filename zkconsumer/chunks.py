@@ -179,11 +179,11 @@ def _c_records(info: PartitionTopicInfo, msgs: list[Message], start: int = 0
 
 
 def speedups_enabled() -> bool:
-    """Whether records are built by the C extension (``zkconsumer._speedups``).
+    """Whether the C extension (``zkconsumer._speedups``) builds records and sorts batches.
 
     It is compiled when the package is installed, if a C compiler is there; without it, or
-    with ``ZKCONSUMER_PURE_PYTHON=1`` in the environment, the pure-Python pipeline builds the
-    same records, somewhat slower (see docs/datapath.md).
+    with ``ZKCONSUMER_PURE_PYTHON=1`` in the environment, the pure-Python paths do the same,
+    somewhat slower (see docs/datapath.md).
     """
     return _USE_C
 

@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import enum
 import logging
-import os
 import threading
 import time
 from bisect import bisect_left
@@ -23,7 +22,7 @@ from typing import Any
 from confluent_kafka import Consumer, KafkaError, KafkaException, Message
 from confluent_kafka import TopicPartition as KafkaTopicPartition
 
-from zkconsumer.chunks import _speedups
+from zkconsumer.chunks import _speedups, speedups_enabled
 from zkconsumer.leaders import Leader, TopicPartition
 from zkconsumer.stream import FetchedDataChunk, PartitionTopicInfo
 
@@ -44,9 +43,8 @@ _OUT_OF_RANGE = frozenset({KafkaError.OFFSET_OUT_OF_RANGE, KafkaError._AUTO_OFFS
 # Unbound accessors, so that per-message work runs in C (map) rather than in bytecode.
 _M_ERROR, _M_TOPIC, _M_PARTITION, _M_OFFSET = Message.error, Message.topic, Message.partition, \
     Message.offset
-# The same sort in C, one pass per batch (zkconsumer/_speedups.c), when it was built.
-_runs = _speedups.runs if _speedups is not None and not os.environ.get(
-    "ZKCONSUMER_PURE_PYTHON") else None
+# The same sort in C, one pass per batch (zkconsumer/_speedups.c), when the records use it too.
+_runs = _speedups.runs if _speedups is not None and speedups_enabled() else None
 
 
 def reset_offset(auto_offset_reset: str, low: int, high: int) -> int:

@@ -16,6 +16,12 @@ from confluent_kafka import TIMESTAMP_CREATE_TIME, KafkaError, Message
 from zkconsumer import chunks
 from zkconsumer.chunks import MessageAndMetadata
 
+# The C parts are optional: without a compiler at install time there is nothing to test here
+# (the pure-Python paths are tested everywhere else).
+needs_c = pytest.mark.skipif(chunks._speedups is None,
+                             reason="zkconsumer._speedups was not built (no C compiler at "
+                                    "install time)")
+
 
 def msgs(topic: str, partition: int, offsets: range) -> list[Message]:
     return [Message(topic=topic, partition=partition, offset=o, value=b"v%d" % o,
@@ -33,8 +39,7 @@ def test_the_c_builder_is_used_when_built_and_can_be_switched_off() -> None:
     assert default.stdout.strip() == str(chunks._speedups is not None)
 
 
-@pytest.mark.skipif(chunks._speedups is None,
-                    reason="zkconsumer._speedups was not built (no C compiler at install time)")
+@needs_c
 def test_the_c_iterator_checks_its_arguments_and_clamps_its_position() -> None:
     make = chunks._speedups.records
     raw = msgs("t", 0, range(5))
@@ -67,8 +72,7 @@ def python_runs(messages: list[Message]) -> list[tuple[int, int, int, int]] | No
     return runs
 
 
-@pytest.mark.skipif(chunks._speedups is None,
-                    reason="zkconsumer._speedups was not built (no C compiler at install time)")
+@needs_c
 @pytest.mark.parametrize("layout", [[], [0], [0] * 50, [0, 0, 1, 1, 1, 0, 2, 2], [3, 1, 3, 1],
                                     [7] * 10 + [300] * 5, "error"])
 def test_the_c_sort_of_a_batch_matches_the_plain_one(layout: list[int] | str) -> None:
@@ -86,8 +90,7 @@ def test_the_c_sort_of_a_batch_matches_the_plain_one(layout: list[int] | str) ->
         assert sum(n for *_, n in expected) == sum(map(len, batch))
 
 
-@pytest.mark.skipif(chunks._speedups is None,
-                    reason="zkconsumer._speedups was not built (no C compiler at install time)")
+@needs_c
 def test_the_fetcher_sorts_a_batch_the_same_with_or_without_the_c_sort(
         monkeypatch: pytest.MonkeyPatch) -> None:
     from zkconsumer import fetcher_thread
