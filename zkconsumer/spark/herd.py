@@ -119,13 +119,21 @@ def run(args: argparse.Namespace, spark: Any = None) -> int:
     own = spark is None
     if own:
         spark = spark_session(args.master, app=f"zkconsumer-herd-{args.mode}")
+    from zkconsumer.results import capture, write_provenance
+
     started = time.perf_counter()
+    # The broker whose coordinator the broker-side rows measured: the embedded one is Tansu.
+    broker = "" if args.mode == "sim" else ("tansu-0.6.0" if not args.bootstrap else "external")
+    prov = capture(command_line(args), broker=broker, mode=args.mode, tasks=args.tasks,
+                   session_timeout_ms=args.session_timeout_ms)
     try:
         if args.mode == "sim":
             df, notes = _sim(spark, grid, args, backoff, retries)
         else:
             df, notes = _real(spark, grid, args, timing)
-        return _write(df, out, args, notes, started)
+        code = _write(df, out, args, notes, started)
+        write_provenance(out, prov)
+        return code
     finally:
         if own:
             spark.stop()
