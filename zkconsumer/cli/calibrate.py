@@ -13,6 +13,7 @@ import argparse
 import contextlib
 import json
 import os
+import statistics
 import sys
 from pathlib import Path
 from typing import Any
@@ -32,6 +33,9 @@ def register(sub: Any) -> None:
     p.add_argument("--no-crowd", action="store_true",
                    help="skip the crowded-process measurement (K = 1, 4, 16, 32 kazoo clients "
                         "busy in this process, ~15 s)")
+    p.add_argument("--no-read-service", action="store_true",
+                   help="skip the server read service measurement (32 readers in 4 processes "
+                        "against the server, 4 bursts of 4 s, read back with mntr)")
     p.add_argument("--zk", "--zookeeper", dest="zookeeper",
                    default=os.environ.get("ZKCONSUMER_ZK"))
     p.add_argument("--bootstrap", default=os.environ.get("ZKCONSUMER_BOOTSTRAP"))
@@ -39,6 +43,8 @@ def register(sub: Any) -> None:
 
 
 def run_calibrate(args: argparse.Namespace) -> int:
+    from zkconsumer.fetcher_thread import POLL_S
+    from zkconsumer.results import capture, write_provenance
     from zkconsumer.sim.measure import (
         calibration_from,
         measure_broker,
@@ -49,22 +55,63 @@ def run_calibrate(args: argparse.Namespace) -> int:
     if args.samples < 10:
         print("zkconsumer: error: --samples must be >= 10", file=sys.stderr)
         return 2
+    prov = capture(" ".join(["zkconsumer", *sys.argv[1:]]) if sys.argv[1:2] == ["calibrate"]
+                   else f"zkconsumer calibrate --out {args.out}",
+                   broker="" if args.bootstrap else "tansu-0.6.0")
     with contextlib.ExitStack() as stack:
         zk, bootstrap = args.zookeeper, args.bootstrap
-        if not zk:
-            from zkconsumer.testing.servers import broker_from_env, zookeeper_from_env
+        from zkconsumer.testing.servers import (
+            ExternalZooKeeper,
+            broker_from_env,
+            zookeeper_from_env,
+        )
 
-            zks = stack.enter_context(zookeeper_from_env(None))
-            zk = zks.connect_string
-            if not bootstrap:
-                bootstrap = stack.enter_context(broker_from_env(zk)).bootstrap
+        zks = stack.enter_context(zookeeper_from_env(None)) if not zk \
+            else ExternalZooKeeper(zk)
+        zk = zks.connect_string
+        if not bootstrap and not args.zookeeper:
+            bootstrap = stack.enter_context(broker_from_env(zk)).bootstrap
         measured = measure_zookeeper(zk, samples=args.samples, expiry=not args.no_expiry)
         crowd = [] if args.no_crowd else measure_crowd(zk)
+        reads = [] if args.no_read_service else _read_service(zks)
+        tick = _tick_ms(zks)
         broker_ms = measure_broker(bootstrap) if bootstrap else None
     where = "embedded servers" if not args.zookeeper else f"ZooKeeper {zk}"
-    cal = calibration_from(measured, broker_ms, where, crowd)
+    services = [r.service_us for r in reads[1:] if r.service_us is not None]  # [0]: warm-up
+    cal = calibration_from(measured, broker_ms, where, crowd,
+                           read_service_us=statistics.median(services) if services else None,
+                           tick_ms=tick, fetcher_poll_ms=POLL_S * 1000)
     cal.save(args.out)
-    print(json.dumps({"measured_ms": measured, "broker_request_ms": broker_ms,
-                      "crowd": [c.to_dict() for c in crowd]}, indent=2))
-    print(f"wrote {args.out} ({cal.source})")
+    raw = {"measured_ms": measured, "broker_request_ms": broker_ms, "tick_ms": tick,
+           "crowd": [c.to_dict() for c in crowd],
+           "read_service": [r.to_dict() for r in reads],
+           "read_service_note": "the first burst warms the server's JIT up and is not used; "
+                                "zk_read_service_us is the median of the others"}
+    raw_path = args.out.with_name(args.out.stem + ".measurements.json")
+    raw_path.write_text(json.dumps(raw, indent=1) + "\n")
+    write_provenance(args.out.parent, prov)
+    print(json.dumps(raw, indent=2))
+    print(f"wrote {args.out}, {raw_path} ({cal.source})")
     return 0
+
+
+def _read_service(zks: Any) -> list[Any]:
+    """A warm-up burst, then three: the server's CPU per read under 32 pipelined readers."""
+    from zkconsumer.sim.measure_server import measure_read_service
+
+    pid = getattr(zks, "pid", None)
+    bursts = [measure_read_service(zks.connect_string, lambda: zks.four_letter("mntr"), pid)
+              for _ in range(4)]
+    return bursts
+
+
+def _tick_ms(zks: Any) -> float | None:
+    """The server's ``tickTime`` from the ``conf`` four-letter word (None if it will not say)."""
+    from zkconsumer.sim.measure_server import parse_mntr
+
+    try:
+        conf = zks.four_letter("conf")
+    except OSError:
+        return None
+    values = parse_mntr(conf.replace("=", "\t"))
+    return values.get("tickTime")

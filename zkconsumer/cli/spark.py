@@ -11,6 +11,8 @@ The same jobs run under ``spark-submit`` (``zkconsumer/spark/herd.py``); see doc
 from __future__ import annotations
 
 import argparse
+import dataclasses
+import json
 import sys
 from pathlib import Path
 from typing import Any
@@ -33,8 +35,9 @@ def register(sub: Any) -> None:
     val = verbs.add_parser(
         "validate", help="the simulator against real runs (requests, attempts, time to stable)",
         description="Simulate every real row of a real-mode sweep (same protocol, N, P, "
-                    "event, seed and settings) and compare: requests per event within 15%%, "
-                    "rebalance attempts within 1, time to stable within 30%%.")
+                    "event, seed and settings) and compare the medians with the plan's "
+                    "tolerances (default: requests within 10%%, attempts equal, time to stable "
+                    "within 20%%).")
     val.add_argument("--real", required=True, type=Path, action="append",
                      help="a real-mode output directory (its sweep.csv); may repeat")
     val.add_argument("--calibration", type=Path, default=None,
@@ -42,7 +45,22 @@ def register(sub: Any) -> None:
     val.add_argument("--seeds", type=int, default=5,
                      help="simulated seeds per real row (the median is compared)")
     val.add_argument("--out", type=Path, default=None, help="also write the table here (.md)")
+    val.add_argument("--plan", type=Path, default=None,
+                     help="validation plan (JSON) whose tolerances apply")
+    val.add_argument("--json", type=Path, default=None,
+                     help="also write every cell's check here (JSON, with the provenance)")
     val.set_defaults(func=run_validate)
+
+    from zkconsumer.spark.fit import add_fit_arguments
+
+    fit = verbs.add_parser(
+        "fit", help="fit the broker group timings to real runs",
+        description="Grid search, one parameter at a time, of the calibration parameters no "
+                    "round trip measures (the broker's group timings), minimising the "
+                    "simulator's error on the fitting runs; writes the calibration with each "
+                    "fitted parameter's origin.")
+    add_fit_arguments(fit)
+    fit.set_defaults(func=run_fit)
 
 
 def run_herd(args: argparse.Namespace) -> int:
@@ -57,7 +75,13 @@ def run_herd(args: argparse.Namespace) -> int:
 
 def run_validate(args: argparse.Namespace) -> int:
     from zkconsumer.sim import Calibration
-    from zkconsumer.spark.validate import load_real_rows, validate, validation_markdown
+    from zkconsumer.spark.validate import (
+        Tolerances,
+        check_to_dict,
+        load_real_rows,
+        validate,
+        validation_markdown,
+    )
 
     cal = Calibration.load(args.calibration) if args.calibration else Calibration()
     missing = [str(d) for d in args.real
@@ -70,10 +94,42 @@ def run_validate(args: argparse.Namespace) -> int:
     if not rows:
         print("zkconsumer: error: no real rows found", file=sys.stderr)
         return 2
-    checks = validate(rows, cal, seeds=args.seeds)
+    tolerances = Tolerances()
+    if args.plan:
+        try:
+            tolerances = Tolerances.from_plan(json.loads(args.plan.read_text()))
+        except (OSError, ValueError) as exc:
+            print(f"zkconsumer: error: {args.plan}: {exc}", file=sys.stderr)
+            return 2
+    checks = validate(rows, cal, seeds=args.seeds, tolerances=tolerances)
     text = validation_markdown(checks, cal)
     print(text)
     if args.out:
         args.out.write_text(text)
         print(f"wrote {args.out}")
+    if args.json:
+        from zkconsumer.results import capture
+
+        prov = capture(" ".join(["zkconsumer", "spark", "validate",
+                                 *(f"--real {d}" for d in args.real),
+                                 *([f"--calibration {args.calibration}"] if args.calibration
+                                   else []),
+                                 *([f"--plan {args.plan}"] if args.plan else []),
+                                 f"--seeds {args.seeds}", f"--json {args.json}"]))
+        args.json.parent.mkdir(parents=True, exist_ok=True)
+        args.json.write_text(json.dumps({
+            "provenance": prov.to_json(), "calibration_source": cal.source,
+            "tolerances": dataclasses.asdict(tolerances), "sim_seeds": args.seeds,
+            "checks": [check_to_dict(c) for c in checks]}, indent=1) + "\n")
+        print(f"wrote {args.json}")
     return 0 if all(c.ok for c in checks) else 1
+
+
+def run_fit(args: argparse.Namespace) -> int:
+    from zkconsumer.spark.fit import run_fit_command
+
+    try:
+        return run_fit_command(args)
+    except ValueError as exc:
+        print(f"zkconsumer: error: {exc}", file=sys.stderr)
+        return 2

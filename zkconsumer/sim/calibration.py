@@ -121,14 +121,20 @@ class Calibration:
     client_cpu_scale_by_clients: tuple[tuple[float, float], ...] = ()
     # Where the numbers come from ("defaults", or what calibrate measured against).
     source: str = "defaults: environment.md figures, 2026-11-22"
+    # Per parameter, where its value came from: "measured by calibrate on <machine, date>",
+    # "fitted by <command> from <results folder>" or "constant: <the rule and its source>"
+    # (PARAMETER_ORIGINS). A file written by the commands names every parameter; the
+    # built-in defaults name none. Pairs (name, text), sorted; a JSON object in the file.
+    provenance: tuple[tuple[str, str], ...] = ()
 
     def __post_init__(self) -> None:
         # A JSON file gives lists: keep tuples, so the calibration stays hashable.
         table = _scale_table(self.client_cpu_scale_by_clients)
         object.__setattr__(self, "client_cpu_scale_by_clients", table)
+        object.__setattr__(self, "provenance", _provenance(self.provenance))
         for f in dataclasses.fields(self):
             value = getattr(self, f.name)
-            if f.name in ("source", "client_cpu_scale_by_clients"):
+            if f.name in ("source", "client_cpu_scale_by_clients", "provenance"):
                 continue
             if not isinstance(value, (int, float)) or value < 0:
                 raise ValueError(f"calibration {f.name} must be a number >= 0, got {value!r}")
@@ -152,7 +158,18 @@ class Calibration:
         return self.client_write_cpu_ms + self.zk_write_latency_ms + self.zk_write_service_ms
 
     def to_dict(self) -> dict[str, Any]:
-        return {"version": FILE_VERSION, **dataclasses.asdict(self)}
+        data = dataclasses.asdict(self)
+        data["provenance"] = dict(self.provenance)
+        return {"version": FILE_VERSION, **data}
+
+    def origin(self, name: str) -> str | None:
+        """Where parameter ``name`` came from, if the file says."""
+        return dict(self.provenance).get(name)
+
+    def with_origins(self, origins: dict[str, str]) -> Calibration:
+        """The same values with ``origins`` recorded (replacing those already there)."""
+        merged = {**dict(self.provenance), **origins}
+        return dataclasses.replace(self, provenance=tuple(sorted(merged.items())))
 
     @classmethod
     def from_dict(cls, data: dict[str, Any], where: str = "calibration") -> Calibration:
@@ -180,6 +197,29 @@ class Calibration:
         if not isinstance(data, dict):
             raise ValueError(f"{path}: expected a JSON object, got {type(data).__name__}")
         return cls.from_dict(data, str(path))
+
+
+def parameter_names() -> tuple[str, ...]:
+    """Every parameter the simulator reads (the fields but ``source`` and ``provenance``)."""
+    return tuple(f.name for f in dataclasses.fields(Calibration)
+                 if f.name not in ("source", "provenance"))
+
+
+def _provenance(value: Any) -> tuple[tuple[str, str], ...]:
+    """Check and normalise ``provenance``: a mapping (or pairs) of known parameter names."""
+    items = value.items() if isinstance(value, dict) else value
+    pairs: dict[str, str] = {}
+    for item in items:
+        if isinstance(item, (str, bytes)) or len(item) != 2:
+            raise ValueError(f"calibration provenance must map names to text, got {item!r}")
+        name, text = item
+        if name not in parameter_names():
+            raise ValueError(f"calibration provenance names an unknown parameter {name!r}")
+        if not isinstance(text, str) or not text.strip():
+            raise ValueError(f"calibration provenance of {name} must be non-empty text, "
+                             f"got {text!r}")
+        pairs[name] = text
+    return tuple(sorted(pairs.items()))
 
 
 def _scale_table(pairs: Sequence[Sequence[float]]) -> tuple[tuple[float, float], ...]:

@@ -130,6 +130,66 @@ def clean_join_requests(members: int, partitions: int, brokers: int = 1, topics:
     return total
 
 
+# --- the same table, by ZooKeeper operation (as ZkRequestCounter names them) -------------------
+
+OPERATIONS = ("getData", "getChildren", "exists", "create", "delete", "setData")
+
+
+def _ops(**counts: int) -> dict[str, int]:
+    return {op: counts.get(op, 0) for op in OPERATIONS}
+
+
+def _add(total: dict[str, int], part: dict[str, int]) -> None:
+    for op, n in part.items():
+        total[op] += n
+
+
+def attempt_operations(members_in_view: int, owned_before: int, claimed: int, brokers: int,
+                       topics: int) -> dict[str, int]:
+    """One successful, conflict-free attempt of one member and its leader lookup, by operation.
+
+    Own registration (getData), the broker list (getChildren + getData each), release (delete
+    per owned partition), the group view (getChildren of ids + getData of each registration and
+    of each topic), offsets (getData per claimed partition), claims (create each), leader
+    lookup (getData of each claimed partition's state and of each distinct leader broker).
+    """
+    return _ops(getData=1 + brokers + members_in_view + topics + claimed + claimed
+                + min(brokers, claimed),
+                getChildren=1 + 1, create=claimed, delete=owned_before)
+
+
+def clean_join_operations(members: int, partitions: int, brokers: int = 1, topics: int = 1
+                          ) -> dict[str, int]:
+    """:func:`clean_join_requests` by operation: ``members`` -> ``members + 1``, no conflict,
+    no offset changed. The old members re-arm their watch (getChildren), the joiner registers
+    (create) and arms its watches (getChildren of ids, getData of each topic)."""
+    n = members + 1
+    total = _ops(getChildren=members + 1, getData=topics, create=1)
+    for rank in range(n):
+        before = len(range_share(rank, members, partitions)) if rank < members else 0
+        k = len(range_share(rank, n, partitions))
+        _add(total, attempt_operations(n, before, k, brokers, topics))
+    return total
+
+
+def clean_leave_operations(members: int, partitions: int, leaver: int, brokers: int = 1,
+                           topics: int = 1) -> dict[str, int]:
+    """A clean leave of member rank ``leaver`` from ``members``, no conflict, nothing changed.
+
+    The leaver deletes its owner znodes, then its registration; each of the ``members - 1``
+    others is notified, re-arms its watch (getChildren) and runs one attempt.
+    """
+    if not 0 <= leaver < members:
+        raise ValueError(f"leaver rank {leaver} is not one of {members} members")
+    m = members - 1
+    total = _ops(delete=len(range_share(leaver, members, partitions)) + 1, getChildren=m)
+    for new_rank, old_rank in enumerate(r for r in range(members) if r != leaver):
+        before = len(range_share(old_rank, members, partitions))
+        k = len(range_share(new_rank, m, partitions))
+        _add(total, attempt_operations(m, before, k, brokers, topics))
+    return total
+
+
 # --- broker-side protocols ---------------------------------------------------------------------
 
 FIND_COORDINATOR = 1

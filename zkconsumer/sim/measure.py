@@ -325,12 +325,20 @@ def measure_broker(bootstrap: str, samples: int = 30) -> float:
 
 
 def calibration_from(m: dict[str, float | None], broker_ms: float | None, where: str,
-                     crowd: Sequence[CrowdSample] = ()) -> Calibration:
+                     crowd: Sequence[CrowdSample] = (), read_service_us: float | None = None,
+                     tick_ms: float | None = None, fetcher_poll_ms: float | None = None
+                     ) -> Calibration:
     """Turn measured medians into parameters (latency = wall - client CPU - service).
 
     ``crowd`` (:func:`measure_crowd`'s bursts) gives ``client_cpu_scale_by_clients`` from the
     reads (a rebalance's requests are mostly reads; the table applies to writes too).
+    ``read_service_us`` is the server's CPU per read under many readers
+    (:mod:`zkconsumer.sim.measure_server`), ``tick_ms`` its ``tickTime`` as ``conf`` reports
+    it, ``fetcher_poll_ms`` the fetcher thread's consume poll (the fetcher stop's bound).
+    Every parameter gets its origin (:mod:`zkconsumer.sim.origins`).
     """
+    from zkconsumer.sim.origins import CONSTANTS, FITTED
+
     base = Calibration()
     read_cpu = float(m["read_cpu_ms"] or 0.0)
     write_cpu = float(m["write_cpu_ms"] or 0.0)
@@ -360,6 +368,22 @@ def calibration_from(m: dict[str, float | None], broker_ms: float | None, where:
     if table:
         rounded["client_cpu_scale_by_clients"] = table
         measured.append("client_cpu_scale_by_clients")
-    source = (f"calibrate {time.strftime('%Y-%m-%d %H:%M', time.gmtime())} UTC against {where}; "
-              f"measured: {', '.join(measured)}; the rest built in")
-    return dataclasses.replace(base, **rounded, source=source)
+    if read_service_us is not None:
+        rounded["zk_read_service_us"] = round(read_service_us, 2)
+        measured.append("zk_read_service_us")
+    if tick_ms is not None:
+        rounded["zk_tick_ms"] = float(tick_ms)
+        measured.append("zk_tick_ms")
+    if fetcher_poll_ms is not None:
+        rounded["fetcher_stop_max_ms"] = base.fetcher_stop_min_ms + fetcher_poll_ms
+    when = time.strftime('%Y-%m-%d %H:%M', time.gmtime())
+    machine = f"{os.cpu_count()} cores, load {os.getloadavg()[0]:.1f}"
+    source = (f"calibrate {when} UTC against {where} ({machine}); measured: "
+              f"{', '.join(measured)}")
+    origins = {name: f"measured by calibrate {when} UTC against {where} ({machine})"
+               for name in measured}
+    origins.update({name: f"not fitted yet: built-in default {getattr(base, name)!r} "
+                          "(zkconsumer spark fit replaces it)"
+                    for name in FITTED if name not in origins})
+    origins.update({name: text for name, text in CONSTANTS.items() if name not in origins})
+    return dataclasses.replace(base, **rounded, source=source).with_origins(origins)

@@ -240,6 +240,11 @@ class EmbeddedZooKeeper:
     def four_letter(self, cmd: str) -> str:
         return four_letter(self.host, self.port, cmd)
 
+    @property
+    def pid(self) -> int | None:
+        """The server's process id while it runs (its CPU time is read from ``/proc``)."""
+        return self._proc.pid if self._proc is not None else None
+
     def alive(self) -> bool:
         return self._proc is not None and self._proc.alive()
 
