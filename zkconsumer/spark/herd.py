@@ -58,6 +58,10 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
                    help="legacy attempts per rebalance (default: the lab's 10)")
     p.add_argument("--calibration", type=Path, default=None,
                    help="sim: calibration file from `zkconsumer calibrate` (default: built in)")
+    p.add_argument("--zk-servers", type=int, default=1,
+                   help="sim: EXTRAPOLATION to an ensemble of this many ZooKeeper servers, the "
+                        "members spread evenly (reads are served by the member's own server: "
+                        "the calibrated read service time is divided by it)")
     p.add_argument("--client-processes", type=int, default=0,
                    help="sim: members share this many client processes' CPUs (0: one "
                         "machine each; real mode hosts N/--tasks members per process)")
@@ -86,6 +90,10 @@ def command_line(args: argparse.Namespace) -> str:
              "--session-timeout-ms", str(args.session_timeout_ms), "--out", str(args.out)]
     if args.calibration:
         parts += ["--calibration", str(args.calibration)]
+    if getattr(args, "zk_servers", 1) != 1:
+        parts += ["--zk-servers", str(args.zk_servers)]
+    if getattr(args, "client_processes", 0):
+        parts += ["--client-processes", str(args.client_processes)]
     if args.master:
         parts += ["--master", args.master]
     return " ".join(shlex.quote(x) for x in parts)
@@ -144,6 +152,19 @@ def _sim(spark: Any, grid: Any, args: argparse.Namespace, backoff: int, retries:
     from zkconsumer.spark.sweep import SimSettings, sweep_dataframe
 
     cal = Calibration.load(args.calibration) if args.calibration else Calibration()
+    if args.zk_servers < 1:
+        raise ValueError(f"--zk-servers must be >= 1, got {args.zk_servers}")
+    if args.zk_servers > 1:
+        import dataclasses
+
+        from zkconsumer.sim.measure_server import ensemble_read_service_us
+
+        service = ensemble_read_service_us(cal.zk_read_service_us, args.zk_servers)
+        cal = dataclasses.replace(
+            cal, zk_read_service_us=service,
+            source=f"{cal.source}; EXTRAPOLATED to {args.zk_servers} ZooKeeper servers: "
+                   f"zk_read_service_us {cal.zk_read_service_us:g} / {args.zk_servers} = "
+                   f"{service:.3g} (members spread evenly, reads served locally)")
     settings = SimSettings(calibration=cal, session_timeout_ms=args.session_timeout_ms,
                            rebalance_backoff_ms=backoff, rebalance_max_retries=retries,
                            client_processes=args.client_processes)
