@@ -337,7 +337,7 @@ def calibration_from(m: dict[str, float | None], broker_ms: float | None, where:
     it, ``fetcher_poll_ms`` the fetcher thread's consume poll (the fetcher stop's bound).
     Every parameter gets its origin (:mod:`zkconsumer.sim.origins`).
     """
-    from zkconsumer.sim.origins import CONSTANTS, FITTED
+    from zkconsumer.sim.origins import CONSTANTS, FITTED, MEASURED
 
     base = Calibration()
     read_cpu = float(m["read_cpu_ms"] or 0.0)
@@ -382,6 +382,9 @@ def calibration_from(m: dict[str, float | None], broker_ms: float | None, where:
               f"{', '.join(measured)}")
     origins = {name: f"measured by calibrate {when} UTC against {where} ({machine})"
                for name in measured}
+    origins.update({name: f"not measured (skipped in this calibrate run): built-in default "
+                          f"{getattr(base, name)!r}"
+                    for name in MEASURED if name not in origins})
     origins.update({name: f"not fitted yet: built-in default {getattr(base, name)!r} "
                           "(zkconsumer spark fit replaces it)"
                     for name in FITTED if name not in origins})
