@@ -80,9 +80,10 @@ def test_a_simulated_row_fits_the_table_schema_in_order():
 
 
 def test_validation_tolerances():
+    # the plan's: requests within 10 %, attempts equal, time to stable within 20 %
     base = dict(protocol="zk-range", members=8, partitions=8, event="join", real_runs=1,
                 real_requests=100.0, real_attempts=2.0, real_tts=1.0)
-    assert Check(**base, sim_requests=114.0, sim_attempts=3.0, sim_tts=1.29).ok
-    assert not Check(**base, sim_requests=116.0, sim_attempts=2.0, sim_tts=1.0).ok
-    assert not Check(**base, sim_requests=100.0, sim_attempts=4.0, sim_tts=1.0).ok
-    assert not Check(**base, sim_requests=100.0, sim_attempts=2.0, sim_tts=1.31).ok
+    assert Check(**base, sim_requests=109.0, sim_attempts=2.0, sim_tts=1.19).ok
+    assert not Check(**base, sim_requests=111.0, sim_attempts=2.0, sim_tts=1.0).ok
+    assert not Check(**base, sim_requests=100.0, sim_attempts=3.0, sim_tts=1.0).ok
+    assert not Check(**base, sim_requests=100.0, sim_attempts=2.0, sim_tts=1.21).ok

@@ -113,3 +113,41 @@ def test_the_fit_moves_a_parameter_toward_the_real_runs():
     assert result.calibration.broker_join_window_factor == 0.3
     assert result.loss_after < result.loss_before
     assert loss(validate(rows, result.calibration, seeds=3)) == result.loss_after
+
+
+def test_legacy_stability_is_read_off_the_fetchers_as_the_real_runs_do():
+    from zkconsumer.sim.engine import Engine
+    from zkconsumer.sim.tally import OwnershipLedger
+
+    ledger = OwnershipLedger(Engine(), 2, by_fetch=True)
+    for m in ("a", "b", "c"):
+        ledger.add_member(m)
+    ledger.begin()  # "c", owning nothing, still reading the group: not waited for
+    ledger.fetch("a", [0])
+    assert not ledger.stable
+    ledger.fetch("b", [1])
+    assert ledger.stable
+    ledger.fetch("a", [])  # a's fetchers stop: partition 0 unfetched
+    assert not ledger.stable
+    ledger.fetch("a", [0, 1])
+    assert not ledger.stable  # partition 1 fetched twice
+    ledger.fetch("b", [])
+    assert ledger.stable
+    two = OwnershipLedger(Engine(), 2, by_fetch=True)
+    two.add_member("a")
+    two.add_member("b")
+    two.fetch("a", [0, 1])
+    assert not two.stable  # P >= N: every live member must fetch
+    two.member_died("b")
+    assert two.stable
+
+
+def test_legacy_requests_are_counted_to_the_real_window():
+    from zkconsumer.sim import SimConfig, simulate
+
+    cfg = SimConfig("zk-range", 24, 6, "join", seed=3, client_processes=2)
+    short = simulate(cfg)
+    whole = simulate(SimConfig("zk-range", 24, 6, "join", seed=3, client_processes=2,
+                               count_until_s=60.0))
+    assert short.time_to_stable_s == whole.time_to_stable_s
+    assert short.coordination_requests < whole.coordination_requests  # idle members still read

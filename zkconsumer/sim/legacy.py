@@ -87,6 +87,10 @@ class LegacyGroup(SimulatedGroup):
     def __init__(self, cfg: SimConfig, engine: Engine, rng: random.Random, tally: Tally,
                  ledger: OwnershipLedger) -> None:
         super().__init__(cfg, engine, rng, tally, ledger)
+        # Stable as the real runs see it: by fetchers, not owner znodes, and requests counted
+        # up to the real counts' window (zkconsumer.sim.tally).
+        ledger.by_fetch = True
+        tally.clock = lambda: engine.now
         self.zk = ZkServer(engine, cfg.calibration, rng, tally, ledger,
                            client_cpu_scale=cfg.client_cpu_scale)
         self.zk.on_notify = self._notified
@@ -116,6 +120,7 @@ class LegacyGroup(SimulatedGroup):
             m.fetching = True
             for p in m.registry:
                 self.ledger.set_owner(p, mid)
+            self.ledger.fetch(mid, m.registry)
 
     def _share(self, view: GroupView, mid: str) -> list[int]:
         rank, n = view.rank[mid], len(view.members)
@@ -205,6 +210,7 @@ class LegacyGroup(SimulatedGroup):
         if not m.fetching:
             return self.cal.idle_fetcher_stop_ms / 1000.0
         m.fetching = False
+        self.ledger.fetch(m.mid, ())  # the stop is asked now; no new fetch starts after it
         return fetcher_stop_s(self.rng, self.cal, len(m.registry), self.cfg.partitions,
                               self.cfg.messages_per_s)
 
@@ -271,6 +277,7 @@ class LegacyGroup(SimulatedGroup):
         m.registry = claims
         m.fetching = True
         self.tally.zk_reads += costs.leader_lookup(len(claims), self.cfg.brokers).reads
+        self.ledger.fetch(m.mid, claims)
         self._finish(m)
 
     def _failed(self, m: LegacyMember) -> None:

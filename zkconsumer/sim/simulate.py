@@ -95,9 +95,12 @@ def simulate(config: SimConfig) -> SimResult:
     finish = getattr(model, "finish", None)
     if finish is not None:  # steady-state requests (heartbeats) up to the counting window's end
         finish(stable_at + config.count_until_s if stable_at is not None else engine.now)
+    zk_reads, zk_writes = tally.zk_reads, tally.zk_writes
+    if ledger.by_fetch and stable_at is not None:  # the real counts' window (tally.py)
+        zk_reads, zk_writes = tally.zk_until(stable_at + config.count_until_s)
     result = SimResult(
         config=config,
-        coordination_requests=tally.zk_reads + tally.zk_writes + tally.broker_requests,
+        coordination_requests=zk_reads + zk_writes + tally.broker_requests,
         rebalance_attempts=tally.max_attempts,
         conflicts=tally.conflicts,
         time_to_stable_s=stable_at,
@@ -106,8 +109,8 @@ def simulate(config: SimConfig) -> SimResult:
         lost=ledger.unowned(),
         watch_notifications=tally.watch_notifications,
         rollbacks=tally.rollbacks,
-        zk_reads=tally.zk_reads,
-        zk_writes=tally.zk_writes,
+        zk_reads=zk_reads,
+        zk_writes=zk_writes,
         members_woken=len(tally.woken),
         attempts_total=tally.attempts_total,
         leader_computations=tally.leader_computations,

@@ -4,13 +4,23 @@
 member, and nobody still working on the event (no member rebalancing or backing off, no
 notification or protocol message in flight). The ledger holds one owner per partition, so
 "exactly one" is structural; what it tracks is liveness and the busy count, and the last time
-the condition became true. For the legacy protocol the owner is whoever holds the owner znode;
-for the broker protocols, the member fetching the partition.
+the condition became true. For the broker protocols the owner is the member fetching the
+partition.
+
+For the legacy protocol (``by_fetch``) the owner is whoever holds the owner znode, which is
+not what the real runs observe: they see fetchers (``zkconsumer.lab.intervals.stable_since``),
+and call the group stable from the earliest instant after which every partition is fetched by
+exactly one live member, and every live member fetches when there are at least as many
+partitions as members, until the end; members that own nothing may still be reading the group
+then. The ledger then keeps what each member fetches (:meth:`OwnershipLedger.fetch`) and
+computes exactly that, ignoring the busy count; the simulation still runs to its end, so a
+later change of fetchers moves the instant as it would in a real run.
 """
 
 from __future__ import annotations
 
 import logging
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
 from zkconsumer.sim.engine import Engine
@@ -20,10 +30,16 @@ log = logging.getLogger(__name__)
 
 @dataclass
 class Tally:
-    """Counters of one run (the columns of ``SimResult``)."""
+    """Counters of one run (the columns of ``SimResult``).
 
-    zk_reads: int = 0
-    zk_writes: int = 0
+    With a ``clock`` the ZooKeeper counters also keep when each request was issued, so a run
+    can count only those before the real counts' window closes (:meth:`zk_until`).
+    """
+
+    clock: Callable[[], float] | None = None
+    zk_log: list[tuple[float, int, int]] = field(default_factory=list)
+    _zk_reads: int = 0
+    _zk_writes: int = 0
     broker_requests: int = 0
     watch_notifications: int = 0
     conflicts: int = 0
@@ -36,13 +52,43 @@ class Tally:
     woken: set[str] = field(default_factory=set)
     paused: set[str] = field(default_factory=set)
 
+    @property
+    def zk_reads(self) -> int:
+        return self._zk_reads
+
+    @zk_reads.setter
+    def zk_reads(self, value: int) -> None:
+        if self.clock is not None:
+            self.zk_log.append((self.clock(), value - self._zk_reads, 0))
+        self._zk_reads = value
+
+    @property
+    def zk_writes(self) -> int:
+        return self._zk_writes
+
+    @zk_writes.setter
+    def zk_writes(self, value: int) -> None:
+        if self.clock is not None:
+            self.zk_log.append((self.clock(), 0, value - self._zk_writes))
+        self._zk_writes = value
+
+    def zk_until(self, t: float) -> tuple[int, int]:
+        """(reads, writes) issued up to time ``t`` (all of them without a clock)."""
+        if self.clock is None:
+            return self._zk_reads, self._zk_writes
+        reads = sum(r for when, r, _ in self.zk_log if when <= t)
+        writes = sum(w for when, _, w in self.zk_log if when <= t)
+        return reads, writes
+
 
 class OwnershipLedger:
     """Partition -> owning member, member liveness, busy count, and the stability clock."""
 
-    def __init__(self, engine: Engine, partitions: int) -> None:
+    def __init__(self, engine: Engine, partitions: int, by_fetch: bool = False) -> None:
         self._engine = engine
         self.partitions = partitions
+        self.by_fetch = by_fetch
+        self._fetching: dict[str, frozenset[int]] = {}
         self.owner: list[str | None] = [None] * partitions
         self._by_member: dict[str, set[int]] = {}
         self._live: set[str] = set()
@@ -108,7 +154,30 @@ class OwnershipLedger:
             raise AssertionError("busy count below zero: a begin/end pair is unbalanced")
         self._check()
 
+    def fetch(self, member: str, partitions: Sequence[int]) -> None:
+        """``member`` now fetches exactly ``partitions`` (empty: its fetchers stopped)."""
+        self._fetching[member] = frozenset(partitions)
+        self._check()
+
+    def _fetch_stable(self) -> bool:
+        """Every partition fetched by exactly one live member; every live member fetches when
+        there are at least as many partitions as live members (the real runs' rule)."""
+        seen: list[int] = []
+        live = [m for m in self._live]
+        for m in live:
+            seen.extend(self._fetching.get(m, ()))
+        if len(seen) != self.partitions or set(seen) != set(range(self.partitions)):
+            return False
+        return self.partitions < len(live) or all(self._fetching.get(m) for m in live)
+
     def _check(self) -> None:
+        if self.by_fetch:
+            stable = self._fetch_stable()
+            if stable and self.stable_at is None:
+                self.stable_at = self._engine.now
+            elif not stable:
+                self.stable_at = None
+            return
         stable = self._busy == 0 and self._owned_live == self.partitions
         if stable and self.stable_at is None:
             self.stable_at = self._engine.now
