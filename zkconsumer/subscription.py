@@ -13,7 +13,8 @@ import threading
 from collections.abc import Iterable
 
 from zkconsumer.config import ConsumerConfig
-from zkconsumer.stream import ChunkQueue, KafkaStream
+from zkconsumer.datapath.chunks import ChunkQueue
+from zkconsumer.datapath.stream import KafkaStream
 from zkconsumer.topic_filter import (
     StaticTopicCount,
     TopicCount,

@@ -24,9 +24,9 @@ from collections.abc import Callable, Iterable
 from typing import Any
 
 from zkconsumer.assignors import TopicPartition
-from zkconsumer.fetcher import FetcherManager
-from zkconsumer.leaders import ZkReader
-from zkconsumer.stream import PartitionTopicInfo
+from zkconsumer.datapath.fetcher import FetcherManager
+from zkconsumer.datapath.partition_leaders import ZkReader
+from zkconsumer.datapath.position import PartitionTopicInfo
 
 log = logging.getLogger(__name__)
 

@@ -15,13 +15,13 @@ import time
 from collections.abc import Callable, Iterable
 from typing import Any
 
-from zkconsumer.fetcher_thread import (
+from zkconsumer.datapath.fetcher_thread import (
     FetcherState,
     FetcherThread,
     client_config,
     reset_offset,
 )
-from zkconsumer.leaders import (
+from zkconsumer.datapath.partition_leaders import (
     Leader,
     LeaderFinderThread,
     LeaderLookup,
@@ -29,7 +29,7 @@ from zkconsumer.leaders import (
     ZkReader,
     fetcher_id,
 )
-from zkconsumer.stream import PartitionTopicInfo
+from zkconsumer.datapath.position import PartitionTopicInfo
 
 __all__ = ["FetcherManager", "FetcherState", "FetcherThread", "client_config", "reset_offset"]
 

@@ -32,6 +32,7 @@ from kazoo.security import Permissions
 
 from zkconsumer.assignors import TopicPartition
 from zkconsumer.config import ConsumerConfig
+from zkconsumer.datapath.position import PartitionTopicInfo
 from zkconsumer.errors import CorruptZnode, InvalidConfig, InvalidName
 from zkconsumer.events import EventBus
 from zkconsumer.metrics import RebalanceMetrics
@@ -48,7 +49,6 @@ from zkconsumer.rebalance.plan import (
     plan_release,
 )
 from zkconsumer.rebalance.triggers import CHILDREN, DATA, Trigger, WatchSet
-from zkconsumer.stream import PartitionTopicInfo
 from zkconsumer.subscription import Subscription
 from zkconsumer.topic_filter import topic_count_from_registration
 from zkconsumer.zk import codec, paths

@@ -14,7 +14,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 
 from zkconsumer.assignors import TopicPartition
-from zkconsumer.stream import PartitionTopicInfo
+from zkconsumer.datapath.position import PartitionTopicInfo
 
 log = logging.getLogger(__name__)
 
