@@ -5,7 +5,7 @@ PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed
 PYTEST_ARGS ?=
 
-.PHONY: install demo test lint clean
+.PHONY: install demo test lint figures clean
 
 install: $(STAMP)
 
@@ -20,6 +20,9 @@ demo: install
 
 test: install
 	$(PY) -m pytest $(PYTEST_ARGS)
+
+figures: install
+	$(VENV)/bin/zkconsumer figures
 
 lint: install
 	$(VENV)/bin/ruff check zkconsumer tests benchmarks
