@@ -22,7 +22,7 @@ import uuid
 from collections.abc import Mapping
 from typing import Any
 
-from zkconsumer.assignors import TopicPartition, get_assignor
+from zkconsumer.assignors import get_assignor
 from zkconsumer.config import ConsumerConfig
 from zkconsumer.coordination import wiring
 from zkconsumer.coordination.coordinator import Coordinator
@@ -30,6 +30,7 @@ from zkconsumer.datapath.fetcher import FetcherManager
 from zkconsumer.datapath.stream import KafkaStream
 from zkconsumer.errors import MessageStreamsExistException
 from zkconsumer.events import EventBus, EventListener
+from zkconsumer.identity import TopicPartition
 from zkconsumer.metrics import RebalanceMetrics, ZkRequestCounter
 from zkconsumer.offsets import AutoCommitter, OffsetStore
 from zkconsumer.rebalance.attempt import RebalanceExecutor

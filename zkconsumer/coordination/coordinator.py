@@ -40,7 +40,6 @@ from typing import Any
 from kazoo.exceptions import SessionExpiredError
 from kazoo.protocol.states import WatchedEvent
 
-from zkconsumer.assignors import TopicPartition
 from zkconsumer.config import ConsumerConfig
 from zkconsumer.coordination.assignment import AssignmentWatch
 from zkconsumer.coordination.claims import FencedOffsetStore, claim
@@ -54,6 +53,7 @@ from zkconsumer.coordination.record import AssignmentRecord
 from zkconsumer.datapath.position import PartitionTopicInfo
 from zkconsumer.errors import ConsumerRebalanceFailedException
 from zkconsumer.events import EventBus
+from zkconsumer.identity import TopicPartition
 from zkconsumer.metrics import RebalanceMetrics
 from zkconsumer.rebalance.ownership import Ownership
 from zkconsumer.rebalance.plan import assignment_by_topic

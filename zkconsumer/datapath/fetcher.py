@@ -25,11 +25,11 @@ from zkconsumer.datapath.partition_leaders import (
     Leader,
     LeaderFinderThread,
     LeaderLookup,
-    TopicPartition,
     ZkReader,
     fetcher_id,
 )
 from zkconsumer.datapath.position import PartitionTopicInfo
+from zkconsumer.identity import TopicPartition
 
 __all__ = ["FetcherManager", "FetcherState", "FetcherThread", "client_config", "reset_offset"]
 

@@ -23,9 +23,10 @@ from confluent_kafka import Consumer, KafkaError, KafkaException, Message
 from confluent_kafka import TopicPartition as KafkaTopicPartition
 
 from zkconsumer.datapath.chunks import FetchedDataChunk
-from zkconsumer.datapath.partition_leaders import Leader, TopicPartition
+from zkconsumer.datapath.partition_leaders import Leader
 from zkconsumer.datapath.position import PartitionTopicInfo
 from zkconsumer.datapath.records import speedups, speedups_enabled
+from zkconsumer.identity import TopicPartition
 
 log = logging.getLogger(__name__)
 librdkafka_log = logging.getLogger(__name__ + ".librdkafka")

@@ -30,11 +30,11 @@ from typing import Any, Protocol
 from kazoo.exceptions import NodeExistsError, NoNodeError, SessionExpiredError
 from kazoo.security import Permissions
 
-from zkconsumer.assignors import TopicPartition
 from zkconsumer.config import ConsumerConfig
 from zkconsumer.datapath.position import PartitionTopicInfo
 from zkconsumer.errors import CorruptZnode, InvalidConfig, InvalidName
 from zkconsumer.events import EventBus
+from zkconsumer.identity import TopicPartition, consumer_id_of, is_thread_id
 from zkconsumer.metrics import RebalanceMetrics
 from zkconsumer.offsets import OffsetStore
 from zkconsumer.rebalance.ownership import Ownership
@@ -453,11 +453,10 @@ class RebalanceExecutor:
 
 def _is_thread_id(value: str) -> bool:
     """``<consumer id>-<n>``: what every member, original or ours, writes into owner znodes."""
-    consumer, sep, number = value.rpartition("-")
-    if not sep or not number.isdigit():
+    if not is_thread_id(value):
         return False
     try:
-        paths.validate_member(consumer)
+        paths.validate_member(consumer_id_of(value))
     except InvalidName:
         return False
     return True

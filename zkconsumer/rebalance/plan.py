@@ -20,7 +20,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Protocol
 
-from zkconsumer.assignors import TopicPartition
+from zkconsumer.identity import TopicPartition
 from zkconsumer.topic_filter import topic_count_from_registration
 from zkconsumer.zk.codec import ConsumerRegistration
 

@@ -23,6 +23,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from zkconsumer import ConsumerConfig, ConsumerTimeoutException, ZookeeperConsumerConnector
+from zkconsumer.identity import consumer_ids_of
 from zkconsumer.lab.drivers.base import MemberSpec, parse_seq
 from zkconsumer.lab.drivers.zk_leader import LeaderDecisionRecorder
 from zkconsumer.lab.records import (
@@ -30,7 +31,6 @@ from zkconsumer.lab.records import (
     Lifecycle,
     RecordWriter,
     Timeline,
-    consumer_ids_of,
     decision_digest,
 )
 
@@ -89,7 +89,7 @@ class DecisionRecorder:
         try:
             self._writer.decision(
                 decision_digest(partitions, consumer_threads_per_topic, dict(result)),
-                consumer_ids_of(consumer_threads_per_topic),
+                consumer_ids_of(t for ts in consumer_threads_per_topic.values() for t in ts),
                 {t: len(ps) for t, ps in partitions.items()})
         except Exception:  # a record is an observation; never fail the attempt over it
             log.exception("could not record a decision")

@@ -15,14 +15,6 @@ from zkconsumer.lab.records import RecordWriter, decision_digest
 
 log = logging.getLogger(__name__)
 
-#: lab protocol -> partition.assignment.strategy, for the leader-mode drivers.
-LEADER_PROTOCOLS = {
-    "zk-leader-range": "range",
-    "zk-leader-sticky": "sticky",
-    "zk-leader-cooperative-sticky": "cooperative-sticky",
-}
-
-
 def decision_view(event: dict[str, Any]) -> tuple[dict[str, list[int]], dict[str, list[str]],
                                                   dict[tuple[str, int], str]]:
     """(partitions per topic, thread ids per topic, partition -> member) of one decision."""
