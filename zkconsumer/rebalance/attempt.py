@@ -44,6 +44,7 @@ from zkconsumer.rebalance.plan import (
     ReleasePlan,
     assignment_by_topic,
     consumers_per_topic,
+    decision_fields,
     needs_topic_list,
     plan_rebalance,
     plan_release,
@@ -198,6 +199,7 @@ class RebalanceExecutor:
         my_threads = my_count.thread_ids_per_topic(view.all_topics)
         plan = plan_rebalance(view, my_threads, self.assignor,
                               self.config.partition_assignment_strategy)
+        self.events.emit("assignment_decided", **decision_fields(plan, view))
         offsets = self.offsets.read(plan.offsets_to_read)
         if self.is_shutting_down():
             return False
