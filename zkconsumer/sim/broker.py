@@ -115,12 +115,19 @@ class BrokerGroup(SimulatedGroup):
         self.ledger.end()
 
     def leave(self, mid: str) -> None:
-        """``close()``: revoke (commit), LeaveGroup; the coordinator rebalances at once."""
+        """``close()``: revoke (commit), LeaveGroup; the coordinator drops the member
+        ``broker_leave_wait_factor`` session timeouts later (0: at once, Kafka's rule), and a
+        new round starts. The leaver sends nothing more (no heartbeats)."""
         m = self.members[mid]
         self.ledger.begin()
         delay = self._revoke(m, set(m.owned), count_pause=False)
         self.tally.broker_requests += costs.LEAVE_GROUP
-        self.engine.after(delay + self._half(), self._removed, m)
+        wait = self.cfg.session_timeout_s * self.cal.broker_leave_wait_factor
+        if wait > 0:
+            m.alive = False  # gone: its heartbeats stop (the coordinator has not noticed yet)
+            m.until = self.engine.now + delay
+            wait *= self._jitter_small()
+        self.engine.after(delay + self._half() + wait, self._removed, m)
 
     def crash(self, mid: str, _expiry_s: float) -> None:
         """The coordinator notices a dead member when its session times out.

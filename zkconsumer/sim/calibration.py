@@ -111,6 +111,10 @@ class Calibration:
     # restarts at each answer, start that spread out (with coop_coordinator_poll_ms only).
     coop_formation_stagger_ms: float = 21.0
     broker_session_check_factor: float = 1.0
+    # Session timeouts between a member's LeaveGroup and the coordinator dropping it (the new
+    # round starting). 0 is Apache Kafka's rule (a LeaveGroup starts the rebalance at once);
+    # Tansu 0.6.0's is fitted to real leaves (zkconsumer spark fit).
+    broker_leave_wait_factor: float = 0.0
     assign_us_per_member: float = 10.0
     revoke_ms: float = 20.0
     # Spread of every sampled duration (coefficient of variation of one request or step).

@@ -31,8 +31,8 @@ MEASURED = (
 # no request round trip can measure, read off real rebalances instead.
 FITTED = (
     "broker_join_start_ms", "broker_join_window_factor", "broker_session_check_factor",
-    "session_expiry_jitter", "coop_coordinator_poll_ms", "coop_sync_wait_ms",
-    "coop_formation_stagger_ms",
+    "broker_leave_wait_factor", "session_expiry_jitter", "coop_coordinator_poll_ms",
+    "coop_sync_wait_ms", "coop_formation_stagger_ms",
 )
 
 _UNUSED_BY_TANSU = ("constant 0: read only by the barrier model of cooperative groups "

@@ -44,6 +44,7 @@ FIT_GRIDS: dict[str, tuple[tuple[str, ...], tuple[float, ...]]] = {
     "broker_join_window_factor": (BROKER, (0.3, 0.4, 0.5, 0.6, 0.7)),
     "broker_join_start_ms": (BROKER, (0.0, 300.0, 600.0, 900.0, 1200.0, 1600.0, 2000.0)),
     "broker_session_check_factor": (BROKER, (0.85, 0.9, 0.95, 1.0, 1.05, 1.1, 1.2)),
+    "broker_leave_wait_factor": (BROKER, (0.0, 0.25, 0.5, 0.75, 1.0, 1.25)),
     "session_expiry_jitter": (BROKER, (0.0, 0.03, 0.06, 0.1)),
     "coop_coordinator_poll_ms": (COOPERATIVE, (250.0, 500.0, 1000.0, 1500.0, 2000.0)),
     "coop_sync_wait_ms": (COOPERATIVE, (3000.0, 4000.0, 5000.0, 6000.0, 7000.0)),
