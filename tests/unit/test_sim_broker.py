@@ -13,7 +13,8 @@ def test_eager_join_one_leader_computes_and_every_member_pauses():
     n = 10
     r = simulate(SimConfig("eager-range", n, 20, "join", seed=1))
     assert r.leader_computations == 1
-    assert r.rebalance_attempts == 1
+    # one round; the joiner's first JoinGroup is bounced with MEMBER_ID_REQUIRED (KIP-394)
+    assert r.rebalance_attempts == 2
     assert r.members_paused == n
     assert r.members_woken == n
     assert r.zk_reads == r.zk_writes == r.watch_notifications == 0
@@ -47,9 +48,10 @@ def test_members_whose_partitions_do_not_move_never_pause(protocol):
 
 def test_cooperative_needs_a_second_round_only_when_partitions_move():
     moving = simulate(SimConfig("cooperative-sticky", 4, 32, "join", seed=1))
-    assert moving.rebalance_attempts == 2 and moving.max_unowned_s > 0
+    # rounds + the joiner's MEMBER_ID_REQUIRED JoinGroup (KIP-394)
+    assert moving.rebalance_attempts == 2 + 1 and moving.max_unowned_s > 0
     nothing_moves = simulate(SimConfig("cooperative-sticky", 32, 8, "join", seed=1))
-    assert nothing_moves.rebalance_attempts == 1 and nothing_moves.members_paused == 0
+    assert nothing_moves.rebalance_attempts == 1 + 1 and nothing_moves.members_paused == 0
 
 
 def test_broker_rebalances_follow_the_session_timeout_not_the_group_size():

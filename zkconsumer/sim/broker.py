@@ -70,6 +70,7 @@ class BrokerGroup(SimulatedGroup):
         self._arrived: dict[str, float] = {}
         self._barrier_set = False
         self._target: dict[str, set[int]] = {}
+        self._joiner_bounced = 0  # 1 once a joiner's first JoinGroup was bounced (KIP-394)
 
     # --- timing ------------------------------------------------------------------------------
 
@@ -105,9 +106,14 @@ class BrokerGroup(SimulatedGroup):
         self.members[mid] = m
         self.ledger.add_member(mid)
         self.ledger.begin()
-        self.tally.broker_requests += costs.FIND_COORDINATOR + costs.JOIN_GROUP
-        # start-up (bootstrap, metadata, FindCoordinator), then the JoinGroup travels
-        delay = self.cal.broker_join_start_ms / 1000.0 * self._jitter() + self._half()
+        self.tally.broker_requests += (costs.FIND_COORDINATOR
+                                       + costs.JOINER_JOIN_GROUPS * costs.JOIN_GROUP)
+        # start-up (bootstrap, metadata, FindCoordinator), then the JoinGroup travels; the
+        # first is answered MEMBER_ID_REQUIRED (a round trip) and sent again with the id, so
+        # the joiner sends one JoinGroup more than the rounds it takes part in (KIP-394)
+        self._joiner_bounced = costs.JOINER_JOIN_GROUPS - 1
+        delay = (self.cal.broker_join_start_ms / 1000.0 * self._jitter()
+                 + (2 * self._joiner_bounced + 1) * self._half())
         self.engine.after(delay, self._event_join_arrived, m)
 
     def _event_join_arrived(self, m: BrokerMember) -> None:
@@ -171,7 +177,7 @@ class BrokerGroup(SimulatedGroup):
     def _start_round(self, initiator: BrokerMember | None) -> None:
         self._in_round = True
         self._round += 1
-        self.tally.max_attempts = self._round
+        self.tally.max_attempts = self._round + self._joiner_bounced
         self._round_start = self.engine.now
         self._arrived = {}
         self._barrier_set = False

@@ -194,6 +194,10 @@ def clean_leave_operations(members: int, partitions: int, leaver: int, brokers: 
 
 FIND_COORDINATOR = 1
 JOIN_GROUP = 1
+# A new member's first JoinGroup (no member id) is answered MEMBER_ID_REQUIRED with the id to
+# use, and it sends the JoinGroup again with it (KIP-394, JoinGroup v4+, librdkafka >= 1.4):
+# a joiner sends two JoinGroups in its first round.
+JOINER_JOIN_GROUPS = 2
 SYNC_GROUP = 1
 HEARTBEAT = 1
 OFFSET_COMMIT_REQUEST = 1

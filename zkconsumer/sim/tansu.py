@@ -71,7 +71,7 @@ from zkconsumer.sim.tally import OwnershipLedger, Tally
 
 log = logging.getLogger(__name__)
 
-JOINER_JOIN_GROUPS = 2  # MEMBER_ID_REQUIRED, then the JoinGroup with the id
+JOINER_JOIN_GROUPS = costs.JOINER_JOIN_GROUPS  # MEMBER_ID_REQUIRED, then with the id
 
 
 def cooperative_assignment(target: Mapping[str, set[int]],
