@@ -83,7 +83,11 @@ def run_validate(args: argparse.Namespace) -> int:
         validation_markdown,
     )
 
-    cal = Calibration.load(args.calibration) if args.calibration else Calibration()
+    try:
+        cal = Calibration.load(args.calibration) if args.calibration else Calibration()
+    except (OSError, ValueError) as exc:
+        print(f"zkconsumer: error: calibration {args.calibration}: {exc}", file=sys.stderr)
+        return 2
     missing = [str(d) for d in args.real
                if not (d / "sweep.csv" if d.is_dir() else d).is_file()]
     if missing:

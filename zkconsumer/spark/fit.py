@@ -164,7 +164,10 @@ def run_fit_command(args: argparse.Namespace) -> int:
     if args.seeds < 1:
         raise ValueError(f"--seeds must be >= 1, got {args.seeds}")
     params = [p.strip() for p in args.params.split(",") if p.strip()]
-    base = Calibration.load(args.calibration)
+    try:
+        base = Calibration.load(args.calibration)
+    except OSError as exc:
+        raise ValueError(f"calibration {args.calibration}: {exc}") from None
     rows = [r for d in args.runs for r in load_real_rows(d)]
     if not rows:
         raise ValueError("the --runs folders hold no real rows")
