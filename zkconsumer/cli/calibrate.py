@@ -43,7 +43,7 @@ def register(sub: Any) -> None:
 
 
 def run_calibrate(args: argparse.Namespace) -> int:
-    from zkconsumer.fetcher_thread import POLL_S
+    from zkconsumer.datapath.fetcher_thread import POLL_S
     from zkconsumer.results import capture, write_provenance
     from zkconsumer.sim.measure import (
         calibration_from,

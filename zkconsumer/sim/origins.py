@@ -46,8 +46,8 @@ CONSTANTS: dict[str, str] = {
     "coop_round2_extra_factor": _UNUSED_BY_TANSU,
     "fetcher_stop_max_ms": (
         "constant: fetcher_stop_min_ms plus the fetcher thread's 100 ms consume poll "
-        "(zkconsumer/fetcher_thread.py POLL_S), the longest a stop waits for the thread to "
-        "look at its flag"),
+        "(zkconsumer/datapath/fetcher_thread.py POLL_S), the longest a stop waits for the "
+        "thread to look at its flag"),
     "fetcher_stop_min_ms": (
         "assumed 5 ms (not measured): closing a fetcher's client once its thread stopped; "
         "it adds at most a few ms per owner to a legacy rebalance"),
