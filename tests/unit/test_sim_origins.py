@@ -151,3 +151,14 @@ def test_legacy_requests_are_counted_to_the_real_window():
                                count_until_s=60.0))
     assert short.time_to_stable_s == whole.time_to_stable_s
     assert short.coordination_requests < whole.coordination_requests  # idle members still read
+
+
+def test_every_cited_source_file_exists():
+    import re
+
+    cited = {m for text in CONSTANTS.values() for m in re.findall(r"zkconsumer/[\w/]+\.py", text)}
+    assert cited
+    assert [c for c in sorted(cited) if not (REPO / c).is_file()] == []
+    from zkconsumer.datapath.fetcher_thread import POLL_S  # what calibrate reads
+
+    assert POLL_S > 0
