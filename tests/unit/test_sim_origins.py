@@ -36,6 +36,8 @@ def test_calibrate_records_an_origin_for_every_parameter():
     assert cal.origin("zk_read_service_us").startswith("measured by calibrate ")
     assert cal.origin("broker_join_start_ms").startswith("not fitted yet")
     assert cal.origin("coop_revokers_per_round") == CONSTANTS["coop_revokers_per_round"]
+    assert (cal.coop_revokers_per_round, cal.coop_round1_extra_factor,
+            cal.coop_round2_extra_factor) == (0.0, 0.0, 0.0)  # the values the rule states
     again = Calibration.from_dict(json.loads(json.dumps(cal.to_dict())))
     assert again == cal and again.provenance == cal.provenance
 

@@ -337,7 +337,7 @@ def calibration_from(m: dict[str, float | None], broker_ms: float | None, where:
     it, ``fetcher_poll_ms`` the fetcher thread's consume poll (the fetcher stop's bound).
     Every parameter gets its origin (:mod:`zkconsumer.sim.origins`).
     """
-    from zkconsumer.sim.origins import CONSTANTS, FITTED, MEASURED
+    from zkconsumer.sim.origins import CONSTANT_VALUES, CONSTANTS, FITTED, MEASURED
 
     base = Calibration()
     read_cpu = float(m["read_cpu_ms"] or 0.0)
@@ -374,6 +374,7 @@ def calibration_from(m: dict[str, float | None], broker_ms: float | None, where:
     if tick_ms is not None:
         rounded["zk_tick_ms"] = float(tick_ms)
         measured.append("zk_tick_ms")
+    rounded.update(CONSTANT_VALUES)
     if fetcher_poll_ms is not None:
         rounded["fetcher_stop_max_ms"] = base.fetcher_stop_min_ms + fetcher_poll_ms
     when = time.strftime('%Y-%m-%d %H:%M', time.gmtime())

@@ -69,6 +69,15 @@ CONSTANTS: dict[str, str] = {
 }
 
 
+# The values the rules above give, written by calibrate (the others keep the built-in value
+# their text states).
+CONSTANT_VALUES: dict[str, float] = {
+    "coop_revokers_per_round": 0.0,
+    "coop_round1_extra_factor": 0.0,
+    "coop_round2_extra_factor": 0.0,
+}
+
+
 def missing_origins(cal: Calibration) -> list[str]:
     """Parameters whose origin the calibration does not record."""
     known = dict(cal.provenance)
