@@ -13,6 +13,7 @@ from __future__ import annotations
 import argparse
 import dataclasses
 import json
+import shlex
 import sys
 from pathlib import Path
 from typing import Any
@@ -49,6 +50,8 @@ def register(sub: Any) -> None:
                      help="validation plan (JSON) whose tolerances apply")
     val.add_argument("--json", type=Path, default=None,
                      help="also write every cell's check here (JSON, with the provenance)")
+    val.add_argument("--label", default="",
+                     help="what these runs are (e.g. held-out validation), kept in --json")
     val.set_defaults(func=run_validate)
 
     from zkconsumer.spark.fit import add_fit_arguments
@@ -119,10 +122,13 @@ def run_validate(args: argparse.Namespace) -> int:
                                  *([f"--calibration {args.calibration}"] if args.calibration
                                    else []),
                                  *([f"--plan {args.plan}"] if args.plan else []),
-                                 f"--seeds {args.seeds}", f"--json {args.json}"]))
+                                 f"--seeds {args.seeds}", f"--json {args.json}",
+                                 *([f"--label {shlex.quote(args.label)}"] if args.label
+                                   else [])]))
         args.json.parent.mkdir(parents=True, exist_ok=True)
         args.json.write_text(json.dumps({
-            "provenance": prov.to_json(), "calibration_source": cal.source,
+            "provenance": prov.to_json(), "label": args.label,
+            "calibration_source": cal.source,
             "tolerances": dataclasses.asdict(tolerances), "sim_seeds": args.seeds,
             "checks": [check_to_dict(c) for c in checks]}, indent=1) + "\n")
         print(f"wrote {args.json}")

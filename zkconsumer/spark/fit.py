@@ -41,8 +41,9 @@ COOPERATIVE = ("cooperative-sticky",)
 # parameter -> (protocols whose cells it moves, candidate values). Ordered: coarse timings
 # first, then the finer ones they leave.
 FIT_GRIDS: dict[str, tuple[tuple[str, ...], tuple[float, ...]]] = {
-    "broker_join_window_factor": (BROKER, (0.3, 0.4, 0.5, 0.6, 0.7)),
-    "broker_join_start_ms": (BROKER, (0.0, 300.0, 600.0, 900.0, 1200.0, 1600.0, 2000.0)),
+    "broker_join_window_factor": (BROKER, (0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9, 1.0)),
+    "broker_join_start_ms": (BROKER, (0.0, 300.0, 600.0, 900.0, 1200.0, 1600.0, 2000.0,
+                                      2500.0, 3000.0)),
     "broker_session_check_factor": (BROKER, (0.85, 0.9, 0.95, 1.0, 1.05, 1.1, 1.2)),
     "broker_leave_wait_factor": (BROKER, (0.0, 0.25, 0.5, 0.75, 1.0, 1.25)),
     "session_expiry_jitter": (BROKER, (0.0, 0.03, 0.06, 0.1)),

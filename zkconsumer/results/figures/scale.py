@@ -16,6 +16,7 @@ from __future__ import annotations
 import csv
 import json
 import logging
+import re
 import statistics
 from collections.abc import Sequence
 from pathlib import Path
@@ -25,6 +26,8 @@ from zkconsumer.results.provenance import read_provenance
 from zkconsumer.results.registry import Context, figure
 
 log = logging.getLogger(__name__)
+
+_FIT_COMMAND = re.compile(r"fitted by `zkconsumer spark fit [^`]*`")
 
 SCALE = "scale"
 CAL = f"{SCALE}/calibration"
@@ -66,7 +69,8 @@ def calibration_table(ctx: Context) -> str:
     lines = [f"From `results/{CAL}/calibration.json`; measured by {_meta_line(ctx.results / CAL)}.",
              "", "| parameter | value | origin |", "|---|---|---|"]
     for name in sorted(k for k in cal if k not in ("version", "source", "provenance")):
-        origin = origins.get(name, "NOT RECORDED")
+        origin = _FIT_COMMAND.sub("fitted by `zkconsumer spark fit` (the command above)",
+                                  origins.get(name, "NOT RECORDED"))
         lines.append(f"| `{name}` | {_fmt(cal[name])} | {origin.replace('|', '/')} |")
     return "\n".join(lines)
 
