@@ -96,9 +96,8 @@ def fit(rows: Sequence[dict[str, Any]], base: Calibration, parameters: Sequence[
     for r in rows:
         by_protocol.setdefault(r["protocol"], []).append(r)
     active = [p for p in parameters if any(by_protocol.get(x) for x in FIT_GRIDS[p][0])]
-    skipped = sorted(set(parameters) - set(active))
-    if skipped:
-        raise ValueError(f"no fitting runs of the protocols {skipped} act on")
+    if not active:
+        raise ValueError(f"no fitting runs of the protocols {parameters} act on")
 
     def score(cal: Calibration, protocols: Sequence[str]) -> float:
         cells = [r for x in protocols for r in by_protocol.get(x, [])]
@@ -180,6 +179,11 @@ def run_fit_command(args: argparse.Namespace) -> int:
                      f"{result.loss_before:g} -> {result.loss_after:g} over the cells of "
                      f"{', '.join(FIT_GRIDS[name][0])})"
                for name in result.fitted}
+    for name in FIT_GRIDS:
+        if name not in result.fitted:  # no fitting run of a protocol it acts on
+            origins[name] = (f"not fitted by `zkconsumer spark fit`: no fitting runs of "
+                             f"{', '.join(FIT_GRIDS[name][0])} in {folders}; built-in "
+                             f"default {getattr(base, name)!r}")
     source = (f"{base.source}; fitted: {', '.join(result.fitted)} by spark fit from "
               f"{folders}")
     cal = dataclasses.replace(result.calibration, source=source).with_origins(origins)
