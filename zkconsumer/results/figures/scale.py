@@ -201,9 +201,24 @@ def validation(ctx: Context) -> str:
         out += [f"**`{path.relative_to(ctx.results.parent)}`**: {score.get('label', '')}", ""]
         out += _score_table(score)
         out.append("")
-    if not out:
-        raise FileNotFoundError(f"no score*.json under results/{SCALE}/validation-*")
+    missing = _unscored_cells(ctx)
+    if missing:
+        out += [f"**Not run**: {len(missing)} planned held-out cells have no real runs "
+                "committed, so no score (see *Not done*):", "",
+                "| protocol | N | P | events | session |", "|---|---|---|---|---|"]
+        out += [f"| {proto} | {n} | {p} | {', '.join(events)} | {session / 1000:g} s |"
+                for proto, n, p, events, session in missing]
     return "\n".join(out).rstrip("\n")
+
+
+def _unscored_cells(ctx: Context) -> list[tuple[str, int, int, list[str], int]]:
+    """The plan's validation cells without a committed real sweep."""
+    plan = _json(ctx.results / SCALE / "validation-plan.json")["validation"]
+    folder = ctx.results.parent / plan["folder"]
+    return [(proto, n, p, plan["events"], session)
+            for proto in plan["protocols"] for n, p in plan["shapes"]
+            for session in plan["session_timeout_ms"]
+            if not (folder / f"{proto}-n{n}-p{p}" / "sweep.csv").is_file()]
 
 
 def _sweep(folder: Path) -> list[dict[str, str]]:
