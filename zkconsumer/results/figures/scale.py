@@ -299,3 +299,30 @@ def _plot(ctx: Context, rows: Sequence[dict[str, str]]) -> str:
     fig.tight_layout()
     save_svg(fig, ctx.figures / "scale-sim-joins.svg")
     return f"![simulated joins vs N]({ctx.plot_link('scale-sim-joins.svg')})"
+
+
+@figure("scale-real-runs", source=f"results/{SCALE}/fitting")
+def real_runs(ctx: Context) -> str:
+    """The committed real sweeps (fitting and held-out), medians over their runs."""
+    lines = ["| folder | protocol | N | P | event | session | runs (settled) | requests | "
+             "attempts | conflicts | time to stable s | load at start / end |",
+             "|---|---|---|---|---|---|---|---|---|---|---|---|"]
+    folders = sorted(p.parent for p in (ctx.results / SCALE).glob("*/*/sweep.csv"))
+    for folder in folders:
+        meta = read_provenance(folder).machine
+        load = f"{meta.get('loadavg', ['?'])[0]} / {meta.get('loadavg_end', ['?'])[0]}"
+        rows = _sweep(folder)
+        keys = sorted({(r["protocol"], int(r["members"]), int(r["partitions"]), r["event"],
+                        r.get("session_timeout_ms", "")) for r in rows})
+        for proto, n, p, event, session in keys:
+            cell = [r for r in _cell(rows, proto, n, p, event)
+                    if r.get("session_timeout_ms", "") == session]
+            tts = _median(cell, "time_to_stable_s")
+            settled = sum(r["time_to_stable_s"] not in ("", None) for r in cell)
+            lines.append(
+                f"| `{folder.relative_to(ctx.results.parent)}` | {proto} | {n} | {p} | {event} "
+                f"| {float(session or 0) / 1000:g} s | {len(cell)} ({settled}) | "
+                f"{_median(cell, 'coordination_requests') or 0:,.0f} | "
+                f"{_median(cell, 'rebalance_attempts') or 0:g} | "
+                f"{_median(cell, 'conflicts') or 0:g} | {_t(tts)} | {load} |")
+    return "\n".join(lines)
