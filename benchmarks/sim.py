@@ -123,7 +123,11 @@ def main(argv: list[str] | None = None) -> int:
                         help="also run the grid serially here and compare the rows")
     args = parser.parse_args(argv)
     protocols = PROTOCOLS if args.big_protocols == "all" else args.big_protocols.split(",")
-    cal = Calibration.load(args.calibration)
+    if args.calibration.is_file():
+        cal = Calibration.load(args.calibration)
+    else:  # no committed calibration yet: the built-in defaults, said so
+        print(f"{args.calibration} not found: built-in defaults (NOT measured)")
+        cal = Calibration()
     time_big(protocols, args.members, args.partitions, cal)
     rows = time_grid(grid(args.seeds), args.master, args.serial, cal)
     summary(rows)
