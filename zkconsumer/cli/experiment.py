@@ -12,12 +12,17 @@ from __future__ import annotations
 import argparse
 import shlex
 import sys
+from collections.abc import Sequence
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
+from zkconsumer.cli.broker_option import add_broker_option, broker_conflict
 from zkconsumer.lab import EVENTS, PROTOCOLS, ExperimentSpec, RunStatus, Timing, run_experiment
 from zkconsumer.lab.output import write_outputs
 from zkconsumer.lab.report import summary_table, write_results
+from zkconsumer.lab.spec import RunResult
+from zkconsumer.results.provenance import capture, write_provenance
 
 
 def _csv(choices: tuple[str, ...]) -> Any:
@@ -58,6 +63,7 @@ def register(sub: Any) -> None:
     cmp_.add_argument("--zk", "--zookeeper", dest="zookeeper", default=None,
                       help="existing ZooKeeper connect string")
     cmp_.add_argument("--bootstrap", default=None, help="existing broker bootstrap servers")
+    add_broker_option(cmp_)
     cmp_.add_argument("--out", required=True, type=Path, help="output directory")
     cmp_.add_argument("--json", type=Path, default=None, help="also write results.json here")
     cmp_.add_argument("--no-progress", action="store_true", help="no progress bar on stderr")
@@ -84,21 +90,37 @@ def finish_command(parts: list[str], args: argparse.Namespace) -> str:
         parts += ["--zk", args.zookeeper]
     if getattr(args, "bootstrap", None):
         parts += ["--bootstrap", args.bootstrap]
+    if getattr(args, "broker", None):
+        parts += ["--broker", args.broker]
     parts += ["--out", str(args.out)]
     return " ".join(shlex.quote(p) for p in parts)
 
 
-def run_compare(args: argparse.Namespace) -> int:
+def check_servers(args: argparse.Namespace) -> str | None:
+    """The error in the server options of an experiment verb, if any."""
     if bool(args.zookeeper) != bool(args.bootstrap):
-        print("zkconsumer: error: --zookeeper and --bootstrap go together (or neither: "
-              "embedded servers)", file=sys.stderr)
+        return ("--zookeeper and --bootstrap go together (or neither: embedded servers)")
+    return broker_conflict(args)
+
+
+def results_broker(results: Sequence[RunResult]) -> str:
+    """The broker every run names (``tansu-0.6.0``, ``apache-kafka-2.4.1``), for meta.json."""
+    names = {str(r.details.get("broker", "")) for r in results} - {""}
+    return ", ".join(sorted(names))
+
+
+def run_compare(args: argparse.Namespace) -> int:
+    error = check_servers(args)
+    if error:
+        print(f"zkconsumer: error: {error}", file=sys.stderr)
         return 2
+    prov = capture(reproduce_command(args))
     spec = ExperimentSpec(
         protocols=args.protocols, events=args.events, members=args.members,
         partitions=args.partitions, repeat=args.repeat, processes=args.processes,
         out_dir=str(args.out), zk_connect=args.zookeeper, bootstrap=args.bootstrap,
         timing=Timing(session_timeout_ms=args.session_timeout_ms, produce_rate=args.rate),
-        progress=not args.no_progress)
+        progress=not args.no_progress, broker=args.broker)
     try:
         spec.validate()
     except ValueError as exc:
@@ -108,6 +130,7 @@ def run_compare(args: argparse.Namespace) -> int:
     results = run_experiment(
         spec, on_result=lambda so_far: write_results(so_far, args.out / "results.json", spec))
     written = write_outputs(results, spec, args.out, reproduce_command(args), args.json)
+    written.append(write_provenance(args.out, replace(prov, broker=results_broker(results))))
     print(summary_table(results))
     for path in written:
         print(f"wrote {path}")

@@ -16,11 +16,13 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
-from zkconsumer.cli.experiment import _csv, finish_command
+from zkconsumer.cli.broker_option import add_broker_option, broker_conflict
+from zkconsumer.cli.experiment import _csv, finish_command, results_broker
 from zkconsumer.lab.drivers import DRIVERS
 from zkconsumer.lab.herd import DEFAULT_SIZES, HERD_EVENTS, HERD_TIMING, HerdSpec, run_herd
 from zkconsumer.lab.herd_report import fits_table, write_herd_outputs, write_herd_results
 from zkconsumer.lab.spec import RunStatus
+from zkconsumer.results.provenance import capture, write_provenance
 
 
 def _sizes(text: str) -> tuple[int, ...]:
@@ -62,6 +64,7 @@ def register(verbs: Any) -> None:
     herd.add_argument("--bootstrap", default=None,
                       help="existing broker (registered in the ZooKeeper used); default: an "
                            "embedded one")
+    add_broker_option(herd)
     herd.add_argument("--out", required=True, type=Path, help="output directory")
     herd.add_argument("--json", type=Path, default=None, help="also write results.json here")
     herd.add_argument("--no-progress", action="store_true", help="no progress bar on stderr")
@@ -78,12 +81,17 @@ def reproduce_command(args: argparse.Namespace) -> str:
 
 
 def run_herd_command(args: argparse.Namespace) -> int:
+    error = broker_conflict(args)
+    if error:
+        print(f"zkconsumer: error: {error}", file=sys.stderr)
+        return 2
+    prov = capture(reproduce_command(args))
     timing = replace(HERD_TIMING, session_timeout_ms=args.session_timeout_ms,
                      rebalance_backoff_ms=args.backoff_ms, quiet_s=args.quiet_s)
     spec = HerdSpec(protocols=args.protocols, members=args.members, partitions=args.partitions,
                     events=args.events, timing=timing, zk_connect=args.zookeeper,
                     bootstrap=args.bootstrap, dedicated_zookeeper=args.zookeeper is None,
-                    out_dir=str(args.out), progress=not args.no_progress)
+                    out_dir=str(args.out), progress=not args.no_progress, broker=args.broker)
     try:
         spec.validate()
     except ValueError as exc:
@@ -101,6 +109,7 @@ def run_herd_command(args: argparse.Namespace) -> int:
     finally:
         assignor_log.setLevel(level)
     written = write_herd_outputs(result, args.out, reproduce_command(args), args.json)
+    written.append(write_provenance(args.out, replace(prov, broker=results_broker(result.runs))))
     print(fits_table(result.fits))
     for path in written:
         print(f"wrote {path}")

@@ -15,12 +15,14 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
-from zkconsumer.cli.experiment import finish_command
+from zkconsumer.cli.broker_option import add_broker_option
+from zkconsumer.cli.experiment import check_servers, finish_command, results_broker
 from zkconsumer.lab.spec import PROTOCOLS, RunStatus
 from zkconsumer.lab.splitbrain import SCENARIOS, SplitBrainSpec, run_split_brain
 from zkconsumer.lab.splitbrain.output import write_outputs
 from zkconsumer.lab.splitbrain.report import summary_table, write_results
 from zkconsumer.lab.splitbrain.spec import DEFAULT_TIMING
+from zkconsumer.results.provenance import capture, write_provenance
 
 
 def _protocols(text: str) -> tuple[str, ...]:
@@ -64,6 +66,7 @@ def register(verbs: Any) -> None:
     p.add_argument("--zk", "--zookeeper", dest="zookeeper", default=None,
                    help="existing ZooKeeper connect string")
     p.add_argument("--bootstrap", default=None, help="existing broker bootstrap servers")
+    add_broker_option(p)
     p.add_argument("--out", required=True, type=Path, help="output directory")
     p.add_argument("--no-progress", action="store_true", help="no progress bar on stderr")
     p.set_defaults(func=run_split)
@@ -88,10 +91,11 @@ def reproduce_command(args: argparse.Namespace) -> str:
 
 
 def run_split(args: argparse.Namespace) -> int:
-    if bool(args.zookeeper) != bool(args.bootstrap):
-        print("zkconsumer: error: --zookeeper and --bootstrap go together (or neither: "
-              "embedded servers)", file=sys.stderr)
+    error = check_servers(args)
+    if error:
+        print(f"zkconsumer: error: {error}", file=sys.stderr)
         return 2
+    prov = capture(reproduce_command(args))
     timing = replace(DEFAULT_TIMING, session_timeout_ms=args.session_timeout_ms,
                      rebalance_backoff_ms=args.backoff_ms,
                      rebalance_max_retries=args.max_retries, produce_rate=args.rate)
@@ -100,7 +104,7 @@ def run_split(args: argparse.Namespace) -> int:
         partitions=args.partitions, repeat=args.repeat, out_dir=str(args.out),
         zk_connect=args.zookeeper, bootstrap=args.bootstrap, timing=timing,
         delay_ms=args.delay_ms, lagging=args.lagging, joins=args.joins,
-        overlap_s=args.overlap_s, progress=not args.no_progress)
+        overlap_s=args.overlap_s, progress=not args.no_progress, broker=args.broker)
     try:
         spec.validate()
     except ValueError as exc:
@@ -110,6 +114,7 @@ def run_split(args: argparse.Namespace) -> int:
     results = run_split_brain(
         spec, on_result=lambda so_far: write_results(so_far, args.out / "results.json", spec))
     written = write_outputs(results, spec, args.out, reproduce_command(args))
+    written.append(write_provenance(args.out, replace(prov, broker=results_broker(results))))
     print(summary_table(results, spec.scenario))
     for path in written:
         print(f"wrote {path}")

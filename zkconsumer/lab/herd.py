@@ -115,6 +115,7 @@ class HerdSpec:
     settle_margin_s: float | None = None
     ping_window_s: float = 2.0
     progress: bool = False
+    broker: str | None = None  # the broker started when none is named (tansu, kafka, kafka:DIR)
 
     def validate(self) -> None:
         unknown = [p for p in self.protocols if p not in DRIVERS]
@@ -172,6 +173,7 @@ class HerdResult:
 class HerdServers:
     zk_connect: str
     bootstrap: str
+    broker_name: str = ""  # as results name it; "" for a broker named by address
 
 
 @contextlib.contextmanager
@@ -189,16 +191,17 @@ def herd_servers(spec: HerdSpec) -> Iterator[HerdServers]:
     with contextlib.ExitStack() as stack:
         if not spec.dedicated_zookeeper:
             zk_connect = stack.enter_context(zookeeper_from_env(spec.zk_connect)).connect_string
-            broker = stack.enter_context(broker_from_env(zk_connect, spec.bootstrap))
-            yield HerdServers(zk_connect, broker.bootstrap)
+            broker = stack.enter_context(broker_from_env(zk_connect, spec.bootstrap or spec.broker))
+            yield HerdServers(zk_connect, broker.bootstrap, getattr(broker, "name", ""))
             return
-        bootstrap = spec.bootstrap
+        bootstrap, name = spec.bootstrap, ""
         if bootstrap is None:
             home = stack.enter_context(zookeeper_from_env(spec.zk_connect)).connect_string
-            bootstrap = stack.enter_context(broker_from_env(home)).bootstrap
+            broker = stack.enter_context(broker_from_env(home, spec.broker))
+            bootstrap, name = broker.bootstrap, getattr(broker, "name", "")
         zk_connect = stack.enter_context(EmbeddedZooKeeper()).connect_string
         register_broker_persistently(zk_connect, bootstrap)
-        yield HerdServers(zk_connect, bootstrap)
+        yield HerdServers(zk_connect, bootstrap, name)
 
 
 def register_broker_persistently(zk_connect: str, bootstrap: str, broker_id: int = 0) -> None:
@@ -234,7 +237,11 @@ def run_herd(spec: HerdSpec, on_result: Callable[[HerdResult], None] | None = No
     progress = Progress(spec.points(), enabled=spec.progress, stream=progress_stream)
     result = HerdResult(spec, [], {})
 
+    broker = ""
+
     def add(run: RunResult) -> None:
+        if broker:
+            run.details.setdefault("broker", broker)
         result.runs.append(run)
         result.fits = fit_runs(result.runs)
         progress.advance(f"{run.protocol} {run.event} at N={run.members}: {run.status}")
@@ -243,6 +250,7 @@ def run_herd(spec: HerdSpec, on_result: Callable[[HerdResult], None] | None = No
 
     progress.update("starting servers")
     with herd_servers(spec) as servers:
+        broker = servers.broker_name
         for protocol in spec.protocols:
             sweep = _Sweep(spec, protocol, servers, out_dir, progress)
             try:

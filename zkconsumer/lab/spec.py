@@ -70,7 +70,9 @@ class ExperimentSpec:
     """The matrix ``protocols x events x repeats`` on one topic shape.
 
     ``zk_connect``/``bootstrap`` name servers someone else runs (tests, Spark); when both are
-    None the runner starts embedded ones for the duration of the experiment.
+    None the runner starts embedded ones for the duration of the experiment. ``broker`` is then
+    the broker it starts (``tansu``, ``kafka``, ``kafka:DIR``; None: ``ZKCONSUMER_BOOTSTRAP``
+    decides, Tansu by default).
     """
 
     protocols: tuple[str, ...] = ("zk-range", "eager-range", "cooperative-sticky")
@@ -84,6 +86,7 @@ class ExperimentSpec:
     bootstrap: str | None = None
     timing: Timing = field(default_factory=Timing)
     seed: int = 1
+    broker: str | None = None
     progress: bool = False
 
     def validate(self) -> None:

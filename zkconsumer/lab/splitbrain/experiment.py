@@ -36,7 +36,8 @@ def _runs(spec: SplitBrainSpec) -> list[tuple[str, str, int]]:
 
 @contextlib.contextmanager
 def _servers(spec: SplitBrainSpec) -> Iterator[Servers]:
-    with servers_for(ExperimentSpec(zk_connect=spec.zk_connect, bootstrap=spec.bootstrap)) as s:
+    with servers_for(ExperimentSpec(zk_connect=spec.zk_connect, bootstrap=spec.bootstrap,
+                                    broker=spec.broker)) as s:
         yield s
 
 
@@ -51,7 +52,7 @@ def run_split_brain(spec: SplitBrainSpec,
     results: list[RunResult] = []
     progress.update("starting servers")
     with _servers(spec) as servers, contextlib.ExitStack() as stack:
-        broker = broker_identity(servers.bootstrap)
+        broker = servers.broker_name or broker_identity(servers.bootstrap)
         cluster: FailoverCluster | None = None
         for i, (protocol, event, repeat) in enumerate(runs):
             label = f"{protocol}/{event}/r{repeat}"
