@@ -73,9 +73,8 @@ def base_protocol(protocol: str) -> str:
 
 
 def last_beat_before(member: BrokerMember, t: float, interval: float) -> float:
-    """The member's last scheduled heartbeat at or before ``t`` (its phase if none yet)."""
-    if t <= member.phase:
-        return member.phase
+    """The member's last scheduled heartbeat at or before ``t`` (a steady member's schedule
+    ``phase + k * interval`` runs before its phase too)."""
     return member.phase + math.floor((t - member.phase) / interval + 1e-12) * interval
 
 
