@@ -10,6 +10,7 @@ Kafka broker started this way runs on a ZooKeeper of its own.
 from __future__ import annotations
 
 import argparse
+from collections.abc import Sequence
 from typing import Any
 
 from zkconsumer.errors import ServerError
@@ -45,3 +46,16 @@ def broker_conflict(args: argparse.Namespace) -> str | None:
     if getattr(args, "broker", None) and getattr(args, "bootstrap", None):
         return "--broker starts a broker; --bootstrap names a running one: give one of them"
     return None
+
+
+def check_servers(args: argparse.Namespace) -> str | None:
+    """The error in an experiment verb's server options, if any."""
+    if bool(getattr(args, "zookeeper", None)) != bool(getattr(args, "bootstrap", None)):
+        return "--zookeeper and --bootstrap go together (or neither: embedded servers)"
+    return broker_conflict(args)
+
+
+def results_broker(results: Sequence[Any]) -> str:
+    """The broker the runs name (``tansu-0.6.0``, ``apache-kafka-2.4.1``), for meta.json."""
+    names = {str(r.details.get("broker", "")) for r in results} - {""}
+    return ", ".join(sorted(names))
