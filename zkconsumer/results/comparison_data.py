@@ -1,10 +1,10 @@
-"""The comparison's committed raw data: compact copies of ``experiment compare`` outputs.
+"""The comparison's committed raw data: compact copies of the lab's outputs.
 
-An ``experiment compare --out DIR`` folder holds per-member records (megabytes); what the docs'
-comparison tables need is each run's metrics. :func:`import_compare` keeps, per run, the metrics,
-the status, the broker and two counts derived from the run's rebuilt timeline (for a join: the
-partitions whose fetching stopped in the window and the partitions that changed owner), and
-copies ``meta.json`` (command, revision, date, machine, broker) beside them::
+An ``experiment compare`` (or ``split-brain``) ``--out DIR`` folder holds per-member records
+(megabytes); the docs' comparison tables need each run's metrics. :func:`import_compare` keeps,
+per run, the metrics, the status, the broker and, for a join, two counts derived from the run's
+rebuilt timeline (partitions whose fetching stopped in the window, partitions that changed
+owner), and copies ``meta.json`` (command, revision, date, machine, broker) beside them::
 
     python -m zkconsumer.results.comparison_data OUT_DIR results/comparison/NAME
 """
@@ -22,7 +22,7 @@ from zkconsumer.results.provenance import META_FILE
 RESULTS_FILE = "runs.json"
 # Run details worth keeping (the rest are per-machine paths, traces and notes).
 KEPT_DETAILS = ("broker", "session_timeout_ms", "settled", "drained", "crash_victim",
-                "extra_metrics", "zk_mntr_delta", "family")
+                "extra_metrics", "zk_mntr_delta", "family", "zombie_view", "offset_regressions")
 
 
 def join_movement(timeline: dict[str, Any]) -> dict[str, int]:

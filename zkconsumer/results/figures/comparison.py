@@ -273,3 +273,40 @@ def comparison_sim_profiles(ctx: Context) -> str:
                      f"{fmt(t['requests'])} / {fmt(k['requests'])} | {fmt(t['tts'])} / "
                      f"{fmt(k['tts'])} | {paused} |")
     return "\n".join(lines)
+
+
+ZOMBIE_ROWS = (("late_commits_accepted", "zombie's late commits accepted"),
+               ("late_commits_rejected", "zombie's late commits rejected"),
+               ("offset_regressions", "committed offset went back"),
+               ("double_owned_intervals", "double-owned stretches"),
+               ("delivered_by_two", "messages delivered by two members"),
+               ("duplicates", "duplicates"), ("lost", "lost"))
+
+
+@figure("comparison-zombie", source=f"{SOURCE}/zombie-apache-kafka-2.4.1")
+def comparison_zombie(ctx: Context) -> str:
+    by = runs_by_broker(ctx, "zombie-")
+    if not by:
+        return "_Not measured yet._"
+    lines = []
+    for broker, runs in sorted(by.items()):
+        protocols = [p for p in PROTOCOLS if any(r["protocol"] == p for r in runs)]
+        ok = {p: [r for r in runs if r["protocol"] == p and r["status"] == "ok"]
+              for p in protocols}
+        lines += [f"{LABELS.get(broker, broker)}, medians of the repeats:", "",
+                  "| metric | " + " | ".join(protocols) + " |",
+                  "|---|" + "---|" * len(protocols),
+                  "| runs | " + " | ".join(
+                      f"{len(ok[p])}/{sum(1 for r in runs if r['protocol'] == p)}"
+                      for p in protocols) + " |"]
+        for key, label in ZOMBIE_ROWS:
+            lines.append(f"| {label} | " + " | ".join(
+                fmt(median_of(ok[p], key)) for p in protocols) + " |")
+        refusals = sorted({e for p in protocols for r in ok[p]
+                           for e in ((r.get("details") or {}).get("zombie_view") or {})
+                           .get("rejections", [])})
+        if refusals:
+            lines += ["", "Refusals the zombies' late commits got: " + ", ".join(
+                f"`{e}`" for e in refusals) + "."]
+        lines.append("")
+    return "\n".join(lines).rstrip()
