@@ -76,3 +76,20 @@ def test_a_crash_is_noticed_a_session_after_the_last_heartbeat(seed):
     r = run("kafka-eager-range", "crash", seed)
     assert SESSION_S - HB_S <= r.time_to_stable_s <= SESSION_S + HB_S + 1.0
     assert (r.rebalance_attempts, r.members_paused, r.lost) == (1, 3, 0)
+
+
+def test_a_group_formed_by_one_round_heartbeats_in_step():
+    import random
+
+    from zkconsumer.sim.engine import Engine
+    from zkconsumer.sim.kafka_coordinator import KafkaCoordinatorGroup
+    from zkconsumer.sim.tally import OwnershipLedger, Tally
+
+    cfg = SimConfig(protocol="kafka-eager-range", members=8, partitions=8, event="join",
+                    heartbeat_interval_ms=2000)
+    engine = Engine()
+    group = KafkaCoordinatorGroup(cfg, engine, random.Random(7), Tally(),
+                                  OwnershipLedger(engine, 8))
+    group.setup([f"m{i}" for i in range(8)])
+    phases = [m.phase for m in group.members.values()]
+    assert max(phases) - min(phases) < 0.05  # a request's latency, not a heartbeat interval

@@ -3,7 +3,7 @@
 The plan (cells, simulator settings, tolerances) is ``results/comparison/kafka-model-plan.md``,
 committed before the runs were measured; this module carries it out and writes every cell::
 
-    python -m zkconsumer.sim.kafka_check results/comparison
+    python -m zkconsumer.sim.kafka_check results/comparison [--seen FOLDER ...]
 
 reads ``results/comparison/*apache-kafka-2.4.1*/runs.json`` (compact ``experiment compare``
 runs, :mod:`zkconsumer.results.comparison_data`) and writes ``kafka-model-check/checks.json``
@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import json
 import statistics
-import sys
 from collections.abc import Iterable, Sequence
 from dataclasses import asdict, dataclass
 from pathlib import Path
@@ -46,7 +45,9 @@ class Cell:
 
 @dataclass(frozen=True)
 class CellCheck:
-    """One cell: real medians (``runs`` measured) and simulated medians, and the verdict."""
+    """One cell: real medians (``runs`` measured) and simulated medians, and the verdict.
+    ``held_out``: False for cells of runs looked at before the profile's last change (shown,
+    not counted)."""
 
     protocol: str
     members: int
@@ -61,6 +62,7 @@ class CellCheck:
     sim_paused: float
     real_attempts: float
     sim_attempts: float
+    held_out: bool = True
 
     @property
     def requests_error(self) -> float:
@@ -114,8 +116,10 @@ def real_cells(runs: Sequence[dict[str, Any]]) -> dict[Cell, list[dict[str, Any]
     return cells
 
 
-def check(runs: Sequence[dict[str, Any]], seeds: Iterable[int] = SEEDS) -> list[CellCheck]:
+def check(runs: Sequence[dict[str, Any]], seeds: Iterable[int] = SEEDS,
+          seen: Iterable[Cell] = ()) -> list[CellCheck]:
     out = []
+    seen = set(seen)
     seeds = tuple(seeds)
     for cell, metrics in sorted(real_cells(runs).items(),
                                 key=lambda kv: (kv[0].members, kv[0].event, kv[0].protocol)):
@@ -127,7 +131,8 @@ def check(runs: Sequence[dict[str, Any]], seeds: Iterable[int] = SEEDS) -> list[
         out.append(CellCheck(cell.protocol, cell.members, cell.partitions, cell.event,
                              len(metrics), med("coordination_requests"), sim["requests"],
                              med("time_to_stable_s"), sim["tts"], med("members_paused"),
-                             sim["paused"], med("rebalance_attempts"), sim["attempts"]))
+                             sim["paused"], med("rebalance_attempts"), sim["attempts"],
+                             held_out=cell not in seen))
     return out
 
 
@@ -151,20 +156,23 @@ def profile_rows(seeds: Iterable[int] = (1, 2, 3, 4, 5)) -> list[dict[str, Any]]
     return rows
 
 
-def main(results: Path) -> list[Path]:
+def main(results: Path, seen_folders: Sequence[str] = ()) -> list[Path]:
     from zkconsumer.results.comparison_data import load_runs
     from zkconsumer.results.provenance import capture, write_provenance
 
-    command = f"python -m zkconsumer.sim.kafka_check {results}"
+    command = " ".join(["python -m zkconsumer.sim.kafka_check", str(results),
+                        *(f"--seen {f}" for f in seen_folders)])
     prov = capture(command, broker="")
     runs = [r for folder in sorted(results.glob(f"*{KAFKA_RUNS}*"))
             if (folder / "runs.json").is_file() for r in load_runs(folder)]
-    checks = check(runs)
+    seen = [c for f in seen_folders for c in real_cells(load_runs(results / f))]
+    checks = check(runs, seen=seen)
     out = results / "kafka-model-check"
     out.mkdir(parents=True, exist_ok=True)
     (out / "checks.json").write_text(json.dumps(
         {"tolerances": {"requests": REQUESTS_TOLERANCE, "time_to_stable": TIME_TOLERANCE},
-         "seeds": list(SEEDS), "cells": [c.to_json() for c in checks]}, indent=1) + "\n")
+         "seeds": list(SEEDS), "seen": list(seen_folders),
+         "cells": [c.to_json() for c in checks]}, indent=1) + "\n")
     write_provenance(out, prov)
     prof = results / "sim-profiles"
     prof.mkdir(parents=True, exist_ok=True)
@@ -174,5 +182,12 @@ def main(results: Path) -> list[Path]:
 
 
 if __name__ == "__main__":
-    for path in main(Path(sys.argv[1] if len(sys.argv) > 1 else "results/comparison")):
+    import argparse
+
+    parser = argparse.ArgumentParser(prog="python -m zkconsumer.sim.kafka_check")
+    parser.add_argument("results", type=Path, nargs="?", default=Path("results/comparison"))
+    parser.add_argument("--seen", action="append", default=[],
+                        help="a results folder looked at before the profile's last change")
+    ns = parser.parse_args()
+    for path in main(ns.results, ns.seen):
         print(path)

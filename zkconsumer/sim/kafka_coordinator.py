@@ -23,7 +23,11 @@ The rules:
    the REBALANCE_IN_PROGRESS answer to its next heartbeat (every ``heartbeat.interval.ms``),
    then (eager) revokes everything and commits, and rejoins.
 3. **SyncGroup.** When the barrier closes every JoinGroup is answered; the leader assigns and
-   its SyncGroup completes everybody's.
+   its SyncGroup completes everybody's, at once. The client (librdkafka) restarts its heartbeat
+   schedule at that answer, so every member of a round heartbeats in step afterwards: a group
+   formed by one round learns of the next rebalance at one common heartbeat, not at N
+   independent ones. (The first version of this profile drew independent phases and missed
+   this; see ``results/comparison/kafka-model-check-v1``.)
 4. **Leave and expiry.** LeaveGroup removes a dynamic member at once (a new round). A member
    whose heartbeats stop is removed ``session.timeout.ms`` after its *last heartbeat* (the
    DelayedHeartbeat), so a kill is noticed up to one heartbeat interval early.
@@ -110,6 +114,20 @@ class KafkaCoordinatorGroup(BrokerGroup):
         self.cal = replace(self.cal, broker_join_window_factor=0.0,
                            coop_round1_extra_factor=0.0, coop_round2_extra_factor=0.0,
                            coop_revokers_per_round=0.0, broker_session_check_factor=1.0)
+
+    def setup(self, ids: list[str]) -> None:
+        """Rule 3: the group's last round answered every SyncGroup at once, so the members'
+        heartbeat schedules share one phase (up to a request's latency)."""
+        super().setup(ids)
+        common = self.rng.uniform(0.0, self.hb)
+        for m in self.members.values():
+            m.phase = common + self._half()
+
+    def _synced(self, m: BrokerMember, parts: set[int]) -> None:
+        """Rule 3: the heartbeat schedule restarts at the SyncGroup answer."""
+        if m.since != float("inf"):  # a joiner's schedule starts there anyway (base model)
+            m.rephase(self.engine.now)
+        super()._synced(m, parts)
 
     def join(self, mid: str) -> None:
         # A group with no live member is Empty: its first round is an InitialDelayedJoin.
