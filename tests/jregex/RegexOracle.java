@@ -1,8 +1,9 @@
 // The reference for the Java-dialect topic filter: java.util.regex itself, and the original's
 // kafka.consumer.Whitelist/Blacklist when their jar is on the classpath.
 //
-// Mode "match" (default): each stdin line is `HEX(raw filter)\tHEX(topic),HEX(topic),...` where
-// HEX is the UTF-16 code units of the string in hex (4 digits per unit). Each answer line is
+// Mode "match" (default): each stdin line is `HEX(raw filter)\txHEX(topic),xHEX(topic),...`:
+// a topic is `x` + HEX so that an empty name survives the split; HEX is the string's UTF-16
+// code units in hex, 4 digits each. Each answer line is
 // `E\tHEX(message)` when the filter is rejected, else `C\tHEX(regex)\tM\tW\tB` where M, W, B hold
 // one digit per topic: Pattern.matcher(topic).matches() on the normalised regex, and
 // Whitelist/Blacklist.isTopicAllowed(topic, true) (`-` when the original's classes are absent).
@@ -54,7 +55,7 @@ public class RegexOracle {
                 Pattern p = Pattern.compile(regex);
                 StringBuilder m = new StringBuilder(), wa = new StringBuilder(), ba = new StringBuilder();
                 for (String th : topics) {
-                    String t = unhex(th);
+                    String t = unhex(th.substring(1));
                     m.append(p.matcher(t).matches() ? '1' : '0');
                     if (w != null) {
                         java.lang.reflect.Method allowed = wl.getMethod("isTopicAllowed", String.class, boolean.class);

@@ -58,7 +58,7 @@ class JavaOracle:
 
     def ask(self, raw: str, topics: list[str]) -> Answer:
         assert self._proc.stdin and self._proc.stdout
-        self._proc.stdin.write(_hex(raw) + "\t" + ",".join(_hex(t) for t in topics) + "\n")
+        self._proc.stdin.write(_hex(raw) + "\t" + ",".join("x" + _hex(t) for t in topics) + "\n")
         self._proc.stdin.flush()
         fields = self._proc.stdout.readline().rstrip("\n").split("\t")
         if fields[0] == "E":

@@ -121,7 +121,7 @@ _pattern = st.one_of(_piece, st.tuples(_piece, st.sampled_from(_JUNK), _piece).m
 _topic = st.text(alphabet=_CHARS + "\nxyz\u212a\u00c9", min_size=0, max_size=8)
 
 
-@settings(max_examples=300, derandomize=True, deadline=None, database=None,
+@settings(max_examples=200, derandomize=True, deadline=None, database=None,
           suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
 @given(pattern=_pattern, topics=st.lists(_topic, min_size=1, max_size=6))
 def test_generated_patterns_and_topics_decide_as_the_jvm_does(oracle, pattern, topics):
