@@ -21,6 +21,16 @@ class CorruptZnode(ZkConsumerError, ValueError):
     """A znode holds data that cannot be decoded; the message names the path and the value."""
 
 
+class UnreadableRegistration(CorruptZnode):
+    """A member registration this member cannot plan with (the original's rebalance throws).
+
+    The attempt fails and is retried; after ``rebalance.max.retries`` attempts the rebalance
+    ends in :class:`ConsumerRebalanceFailedException`, as a JVM member's does.
+    """
+
+    retriable = True
+
+
 class ServerError(ZkConsumerError, RuntimeError):
     """An embedded server (ZooKeeper or broker) could not be started or did not become ready."""
 
