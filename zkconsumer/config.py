@@ -2,7 +2,7 @@
 
 Names, defaults and error texts follow Kafka 0.10.2's ``kafka.consumer.ConsumerConfig`` (spec
 detailed §2). Values may be given as strings (as in a ``.properties`` file) or already typed.
-Two deliberate deviations from the original, both documented in ``docs/connector.md``:
+Two deliberate deviations from the original, both in the table of ``docs/connector.md``:
 
 * unknown keys are rejected (the original only logged ``Property <k> is not valid``), because a
   misspelt property silently falling back to its default is the commonest configuration bug;
