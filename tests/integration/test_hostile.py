@@ -49,7 +49,8 @@ def _values(topic: str, partition: int, n: int) -> list[bytes]:
 
 def test_foreign_registrations_and_a_topic_without_partitions_are_skipped_and_reported_once(
         zk_connect, broker, new_topic, unique, kazoo_client, caplog):
-    """With the opt-in skipping policy; the default (fail, as the original) is in test_mixed."""
+    """With the opt-in skipping policy (the default, fail as the original does, is tested in
+    test_original_interop.py)."""
     topic, group = new_topic(4), unique("g")
     broken_topic = unique("topic")  # exists only as a znode without "partitions"
     kazoo_client.create(paths.topic(broken_topic), b'{"version":1}', makepath=True)

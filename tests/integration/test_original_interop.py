@@ -1,4 +1,4 @@
-"""A group mixing a JVM member of the original 0.10.2 with zkconsumer members.
+"""zkconsumer next to the original 0.10.2: a mixed group, and the original tools' output.
 
 The JVM member writes its own registration (a wildcard in Java's dialect, ``\\p{Lower}`` and
 ``\\Q..\\E``, which Python's ``re`` cannot read) and decides with its own code; both kinds must
@@ -13,7 +13,7 @@ import json
 import pytest
 from connector_helpers import fast_config, owners, wait_until
 from kazoo.client import KazooClient
-from original_kafka import OriginalBroker, OriginalMember
+from original_kafka import OriginalBroker, OriginalMember, run_tool
 
 from zkconsumer import Whitelist, ZookeeperConsumerConnector
 from zkconsumer.testing import EmbeddedZooKeeper
@@ -88,3 +88,59 @@ def test_jvm_and_zkconsumer_members_converge_and_fail_alike(original_cluster):
     finally:
         conn.shutdown()
         jvm.stop()
+
+
+def test_offset_checker_and_export_print_what_the_original_tools_print(original_cluster,
+                                                                        tmp_path, capsys):
+    """Same znodes, same broker: the original tools' stdout and file, byte for byte."""
+    from confluent_kafka import Producer
+
+    from zkconsumer.cli.main import main
+
+    zk_connect, broker, client = original_cluster
+    producer = Producer({"bootstrap.servers": broker.bootstrap, "log_level": 0})
+    for i in range(7):
+        producer.produce("abc-x.y", b"m", partition=i % 4)
+    assert producer.flush(30) == 0
+    long_group = "a-group-with-a-name-longer-than-fifteen"
+    znodes = {paths.offset("tools", "abc-x.y", 0): b"2", paths.offset("tools", "abc-x.y", 2): b"0",
+              paths.offset("tools", "ABC-x.y", 1): b"0",
+              paths.owner("tools", "abc-x.y", 0): b"tools_c-0",
+              paths.topic_owners("tools", "ABC-x.y"): b"",
+              paths.offset(long_group, "abc-x.y", 3): b"5"}
+    for path, value in znodes.items():
+        client.create(path, value, makepath=True)
+
+    def ours(*argv: str) -> str:
+        main(list(argv))
+        return capsys.readouterr().out
+
+    checker = "kafka.tools.ConsumerOffsetChecker"
+    outputs = []
+    # Default topics (the owners' children), chosen topics with broker info, and a topic
+    # without an offsets znode (where the original exits).
+    for extra in ([], ["--topic", "abc-x.y", "--broker-info"], ["--topic", "abc-x.y,de-x.y"]):
+        original = run_tool(checker, "--zookeeper", zk_connect, "--group", "tools", *extra)
+        assert ours("groups", "describe", "--zk", zk_connect, "--group", "tools",
+                    *extra) == original
+        outputs.append(original)
+    assert outputs[2].startswith("Exiting due to: ") and "/consumers/tools/offsets/de-x.y" in \
+        outputs[2]
+    assert outputs[1].splitlines()[-2:] == ["BROKER INFO", f"0 -> {broker.bootstrap}"]
+    original = outputs[0]
+    assert original.splitlines()[0] == (
+        "Group           Topic                          Pid Offset          logSize         "
+        "Lag             Owner")
+    rows = [line.split() for line in original.splitlines()[1:]]
+    assert [r[1:3] for r in rows] == [["ABC-x.y", "0"], ["ABC-x.y", "1"]] + [
+        ["abc-x.y", str(p)] for p in range(4)]  # sorted by topic, then partition
+    assert rows[2] == ["tools", "abc-x.y", "0", "2", "2", "0", "tools_c-0"]
+    assert rows[3][3:] == ["-1", "2", "unknown", "none"]
+
+    for groups in ([], ["--group", long_group, "--group", "tools"]):
+        theirs, mine = tmp_path / "theirs.txt", tmp_path / "mine.txt"
+        run_tool("kafka.tools.ExportZkOffsets", "--zkconnect", zk_connect,
+                 "--output-file", str(theirs), *groups)
+        ours("offsets", "export", "--zk", zk_connect, "--output", str(mine), *groups)
+        assert mine.read_text() == theirs.read_text()
+    assert theirs.read_text().splitlines()[0] == f"/consumers/{long_group}/offsets/abc-x.y/3:5"
