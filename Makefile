@@ -5,11 +5,11 @@ PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed
 PYTEST_ARGS ?=
 
-.PHONY: install demo test lint clean
+.PHONY: install demo test lint figures clean
 
 install: $(STAMP)
 
-$(STAMP): pyproject.toml zkconsumer/_speedups.c
+$(STAMP): pyproject.toml zkconsumer/datapath/_speedups.c
 	$(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install --quiet --upgrade pip
 	$(PY) -m pip install --quiet -e '.[test]'
@@ -20,6 +20,9 @@ demo: install
 
 test: install
 	$(PY) -m pytest $(PYTEST_ARGS)
+
+figures: install
+	$(VENV)/bin/zkconsumer figures
 
 lint: install
 	$(VENV)/bin/ruff check zkconsumer tests benchmarks

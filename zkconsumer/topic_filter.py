@@ -20,6 +20,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 
 from zkconsumer.errors import InvalidConfig
+from zkconsumer.identity import thread_id
 from zkconsumer.jregex import JavaSyntaxError, compile_java
 from zkconsumer.zk import paths
 from zkconsumer.zk.codec import (
@@ -33,16 +34,6 @@ log = logging.getLogger(__name__)
 
 #: Kafka's ``Topic.InternalTopics`` in 0.8-0.10.
 INTERNAL_TOPICS = frozenset({"__consumer_offsets"})
-
-
-def thread_id(consumer_id: str, n: int) -> str:
-    """``ConsumerThreadId.toString``: ``<consumer id>-<n>``."""
-    return f"{consumer_id}-{n}"
-
-
-def thread_number(tid: str) -> int:
-    """The stream number of a thread id (the part after the last ``-``)."""
-    return int(tid.rsplit("-", 1)[1])
 
 
 #: The original's quote-stripping patterns, in Java's dialect (``$`` also matches before a final

@@ -22,7 +22,8 @@ from zkconsumer.admin.cluster import (
     watermarks,
     zk_session,
 )
-from zkconsumer.admin.groups import _children, live_members
+from zkconsumer.admin.groups import live_members
+from zkconsumer.admin.tree import children_of
 from zkconsumer.errors import CorruptZnode, TopicError, ZkConsumerError
 from zkconsumer.zk import paths
 from zkconsumer.zk.codec import decode_offset, decode_topic_assignment, encode_offset
@@ -98,11 +99,11 @@ def export_offsets(zk_connect: str, groups: str | list[str] | None = None) -> li
     entries = []
     with zk_session(zk_connect) as client:
         if not groups:
-            groups = _children(client, paths.CONSUMERS)
+            groups = children_of(client, paths.CONSUMERS)
         for group in groups:
             paths.validate_group(group)
-            for topic in _children(client, paths.offsets(group)):
-                for child in _children(client, paths.topic_offsets(group, topic)):
+            for topic in children_of(client, paths.offsets(group)):
+                for child in children_of(client, paths.topic_offsets(group, topic)):
                     if not child.isdigit():
                         log.error("not exported: %s/%s is not a partition",
                                   paths.topic_offsets(group, topic), child)

@@ -72,10 +72,6 @@ def register(sub: Any) -> None:
     rst.set_defaults(func=offsets_reset)
 
 
-def _fmt(value: object) -> str:
-    return "unknown" if value is None else str(value)
-
-
 def groups_list(args: argparse.Namespace) -> int:
     for group in list_groups(args.zk):
         print(group)

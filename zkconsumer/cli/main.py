@@ -8,10 +8,22 @@ import sys
 from collections.abc import Sequence
 
 from zkconsumer import __version__
-from zkconsumer.cli import calibrate, consume, demo, experiment, groups, servers, spark, topics
+from zkconsumer.cli import (
+    calibrate,
+    consume,
+    demo,
+    experiment,
+    figures,
+    groups,
+    report,
+    servers,
+    spark,
+    topics,
+)
 from zkconsumer.errors import ZkConsumerError
 
-VERB_MODULES = (servers, topics, consume, groups, demo, experiment, spark, calibrate)
+VERB_MODULES = (servers, topics, consume, groups, demo, experiment, spark, calibrate, figures,
+                report)
 
 
 def build_parser() -> argparse.ArgumentParser:

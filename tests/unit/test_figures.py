@@ -1,0 +1,61 @@
+"""The docs' generated blocks equal what the committed results give, and the block rules hold."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from zkconsumer.results.blocks import BlockError, find_blocks, replace_blocks
+from zkconsumer.results.registry import all_figures, regenerate
+
+REPO = Path(__file__).resolve().parents[2]
+
+
+def test_every_generated_block_in_docs_matches_the_committed_results() -> None:
+    stale = [o for o in regenerate(REPO, check=True) if o.changed]
+    assert not stale, "stale docs; run `make figures`:\n" + "".join(o.diff for o in stale)
+
+
+def test_every_block_in_docs_has_a_renderer() -> None:
+    names = set(all_figures())
+    for doc in sorted((REPO / "docs").rglob("*.md")):
+        for block in find_blocks(doc.read_text(), str(doc)):
+            assert block.name in names, f"{doc}: {block.name}"
+
+
+def test_replace_keeps_the_prose_and_swaps_only_the_body() -> None:
+    text = ("intro\n<!-- generated: t -->\nold 1\nold 2\n<!-- /generated: t -->\nafter\n"
+            "<!-- generated: u -->\n<!-- /generated: u -->\n")
+    new = replace_blocks(text, lambda name: f"| {name} |")
+    assert new == ("intro\n<!-- generated: t -->\n| t |\n<!-- /generated: t -->\nafter\n"
+                   "<!-- generated: u -->\n| u |\n<!-- /generated: u -->\n")
+
+
+def test_an_unclosed_block_is_an_error_naming_it() -> None:
+    with pytest.raises(BlockError, match="'t' is never closed"):
+        find_blocks("<!-- generated: t -->\nbody\n", "doc.md")
+
+
+def test_a_block_opened_inside_another_is_an_error() -> None:
+    text = "<!-- generated: a -->\n<!-- generated: b -->\n<!-- /generated: a -->\n"
+    with pytest.raises(BlockError, match="'b' opens inside 'a'"):
+        find_blocks(text, "doc.md")
+
+
+def test_provenance_records_command_revision_and_machine(tmp_path: Path) -> None:
+    import json
+    import os
+    import subprocess
+
+    from zkconsumer.results import capture, read_provenance, write_provenance
+
+    write_provenance(tmp_path, capture("zkconsumer experiment x --seed 1", broker="tansu-0.6.0"))
+    meta = json.loads((tmp_path / "meta.json").read_text())
+    head = subprocess.run(["git", "rev-parse", "HEAD"], cwd=REPO, capture_output=True,
+                          text=True).stdout.strip()
+    assert meta["revision"].removesuffix("-dirty") == head
+    assert meta["machine"]["cores"] == os.cpu_count()
+    assert len(meta["machine"]["loadavg"]) == 3 and len(meta["machine"]["loadavg_end"]) == 3
+    assert read_provenance(tmp_path).command == "zkconsumer experiment x --seed 1"
+    assert read_provenance(tmp_path).broker == "tansu-0.6.0"

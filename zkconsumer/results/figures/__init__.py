@@ -1,0 +1,1 @@
+"""Renderers of the docs' generated blocks, one module per area (imported by the registry)."""

@@ -1,0 +1,83 @@
+"""Where a result came from: the command, the revision, the date, the machine and the broker.
+
+Written as ``meta.json`` beside the raw data of every committed result, so a figure can always be
+traced to the run that produced it and reproduced with the same command.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import platform
+import subprocess
+import sys
+from dataclasses import asdict, dataclass, field
+from datetime import datetime, timezone
+from pathlib import Path
+
+META_FILE = "meta.json"
+
+
+@dataclass(frozen=True)
+class Provenance:
+    """What produced one result set; ``broker`` names the broker whose behaviour it measured
+    (``tansu-0.6.0``, ``apache-kafka-2.4.1``, ...) or is empty when no broker was involved."""
+
+    command: str
+    revision: str
+    date: str
+    machine: dict[str, object]
+    broker: str = ""
+    extra: dict[str, object] = field(default_factory=dict)
+
+    def to_json(self) -> dict[str, object]:
+        return asdict(self)
+
+
+def git_revision(cwd: Path | None = None) -> str:
+    """The checkout's commit, with ``-dirty`` when tracked files differ from it."""
+    where = cwd or Path(__file__).resolve().parents[2]
+    try:
+        rev = subprocess.run(["git", "rev-parse", "HEAD"], cwd=where, capture_output=True,
+                             text=True, check=True, timeout=10).stdout.strip()
+        dirty = subprocess.run(["git", "status", "--porcelain", "--untracked-files=no"],
+                               cwd=where, capture_output=True, text=True, timeout=10).stdout
+    except (OSError, subprocess.SubprocessError):
+        return "unknown"
+    return rev + ("-dirty" if dirty.strip() else "")
+
+
+def machine_facts() -> dict[str, object]:
+    """Cores, load and versions: the facts that decide whether two timings can be compared."""
+    try:
+        load = [round(x, 2) for x in os.getloadavg()]
+    except OSError:
+        load = []
+    return {"cores": os.cpu_count() or 0, "loadavg": load, "platform": platform.platform(),
+            "python": sys.version.split()[0]}
+
+
+def capture(command: str, broker: str = "", **extra: object) -> Provenance:
+    """Provenance of a run starting now (load is read again by :func:`finish`)."""
+    return Provenance(command=command, revision=git_revision(),
+                      date=datetime.now(timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ"),
+                      machine=machine_facts(), broker=broker, extra=dict(extra))
+
+
+def write_provenance(folder: Path, prov: Provenance) -> Path:
+    """Write ``meta.json``; the load average at the end of the run is added beside the start's."""
+    folder.mkdir(parents=True, exist_ok=True)
+    data = prov.to_json()
+    machine = dict(prov.machine)
+    machine["loadavg_end"] = machine_facts()["loadavg"]
+    data["machine"] = machine
+    path = folder / META_FILE
+    path.write_text(json.dumps(data, indent=1, sort_keys=True) + "\n")
+    return path
+
+
+def read_provenance(folder: Path) -> Provenance:
+    data = json.loads((folder / META_FILE).read_text())
+    return Provenance(command=data["command"], revision=data["revision"], date=data["date"],
+                      machine=data["machine"], broker=data.get("broker", ""),
+                      extra=data.get("extra", {}))
