@@ -65,5 +65,13 @@ class ConsumerRebalanceFailedException(ZkConsumerError):
     """Every rebalance attempt failed (``rebalance.max.retries`` in total), as in the original."""
 
 
+class MessageSizeTooLargeException(ZkConsumerError):
+    """A message larger than ``fetch.message.max.bytes``: the stream's iterator cannot return it.
+
+    As the original's ``ConsumerIterator``, raised (naming topic, partition and offset) each
+    time the stream reaches that message, until the fetch size is raised.
+    """
+
+
 class MessageStreamsExistException(ZkConsumerError):
     """``create_message_streams`` may be called once per connector, as in the original."""
