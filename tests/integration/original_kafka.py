@@ -1,9 +1,9 @@
-"""The original Kafka 0.10.2.2 from ../shared/kafka-0.10.2: its broker, consumer member and tools.
+"""The original Kafka 0.10.2.2 from ../shared/kafka-0.10.2: its consumer member and its tools.
 
-``OriginalBroker`` runs ``bin/broker.sh`` against a ZooKeeper of the test's own (the 0.10.2
-controller takes over every topic it sees, so it never shares the session's ZooKeeper);
-``OriginalMember`` runs ``bin/zk-consumer-member.sh`` (a real ``ZookeeperConsumerConnector``)
-and parses its machine-readable stdout; ``run_tool`` runs one of the original's tools.
+(Its broker is ``zkconsumer.testing.KafkaBroker``, run against a ZooKeeper of the test's own: the
+0.10.2 controller takes over every topic it sees.) ``OriginalMember`` runs
+``bin/zk-consumer-member.sh`` (a real ``ZookeeperConsumerConnector``) and parses its
+machine-readable stdout; ``run_tool`` runs one of the original's tools.
 """
 
 from __future__ import annotations
@@ -11,64 +11,11 @@ from __future__ import annotations
 import ast
 import os
 import signal
-import socket
 import subprocess
-import tempfile
 import threading
-import time
 from pathlib import Path
 
-from kazoo.client import KazooClient
-
 KAFKA = Path(__file__).resolve().parents[3] / "shared" / "kafka-0.10.2"
-
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
-class OriginalBroker:
-    """One 0.10.2 broker (id 0) registered in ``zk_connect``; stopped with SIGTERM."""
-
-    def __init__(self, zk_connect: str) -> None:
-        self.zk_connect = zk_connect
-        self.port = free_port()
-        self._dir = tempfile.TemporaryDirectory(prefix="kafka-0.10.2-")
-        self._proc: subprocess.Popen | None = None
-
-    @property
-    def bootstrap(self) -> str:
-        return f"127.0.0.1:{self.port}"
-
-    def __enter__(self) -> OriginalBroker:
-        self._proc = subprocess.Popen(
-            ["bash", str(KAFKA / "bin" / "broker.sh"), "--zk", self.zk_connect, "--port",
-             str(self.port), "--log-dir", self._dir.name],
-            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True)
-        client = KazooClient(hosts=self.zk_connect)
-        client.start(timeout=15)
-        try:
-            deadline = time.monotonic() + 60
-            while not client.exists("/brokers/ids/0") or not client.exists("/controller"):
-                if self._proc.poll() is not None or time.monotonic() > deadline:
-                    raise RuntimeError("the 0.10.2 broker did not register in ZooKeeper")
-                time.sleep(0.2)
-        finally:
-            client.stop()
-            client.close()
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        if self._proc is not None and self._proc.poll() is None:
-            os.killpg(self._proc.pid, signal.SIGTERM)
-            try:
-                self._proc.wait(timeout=20)
-            except subprocess.TimeoutExpired:
-                os.killpg(self._proc.pid, signal.SIGKILL)
-                self._proc.wait()
-        self._dir.cleanup()
 
 
 class OriginalMember:
@@ -108,6 +55,7 @@ class OriginalMember:
         return sum(needle in line for line in list(self.lines))
 
     def stop(self) -> None:
+        """SIGTERM to its process group (the script and its JVM), SIGKILL after 20 s."""
         if self._proc.poll() is None:
             os.killpg(self._proc.pid, signal.SIGTERM)
             try:

@@ -13,10 +13,10 @@ import json
 import pytest
 from connector_helpers import fast_config, owners, wait_until
 from kazoo.client import KazooClient
-from original_kafka import OriginalBroker, OriginalMember, run_tool
+from original_kafka import KAFKA, OriginalMember, run_tool
 
 from zkconsumer import Whitelist, ZookeeperConsumerConnector
-from zkconsumer.testing import EmbeddedZooKeeper
+from zkconsumer.testing import EmbeddedZooKeeper, KafkaBroker
 from zkconsumer.zk import paths
 
 JAVA_FILTER = r"\p{Lower}+-\Qx.y\E"
@@ -26,7 +26,7 @@ NOT_MATCHING = {"ABC-x.y": 2, "abc-xzy": 2}
 
 @pytest.fixture(scope="module")
 def original_cluster():
-    with EmbeddedZooKeeper() as zk, OriginalBroker(zk.connect_string) as broker:
+    with EmbeddedZooKeeper() as zk, KafkaBroker(zk.connect_string, KAFKA) as broker:
         client = KazooClient(hosts=zk.connect_string)
         client.start(timeout=15)
         for topic, n in {**MATCHING, **NOT_MATCHING}.items():
