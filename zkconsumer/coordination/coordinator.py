@@ -58,6 +58,7 @@ from zkconsumer.metrics import RebalanceMetrics
 from zkconsumer.rebalance.ownership import Ownership
 from zkconsumer.rebalance.plan import assignment_by_topic
 from zkconsumer.rebalance.triggers import Trigger
+from zkconsumer.rebalance.user_listener import ConsumerRebalanceListener
 from zkconsumer.subscription import Subscription
 from zkconsumer.zk import codec, paths
 from zkconsumer.zk.session import SessionClosedError, SessionEvent
@@ -99,7 +100,8 @@ class Coordinator:
     def __init__(self, *, consumer_id: str, config: ConsumerConfig, session: MultiSession,
                  subscription: Subscription, ownership: Ownership, offsets: FencedOffsetStore,
                  fetchers: PartitionFetchers, events: EventBus, metrics: RebalanceMetrics,
-                 listener: Any | None, is_shutting_down: Callable[[], bool]) -> None:
+                 listener: ConsumerRebalanceListener | None,
+                 is_shutting_down: Callable[[], bool]) -> None:
         self.consumer_id = consumer_id
         self.group = config.group_id
         self.config = config
@@ -355,7 +357,7 @@ class Coordinator:
         else:
             self.gate.stop(handover.release)
         if released:
-            if self.listener is not None and hasattr(self.listener, "before_releasing_partitions"):
+            if self.listener is not None:
                 listener_map: dict[str, set[int]] = {}
                 for tp in handover.release:
                     listener_map.setdefault(tp.topic, set()).add(tp.partition)
@@ -384,7 +386,7 @@ class Coordinator:
                    for tp, tid in handover.claim.items()}
         infos = {**kept, **claimed}
         self.ownership.install(infos, session_id)
-        if self.listener is not None and hasattr(self.listener, "before_starting_fetchers"):
+        if self.listener is not None:
             self.listener.before_starting_fetchers(self.consumer_id,
                                                    assignment_by_topic(self._thread_map(infos)))
         self.gate.start(list(claimed.values()))

@@ -25,7 +25,7 @@ from __future__ import annotations
 import logging
 import time
 from collections.abc import Callable, Iterable
-from typing import Any, Protocol
+from typing import Protocol
 
 from kazoo.exceptions import NodeExistsError, NoNodeError, SessionExpiredError
 from kazoo.security import Permissions
@@ -50,6 +50,7 @@ from zkconsumer.rebalance.plan import (
     plan_release,
 )
 from zkconsumer.rebalance.triggers import CHILDREN, DATA, Trigger, WatchSet
+from zkconsumer.rebalance.user_listener import ConsumerRebalanceListener
 from zkconsumer.subscription import Subscription
 from zkconsumer.topic_filter import topic_count_from_registration
 from zkconsumer.zk import codec, paths
@@ -71,7 +72,7 @@ class RebalanceExecutor:
     def __init__(self, *, consumer_id: str, config: ConsumerConfig, session: ZkSession,
                  subscription: Subscription, ownership: Ownership, offsets: OffsetStore,
                  fetchers: Fetchers, watches: WatchSet, assignor: Assignor, events: EventBus,
-                 metrics: RebalanceMetrics, listener: Any | None,
+                 metrics: RebalanceMetrics, listener: ConsumerRebalanceListener | None,
                  is_shutting_down: Callable[[], bool]) -> None:
         self.consumer_id = consumer_id
         self.group = config.group_id
@@ -190,7 +191,7 @@ class RebalanceExecutor:
             return True
         self.close_fetchers()
         release = plan_release(self.ownership.current.infos)
-        if self.listener is not None and hasattr(self.listener, "before_releasing_partitions"):
+        if self.listener is not None:
             self.listener.before_releasing_partitions(release.listener_map)
         self._release(release)
         view = self._read_view(my_reg)
@@ -213,7 +214,7 @@ class RebalanceExecutor:
         if not self._claim(plan.claims, session_id):
             return False
         self.ownership.install(infos, session_id)
-        if self.listener is not None and hasattr(self.listener, "before_starting_fetchers"):
+        if self.listener is not None:
             self.listener.before_starting_fetchers(self.consumer_id, plan.listener_assignment)
         if self.is_shutting_down():
             return False
@@ -245,7 +246,7 @@ class RebalanceExecutor:
             try:
                 legal.append(paths.validate_topic(name))
             except InvalidName as exc:
-                self.corrupt.report(f"{paths.BROKER_TOPICS}/{name}", None, exc,
+                self.corrupt.report(paths.child(paths.BROKER_TOPICS, name), None, exc,
                                     "ignoring the topic")
         return sorted(legal)
 
@@ -316,7 +317,8 @@ class RebalanceExecutor:
             try:
                 path = paths.consumer_registration(self.group, member)
             except InvalidName as exc:
-                self.corrupt.report(f"{ids_path}/{member}", None, exc, "skipping the consumer")
+                self.corrupt.report(paths.child(ids_path, member), None, exc,
+                                    "skipping the consumer")
                 continue
             data, _ = self.session.get(path)  # a member vanishing mid-read fails the attempt
             try:

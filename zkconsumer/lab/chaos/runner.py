@@ -528,9 +528,9 @@ def _stray_znodes(client: KazooClient, run: _Run, grace_s: float = 2.0) -> list[
     servers to process the last session closes)."""
     give_up = time.monotonic() + grace_s
     while True:
-        found = [f"{paths.consumer_ids(run.group)}/{c}"
+        found = [paths.child(paths.consumer_ids(run.group), c)
                  for c in children_of(client, paths.consumer_ids(run.group))]
-        found += [f"{paths.topic_owners(run.group, run.topic)}/{c}"
+        found += [paths.child(paths.topic_owners(run.group, run.topic), c)
                   for c in children_of(client, paths.topic_owners(run.group, run.topic))]
         if not found or time.monotonic() >= give_up:
             return sorted(found)
