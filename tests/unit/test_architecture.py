@@ -236,3 +236,46 @@ def test_the_checks_see_the_whole_package() -> None:
     graph = _edges(runtime_only=False)
     assert "zkconsumer.zk.paths" in graph["zkconsumer.connector"] | {
         dst for dst in graph if "zkconsumer.zk" in dst}
+
+
+MAX_MODULE_LINES = 450
+
+
+def test_no_module_is_past_450_lines() -> None:
+    long = {m.path.relative_to(ROOT).as_posix(): n for m in MODULES.values()
+            if (n := len(m.path.read_text().splitlines())) > MAX_MODULE_LINES}
+    assert long == {}
+
+
+# Concepts with one home each: (name, the module defining it).
+ONE_HOME = {
+    "TopicPartition": "zkconsumer.identity",
+    "java_string_hash": "zkconsumer.identity",
+    "consumer_id_of": "zkconsumer.identity",
+    "thread_id": "zkconsumer.identity",
+    "thread_number": "zkconsumer.identity",
+    "median": "zkconsumer.tables",
+    "fmt": "zkconsumer.tables",
+    "pyplot": "zkconsumer.results.plotting",
+    "die_with_parent": "zkconsumer.orphans",
+    "children_of": "zkconsumer.admin.tree",
+    "run_matrix": "zkconsumer.lab.matrix",
+    "revoke": "zkconsumer.sim.heartbeats",
+}
+
+
+def test_shared_concepts_are_defined_in_one_module_only() -> None:
+    """A second module-level definition (even private, ``_median``) of a shared concept is a
+    copy; a method delegating to the one home (``BrokerGroup._revoke``) is not."""
+    homes: dict[str, set[str]] = {}
+    for module in MODULES.values():
+        for node in module.tree.body:
+            if isinstance(node, (ast.FunctionDef, ast.ClassDef)):
+                name = node.name.lstrip("_")
+                if name in ONE_HOME:
+                    homes.setdefault(name, set()).add(module.name)
+        for node in ast.walk(module.tree):
+            if isinstance(node, ast.Call) and ast.unparse(node.func).endswith(".rsplit") \
+                    and [ast.unparse(a) for a in node.args] == ["'-'", "1"]:
+                homes.setdefault("consumer_id_of", set()).add(module.name)  # id parsing
+    assert homes == {name: {home} for name, home in ONE_HOME.items()}
