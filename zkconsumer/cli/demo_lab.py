@@ -1,6 +1,6 @@
 """The demo's second half: a short herd sweep and the zombie scenario on the demo's servers.
 
-Small on purpose (group sizes 4 to 32; a zombie among three members) so the whole demo stays
+Small on purpose (group sizes 4 to 16; a zombie among three members) so the whole demo stays
 within a few minutes; ``zkconsumer experiment herd|split-brain`` run the full versions. Both
 write their usual outputs (``results.json``, ``summary.md``, plots) under ``out_dir``.
 """
@@ -17,7 +17,7 @@ from zkconsumer.lab.splitbrain import SplitBrainSpec, run_split_brain
 from zkconsumer.lab.splitbrain.output import write_outputs as write_split_outputs
 from zkconsumer.lab.splitbrain.report import summary_table as split_table
 
-HERD_SIZES = (4, 8, 16, 32)
+HERD_SIZES = (4, 8, 16)
 HERD_PARTITIONS = 8
 ZOMBIE_MEMBERS = 3
 ZOMBIE_PARTITIONS = 6
