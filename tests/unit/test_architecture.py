@@ -279,3 +279,32 @@ def test_shared_concepts_are_defined_in_one_module_only() -> None:
                     and [ast.unparse(a) for a in node.args] == ["'-'", "1"]:
                 homes.setdefault("consumer_id_of", set()).add(module.name)  # id parsing
     assert homes == {name: {home} for name, home in ONE_HOME.items()}
+
+
+# The layers of docs/architecture.md, bottom up: a module imports from its own layer or below.
+LAYERS = (
+    ("shared", ("identity", "errors", "extras", "orphans", "tables", "events", "metrics")),
+    ("zk plumbing", ("zk",)),
+    ("connector core", ("config", "topic_filter", "datapath", "offsets", "subscription",
+                        "assignors")),
+    ("rebalance / coordination", ("rebalance", "coordination", "connector", "")),
+    ("tools and servers", ("admin", "faults", "testing")),
+    ("lab", ("lab", "results", "report")),
+    ("spark / sim", ("spark", "sim")),
+    ("cli", ("cli", "__main__")),
+)
+
+
+def _layer(module: str) -> int:
+    top = module.split(".")[1] if "." in module else ""
+    for rank, (_name, tops) in enumerate(LAYERS):
+        if top in tops:
+            return rank
+    raise AssertionError(f"{module} is in no layer: add its package to LAYERS and the doc")
+
+
+def test_imports_only_go_down_the_layers() -> None:
+    upward = [f"{src} ({LAYERS[_layer(src)][0]}) imports {dst} ({LAYERS[_layer(dst)][0]})"
+              for src, dsts in _without_package_inits(_edges(runtime_only=False)).items()
+              for dst in dsts if _layer(dst) > _layer(src)]
+    assert upward == []
