@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from zkconsumer.cli import experiment_chaos, experiment_herd, experiment_split
+from zkconsumer.cli.console import show
 from zkconsumer.cli.experiment_args import csv_choice, finish_command
 from zkconsumer.lab import EVENTS, PROTOCOLS, ExperimentSpec, RunStatus, Timing, run_experiment
 from zkconsumer.lab.output import write_outputs
@@ -93,7 +94,7 @@ def run_compare(args: argparse.Namespace) -> int:
     results = run_experiment(
         spec, on_result=lambda so_far: write_results(so_far, args.out / "results.json", spec))
     written = write_outputs(results, spec, args.out, reproduce_command(args), args.json)
-    print(summary_table(results))
+    show(summary_table(results))
     for path in written:
         print(f"wrote {path}")
     failed = [r for r in results if r.status == RunStatus.FAILED.value]
