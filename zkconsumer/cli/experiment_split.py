@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from zkconsumer.cli.console import show
-from zkconsumer.cli.experiment_args import csv_choice, finish_command
+from zkconsumer.cli.experiment_args import csv_choice, finish_command, servers_named_together
 from zkconsumer.lab.spec import PROTOCOLS, RunStatus
 from zkconsumer.lab.splitbrain import SCENARIOS, SplitBrainSpec, run_split_brain
 from zkconsumer.lab.splitbrain.output import write_outputs
@@ -80,9 +80,7 @@ def reproduce_command(args: argparse.Namespace) -> str:
 
 
 def run_split(args: argparse.Namespace) -> int:
-    if bool(args.zookeeper) != bool(args.bootstrap):
-        print("zkconsumer: error: --zookeeper and --bootstrap go together (or neither: "
-              "embedded servers)", file=sys.stderr)
+    if not servers_named_together(args):
         return 2
     timing = replace(DEFAULT_TIMING, session_timeout_ms=args.session_timeout_ms,
                      rebalance_backoff_ms=args.backoff_ms,
