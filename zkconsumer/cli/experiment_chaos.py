@@ -11,10 +11,12 @@ from __future__ import annotations
 
 import argparse
 import json
+import shlex
 import sys
 from pathlib import Path
 from typing import Any
 
+from zkconsumer.cli import run_meta
 from zkconsumer.config import SESSION_LOST_POLICIES
 from zkconsumer.lab.chaos import ChaosSpec, run_chaos
 
@@ -47,6 +49,18 @@ def register(verbs: Any) -> None:
     chaos.set_defaults(func=run_chaos_verb)
 
 
+def reproduce_command(args: argparse.Namespace) -> str:
+    parts = ["zkconsumer", "experiment", "chaos", "--duration", f"{args.duration:g}",
+             "--members", str(args.members), "--partitions", str(args.partitions),
+             "--seed", str(args.seed), "--session-timeout-ms", str(args.session_timeout_ms),
+             "--rate", f"{args.rate:g}", "--session-lost-policy", args.session_lost_policy]
+    if args.json:
+        parts += ["--json", str(args.json)]
+    if args.out:
+        parts += ["--out", str(args.out)]
+    return " ".join(shlex.quote(p) for p in parts)
+
+
 def run_chaos_verb(args: argparse.Namespace) -> int:
     spec = ChaosSpec(duration_s=args.duration, members=args.members,
                      partitions=args.partitions, seed=args.seed,
@@ -63,6 +77,7 @@ def run_chaos_verb(args: argparse.Namespace) -> int:
             print(f"{action.at:8.3f}  {action.kind.value:<15} {action.target}"
                   + (f"  hold {action.hold_s:.1f} s" if action.hold_s else ""))
         return 0
+    prov = run_meta.start(reproduce_command(args), args)
     report = run_chaos(spec, progress=lambda msg: print(f"chaos: {msg}", file=sys.stderr))
     data = report.as_dict()
     for key in SUMMARY_KEYS:
@@ -72,4 +87,7 @@ def run_chaos_verb(args: argparse.Namespace) -> int:
         args.json.parent.mkdir(parents=True, exist_ok=True)
         args.json.write_text(json.dumps(data, indent=2) + "\n")
         print(f"wrote {args.json}")
+    meta_dir = args.out or (args.json.parent if args.json else None)
+    if meta_dir is not None:
+        print(f"wrote {run_meta.finish(meta_dir, prov)}")
     return 0 if report.ok else 1

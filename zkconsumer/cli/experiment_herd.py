@@ -16,6 +16,7 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
+from zkconsumer.cli import run_meta
 from zkconsumer.cli.experiment import _csv, finish_command
 from zkconsumer.lab.drivers import DRIVERS
 from zkconsumer.lab.herd import DEFAULT_SIZES, HERD_EVENTS, HERD_TIMING, HerdSpec, run_herd
@@ -91,6 +92,7 @@ def run_herd_command(args: argparse.Namespace) -> int:
         return 2
     # With N >> P most members own nothing, and the legacy assignor says so on every attempt:
     # quiet for this run only (the verb may run inside a larger program, e.g. the tests).
+    prov = run_meta.start(reproduce_command(args), args)
     assignor_log = logging.getLogger("zkconsumer.assignors.legacy")
     level = assignor_log.level
     assignor_log.setLevel(logging.ERROR)
@@ -101,6 +103,7 @@ def run_herd_command(args: argparse.Namespace) -> int:
     finally:
         assignor_log.setLevel(level)
     written = write_herd_outputs(result, args.out, reproduce_command(args), args.json)
+    written.append(run_meta.finish(args.out, prov))
     print(fits_table(result.fits))
     for path in written:
         print(f"wrote {path}")

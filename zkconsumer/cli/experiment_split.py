@@ -15,6 +15,7 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
+from zkconsumer.cli import run_meta
 from zkconsumer.cli.experiment import finish_command
 from zkconsumer.lab.spec import PROTOCOLS, RunStatus
 from zkconsumer.lab.splitbrain import SCENARIOS, SplitBrainSpec, run_split_brain
@@ -107,9 +108,11 @@ def run_split(args: argparse.Namespace) -> int:
         print(f"zkconsumer: error: {exc}", file=sys.stderr)
         return 2
     args.out.mkdir(parents=True, exist_ok=True)
+    prov = run_meta.start(reproduce_command(args), args)
     results = run_split_brain(
         spec, on_result=lambda so_far: write_results(so_far, args.out / "results.json", spec))
     written = write_outputs(results, spec, args.out, reproduce_command(args))
+    written.append(run_meta.finish(args.out, prov))
     print(summary_table(results, spec.scenario))
     for path in written:
         print(f"wrote {path}")
