@@ -22,6 +22,7 @@ from zkconsumer.lab.drivers import DRIVERS
 from zkconsumer.lab.herd import DEFAULT_SIZES, HERD_EVENTS, HERD_TIMING, HerdSpec, run_herd
 from zkconsumer.lab.herd_report import fits_table, write_herd_outputs, write_herd_results
 from zkconsumer.lab.spec import RunStatus
+from zkconsumer.results.compact import write_compact
 
 
 def _sizes(text: str) -> tuple[int, ...]:
@@ -103,7 +104,7 @@ def run_herd_command(args: argparse.Namespace) -> int:
     finally:
         assignor_log.setLevel(level)
     written = write_herd_outputs(result, args.out, reproduce_command(args), args.json)
-    written.append(run_meta.finish(args.out, prov))
+    written += [write_compact(args.out), run_meta.finish(args.out, prov)]
     print(fits_table(result.fits))
     for path in written:
         print(f"wrote {path}")

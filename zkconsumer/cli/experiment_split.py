@@ -22,6 +22,7 @@ from zkconsumer.lab.splitbrain import SCENARIOS, SplitBrainSpec, run_split_brain
 from zkconsumer.lab.splitbrain.output import write_outputs
 from zkconsumer.lab.splitbrain.report import summary_table, write_results
 from zkconsumer.lab.splitbrain.spec import DEFAULT_TIMING
+from zkconsumer.results.compact import write_compact
 
 
 def _protocols(text: str) -> tuple[str, ...]:
@@ -112,7 +113,7 @@ def run_split(args: argparse.Namespace) -> int:
     results = run_split_brain(
         spec, on_result=lambda so_far: write_results(so_far, args.out / "results.json", spec))
     written = write_outputs(results, spec, args.out, reproduce_command(args))
-    written.append(run_meta.finish(args.out, prov))
+    written += [write_compact(args.out), run_meta.finish(args.out, prov)]
     print(summary_table(results, spec.scenario))
     for path in written:
         print(f"wrote {path}")
