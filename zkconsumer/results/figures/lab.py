@@ -23,6 +23,7 @@ from zkconsumer.results.provenance import read_provenance
 from zkconsumer.results.registry import Context, figure
 
 HERD = "lab/herd-zk"
+HERD_BROKER = "lab/herd-broker"
 ZOMBIE = "lab/split-zombie"
 STALE = "lab/split-stale"
 FAILOVER = "lab/split-failover"
@@ -116,6 +117,15 @@ def herd(ctx: Context) -> str:
         return "\n".join(lines) + "\n"
 
     return _block(ctx, HERD, body)
+
+
+@figure("experiments/herd-broker", source=HERD_BROKER)
+def herd_broker(ctx: Context) -> str:
+    def body(folder: Path) -> str:
+        runs, doc = load(folder)
+        return herd_table(runs) + "\n" + fits_table(doc.get("fits") or {})
+
+    return _block(ctx, HERD_BROKER, body)
 
 
 def _local_slope(runs: Sequence[RunResult], protocol: str, event: str) -> str:
