@@ -27,9 +27,10 @@ def pytest_configure(config: pytest.Config) -> None:
     without the C extension stops here instead of skipping its tests."""
     if os.environ.get("ZKCONSUMER_REQUIRE_SPEEDUPS") != "1":
         return
-    from zkconsumer import chunks  # raises ImportError naming the variable when not built
+    # raises ImportError naming the variable when the extension was not built
+    from zkconsumer.datapath import records
 
-    if not chunks.speedups_enabled():
+    if not records.speedups_enabled():
         raise pytest.UsageError("ZKCONSUMER_REQUIRE_SPEEDUPS=1 and ZKCONSUMER_PURE_PYTHON "
                                 "contradict each other: unset one")
 _RUN = uuid.uuid4().hex[:6]
