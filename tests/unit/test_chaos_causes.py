@@ -88,3 +88,22 @@ def test_a_release_without_a_commit_is_a_rebalance_with_its_context() -> None:
     assert report.by_cause["rebalance"] == 1
     [ep] = report.episodes
     assert (ep["fault_kind"], ep["fault_at_s"], ep["fault_target"]) == ("kill", 5.0, "m00")
+
+
+def test_a_session_closed_by_a_clean_leave_is_the_leave_and_a_hold_end_is_named() -> None:
+    from zkconsumer.lab.chaos.causes import StartEstimate
+
+    schedule = [Action(5.0, Kind.EXPIRE, "m00", hold_s=7.0), Action(12.0, Kind.RESUME, "m00"),
+                Action(20.0, Kind.LEAVE, "m01")]
+    # m01 is told to leave at 20: its session is reported LOST while it closes, before stopped
+    m01 = parse_timeline("m01", lines(e("rebalance_succeeded", 0.1), d("y", 1),
+                                      e("session_state", 20.3, state="LOST"),
+                                      {"t": "lc", "w": "stopped", "ts": T0 + 20.5}))
+    # m02 re-delivers a partition after a rebalance that follows m00's return at 12
+    m02 = parse_timeline("m02", lines(e("rebalance_succeeded", 1.0), d("x", 3),
+                                      e("rebalance_started", 12.4), e("rebalance_succeeded", 12.6),
+                                      d("x", 3), d("y", 1)))
+    report = duplicate_causes([m01, m02], schedule, StartEstimate(T0, T0, T0))
+    assert report.by_cause["leave"] == 1 and report.by_cause["rebalance"] == 1
+    rebalance = next(ep for ep in report.episodes if ep["cause"] == "rebalance")
+    assert (rebalance["fault_kind"], rebalance["fault_target"]) == ("end of expire", "m00")

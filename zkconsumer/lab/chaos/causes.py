@@ -18,10 +18,14 @@ The decision rule, for one record delivered ``n > 1`` times:
    of a file that has no ``stopped`` line (the process was killed);
 3. the marker names the cause: the end of a killed member's file is ``kill``; ``stopped`` is
    ``leave``; a session loss is the scheduled ``expire`` or ``pause`` of that member whose
-   hold covers it, else a ``zk-leader-kill`` within ``LEADER_WINDOW_S`` before it, else
-   ``disconnect`` (no scheduled fault explains it); a ``rebalance_started`` is ``rebalance``
-   (a release whose commit did not get through), with the last scheduled fault of the
-   ``REBALANCE_CONTEXT_S`` before it as context, not as its cause.
+   hold covers it, else its ``leave`` (closing the session on SIGTERM), else a
+   ``zk-leader-kill`` within ``LEADER_WINDOW_S`` before it, else
+   ``disconnect`` (no scheduled fault explains it); a ``rebalance_started`` is ``rebalance``:
+   the member's offsets as of that release did not stick, because its commit did not get
+   through or because a member returning from an expiry wrote its older offsets afterwards
+   (the legacy protocol's late commit); the last scheduled action of the
+   ``REBALANCE_CONTEXT_S`` before it (``end of expire`` for the end of a hold) is given as
+   context, not as the cause.
 
 Schedule times are relative to the start of the chaos; the members' clocks are wall clocks.
 :func:`estimate_start` ties the two together from the members the schedule started (their
@@ -42,6 +46,7 @@ from zkconsumer.lab.chaos.schedule import Action, Kind
 log = logging.getLogger(__name__)
 
 LEADER_WINDOW_S = 8.0   # a leader kill drops members at once; the election may take seconds
+LEAVE_S = 25.0          # a leaving member's session closes within its leave deadline
 REBALANCE_CONTEXT_S = 10.0  # a rebalance's likely trigger: the last fault this long before it
 HOLD_SLACK_S = 3.0      # SUSPENDED comes ~2/3 session timeout into a hold; start estimate error
 CAUSES = ("kill", "expire", "pause", "zk-leader-kill", "leave", "rebalance", "disconnect",
@@ -184,21 +189,33 @@ def attribute(marker: Marker, schedule: Sequence[Action], start: float) -> Attri
     t = (marker.ts or 0.0) - start
     if marker.kind == "rebalance":
         # a release whose commit did not get through; the fault just before it is context
-        before = [a for a in schedule if t - REBALANCE_CONTEXT_S <= a.at <= t + 1.0
-                  and a.kind not in (Kind.RESUME, Kind.ZK_RESTART)]
+        before = [a for a in schedule if t - REBALANCE_CONTEXT_S <= a.at <= t + 1.0]
         if before:
             return Attribution("rebalance", before[-1].at, before[-1].target,
-                               before[-1].kind.value)
+                               context_kind(before[-1], schedule))
         return Attribution("rebalance", None, marker.member)
     for a in mine:
         if a.kind in (Kind.EXPIRE, Kind.PAUSE) and a.at - 1.0 <= t <= a.at + a.hold_s + \
                 HOLD_SLACK_S:
             return Attribution(a.kind.value, a.at, a.target, a.kind.value)
+    leaves = [a for a in mine if a.kind is Kind.LEAVE and a.at - 1.0 <= t <= a.at + LEAVE_S]
+    if leaves:  # a member closing its session on SIGTERM reports it lost
+        return Attribution("leave", leaves[0].at, marker.member, "leave")
     kills = [a for a in schedule if a.kind is Kind.ZK_LEADER_KILL
              and a.at - 1.0 <= t <= a.at + LEADER_WINDOW_S]
     if kills:
         return Attribution("zk-leader-kill", kills[-1].at, "leader", "zk-leader-kill")
     return Attribution("disconnect", None, marker.member)
+
+
+def context_kind(action: Action, schedule: Sequence[Action]) -> str:
+    """An action's kind; the end of a hold says which hold it ends (``end of expire``), as a
+    member whose session expired commits its stale offsets when its traffic flows again."""
+    if action.kind is Kind.RESUME:
+        held = [a for a in schedule if a.target == action.target and a.at < action.at
+                and a.kind in (Kind.EXPIRE, Kind.PAUSE)]
+        return f"end of {held[-1].kind.value}" if held else "resume"
+    return action.kind.value
 
 
 @dataclass

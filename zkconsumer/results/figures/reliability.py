@@ -27,7 +27,9 @@ CAUSE_MEANING = {
     "zk-leader-kill": "delivered by a member whose connection dropped when the ZooKeeper "
                       "leader was killed",
     "leave": "delivered by a member that then left cleanly",
-    "rebalance": "delivered before a release whose commit did not get through",
+    "rebalance": "delivered before a rebalance, re-delivered because the offsets committed at "
+                 "the release did not stick (not sent, or overwritten by the late commit of a "
+                 "member back from an expiry)",
     "disconnect": "delivered by a member that lost its connection with no fault scheduled",
     "unexplained": "none of the above",
 }
@@ -97,7 +99,9 @@ def chaos_block(folder: Path, source: str) -> str:
     lines.append(f"| total | {int(causes['duplicates']):,} | | {len(episodes)} | |")
     context = Counter(e["fault_kind"] or "none" for e in episodes if e["cause"] == "rebalance")
     if context:
-        lines += ["", "Rebalance episodes by the last scheduled fault in the 10 s before them: "
+        lines += ["", "Rebalance duplicates' episodes by the last scheduled action in the 10 s "
+                  "before them (`end of expire`: a member's traffic flowing again after its "
+                  "session expired): "
                   + ", ".join(f"{k} {v}" for k, v in sorted(context.items())) + "."]
     start = causes["start"]
     lines += ["", f"The schedule's time 0 was placed from the members' own clocks within "
