@@ -93,7 +93,7 @@ def _join_constant(runs: Sequence[RunResult], protocol: str, event: str) -> list
         m = r.members + 1 if event == "join" else r.members
         req, conflicts = r.metrics.get("coordination_requests"), r.metrics.get("conflicts")
         if req is not None and conflicts == 0 and m >= 8:
-            out.append(f"M = {m}: {int(req) - m * m - 6 * m}")
+            out.append(f"{m} → {int(req) - m * m - 6 * m}")
     return out
 
 
@@ -108,8 +108,9 @@ def herd(ctx: Context) -> str:
         for event in ("join", "leave"):
             consts = _join_constant(runs, "zk-range", event)
             if consts:
-                lines.append(f"`zk-range` {event}, conflict-free events with M ≥ P members "
-                             f"after it: requests − (M² + 6M) = {', '.join(consts)}.")
+                lines.append(f"`zk-range` {event}s without a claim conflict and with M ≥ P "
+                             f"members after the event, M → requests − (M² + 6M): "
+                             f"{', '.join(consts)}.")
         local = _local_slope(runs, "zk-range", "join")
         if local:
             lines.append(f"Local slope of `zk-range` joins between the two largest sizes: "
@@ -159,6 +160,10 @@ def leader_herd(ctx: Context) -> str:
                     f"{_f(b.get('time_to_stable_s'))} | {_f(a.get('coordination_s'))} | "
                     f"{_f(b.get('coordination_s'))} | {a.get('conflicts')} / "
                     f"{b.get('conflicts')} |")
+        notes = [f"- {r.protocol}/{r.event} at N={r.members}: {r.reason}" for r in runs
+                 if r.reason and r.protocol in LEADER_PAIR]
+        if notes:
+            lines += ["", *notes]
         slopes = [f"{k} {v['slope']:.2f}" for k, v in fits.items()]
         lines += ["", "Fitted log-log slopes of requests per event: " + ", ".join(slopes) + "."]
         return "\n".join(lines) + "\n"
