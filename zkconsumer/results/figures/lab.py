@@ -129,6 +129,22 @@ def herd_broker(ctx: Context) -> str:
     return _block(ctx, HERD_BROKER, body)
 
 
+@figure("experiments/herd-process", source=HERD)
+def herd_process(ctx: Context) -> str:
+    lines = ["| protocol | event | N | threads in the process | open descriptors |",
+             "|---|---|---|---|---|"]
+    for source in (HERD, HERD_BROKER):
+        if not (ctx.results / source / COMPACT_FILE).exists():
+            continue
+        runs, _ = load(ctx.results / source)
+        top = max(r.members for r in runs)
+        for r in runs:
+            if r.members == top and "threads" in r.details:
+                lines.append(f"| {r.protocol} | {r.event} | {r.members} | "
+                             f"{r.details['threads']} | {r.details.get('open_fds', '—')} |")
+    return "\n".join(lines) + "\n"
+
+
 def _local_slope(runs: Sequence[RunResult], protocol: str, event: str) -> str:
     pts = sorted((r.members, r.metrics.get("coordination_requests")) for r in runs
                  if r.protocol == protocol and r.event == event
