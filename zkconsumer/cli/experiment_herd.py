@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from zkconsumer.cli import run_meta
+from zkconsumer.cli.console import show
 from zkconsumer.cli.experiment_args import csv_choice, finish_command
 from zkconsumer.lab.drivers import DRIVERS
 from zkconsumer.lab.herd import DEFAULT_SIZES, HERD_EVENTS, HERD_TIMING, HerdSpec, run_herd
@@ -105,7 +106,7 @@ def run_herd_command(args: argparse.Namespace) -> int:
         assignor_log.setLevel(level)
     written = write_herd_outputs(result, args.out, reproduce_command(args), args.json)
     written += [write_compact(args.out), run_meta.finish(args.out, prov)]
-    print(fits_table(result.fits))
+    show(fits_table(result.fits))
     for path in written:
         print(f"wrote {path}")
     failed = [r for r in result.runs if r.status == RunStatus.FAILED.value]

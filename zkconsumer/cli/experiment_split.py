@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from zkconsumer.cli import run_meta
+from zkconsumer.cli.console import show
 from zkconsumer.cli.experiment_args import csv_choice, finish_command
 from zkconsumer.lab.spec import PROTOCOLS, RunStatus
 from zkconsumer.lab.splitbrain import SCENARIOS, SplitBrainSpec, run_split_brain
@@ -105,7 +106,7 @@ def run_split(args: argparse.Namespace) -> int:
         spec, on_result=lambda so_far: write_results(so_far, args.out / "results.json", spec))
     written = write_outputs(results, spec, args.out, reproduce_command(args))
     written += [write_compact(args.out), run_meta.finish(args.out, prov)]
-    print(summary_table(results, spec.scenario))
+    show(summary_table(results, spec.scenario))
     for path in written:
         print(f"wrote {path}")
     return 1 if any(r.status == RunStatus.FAILED.value for r in results) else 0
