@@ -106,16 +106,17 @@ def delivered_twice(records: RunRecords, since: float, until: float | None) -> i
 
 def zombie_stop_s(records: RunRecords, zombies: set[str], cut_ts: float, t1: float,
                   owned_at_cut: dict[str, set[int]]) -> float | None:
-    """Cut -> the instant the last zombie stopped fetching everything it fetched at the cut."""
+    """Cut -> the instant the last zombie stopped fetching the last partition it fetched at the
+    cut (None when one of them still fetched it at the end of the observation)."""
     latest = cut_ts
     for z in zombies:
-        if not owned_at_cut.get(z):
-            continue
-        stops = [e.ts for e in records.timeline if e.member == z and e.what is Timeline.REVOKED
-                 and cut_ts <= e.ts <= t1 and owned_at_cut[z] <= set(e.partitions)]
-        if not stops:
-            return None
-        latest = max(latest, min(stops))
+        for p in owned_at_cut.get(z, ()):
+            stops = [e.ts for e in records.timeline if e.member == z
+                     and e.what is Timeline.REVOKED and cut_ts <= e.ts <= t1
+                     and p in e.partitions]
+            if not stops:
+                return None
+            latest = max(latest, min(stops))
     return round(latest - cut_ts, 3)
 
 
