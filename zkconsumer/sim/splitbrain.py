@@ -43,7 +43,7 @@ from zkconsumer.spark.splitbrain_rules import (
 log = logging.getLogger(__name__)
 
 REPAIR_LAG_S = 1.5          # real job: end of observation -> repair join (poll, verify, heal)
-HORIZON_S = 600.0
+HORIZON_S = 3600.0
 SUSPEND_FRACTION = 2.0 / 3.0  # kazoo: no answer for 2/3 of the session -> SUSPENDED
 KAZOO_JITTER_S = 0.4
 
@@ -140,6 +140,11 @@ def simulate_cell(key: Any, s: SplitSimSettings) -> dict[str, Any]:
 
 def _legacy_metrics(out: Outcome, pl: Any, partitions: int, s: SplitSimSettings,
                     rate: float) -> dict[str, Any]:
+    if not out.converged:
+        return {"conflicts": out.conflicts, "rollbacks": out.rollbacks,
+                "rebalances_given_up": out.given_up, "gave_up_members": len(out.gave_up),
+                "p_give_up": 1.0 if out.given_up else 0.0, "time_to_stable_s": None,
+                "settled": False}
     done = out.last_coordination
     end = max(done, pl.last_action_s) + s.observation_idle_s
     dbl, per_member = double_owned(out.fetch_intervals, 0.0, end)
@@ -166,6 +171,7 @@ def _legacy_metrics(out: Outcome, pl: Any, partitions: int, s: SplitSimSettings,
         "unowned_partition_s": round(unowned * (end - done + REPAIR_LAG_S), 3) if unowned
         else 0.0,
         "time_to_stable_s": None if tts is None else round(tts, 3),
+        "settled": tts is not None,
     }
 
 

@@ -16,6 +16,9 @@ the split-brain scenarios depend on and nothing else:
   ``rebalance.max.retries`` attempts the rebalance is given up: the member owns nothing until the
   next notification, and a member whose *first* rebalance gives up exits (its registration goes,
   which notifies everybody);
+* reading the registrations is not atomic: a member that deregisters (leaves, gives up, expires)
+  after the attempt listed the group but before the attempt read its registration makes the
+  read fail (NoNode), and the attempt fails like a conflicted one, without a conflict;
 * a notification during an attempt is coalesced into one more rebalance afterwards;
 * a cut-off member hears nothing and is heard by nobody: the server expires its session
   (:mod:`.liveness`: last packet heard, rounded to the tick), which deletes its registration and
@@ -58,6 +61,7 @@ class Member:
     attempts: int = 0
     cut_until: float | None = None
     gone: bool = False
+    notice_due: bool = False     # a notification is on its way (later ones coalesce into it)
 
 
 @dataclass
@@ -72,6 +76,7 @@ class Outcome:
     fetch_intervals: list[tuple[int, str, float, float]] = field(default_factory=list)
     last_coordination: float = 0.0
     end: float = 0.0
+    converged: bool = True       # every rebalance over before the horizon
 
 
 class LegacySplitModel:
@@ -94,7 +99,11 @@ class LegacySplitModel:
         per_process = max(1, -(-(plan.members + len(plan.joiners)) // self.tasks))
         self.cpu_s = cal.client_read_cpu_ms * cal.client_cpu_scale(per_process) / 1000.0
         self.server_s = cal.zk_read_latency_ms / 1000.0
+        self.service_s = cal.zk_read_service_us / 1e6
         self.active: dict[int, int] = {}   # process -> members in an attempt
+        self.active_total = 0
+        self._view: tuple[list[str], dict[str, int]] | None = None
+        self.deregistered: dict[str, float] = {}
 
     # --- the engine -----------------------------------------------------------------------
 
@@ -106,6 +115,7 @@ class LegacySplitModel:
             self.now, _, fn = heapq.heappop(self.queue)
             fn()
         self.out.end = self.now
+        self.out.converged = not self.queue and not any(m.busy for m in self.members.values())
         for m in self.members.values():
             for p, since in m.fetching.items():
                 self.out.fetch_intervals.append((p, m.name, since, float("inf")))
@@ -129,8 +139,29 @@ class LegacySplitModel:
             self.at(a.at_s, lambda a=a: self.apply(a.kind, a.member))
 
     def request_s(self, m: Member) -> float:
+        """Its delay, the server's latency, and the larger of two queues: its process's core
+        shared by the members of the process in an attempt, the server's one request thread
+        shared by every member in an attempt."""
         busy = self.active.get(task_of(m.name, self.tasks), 0)
-        return m.delay_s + self.server_s + self.cpu_s * max(1, busy)
+        return m.delay_s + self.server_s + max(self.cpu_s * max(1, busy),
+                                               self.service_s * self.active_total)
+
+    def deregister(self, m: Member) -> None:
+        m.registered = False
+        self._view = None
+        self.deregistered[m.name] = self.now
+
+    def view(self) -> tuple[list[str], dict[str, int]]:
+        """The registered members (sorted) and their ranks, cached until a registration changes."""
+        if self._view is None:
+            names = sorted(x.name for x in self.members.values() if x.registered and not x.gone)
+            self._view = (names, {n: i for i, n in enumerate(names)})
+        return self._view
+
+    def busy(self, m: Member, delta: int) -> None:
+        proc = task_of(m.name, self.tasks)
+        self.active[proc] = self.active.get(proc, 0) + delta
+        self.active_total += delta
 
     def stop_fetching(self, m: Member, parts: set[int] | None = None) -> None:
         for p in sorted(parts if parts is not None else set(m.fetching)):
@@ -139,10 +170,17 @@ class LegacySplitModel:
                 self.out.fetch_intervals.append((p, m.name, since, self.now))
 
     def notify_all(self, source: str) -> None:
+        """A change of the registrations: every registered member's child watch fires. A watch
+        fires once until re-armed, and a member's rebalance re-reads everything, so a second
+        change before the first notification arrived adds nothing."""
         for m in self.members.values():
             if m.registered and not m.gone and m.name != source:
-                self.at(self.now + m.delay_s + self.cal.watch_delivery_ms / 1000.0,
-                        lambda m=m: self.notified(m))
+                if m.busy:
+                    m.pending = True
+                elif not m.notice_due:
+                    m.notice_due = True
+                    self.at(self.now + m.delay_s + self.cal.watch_delivery_ms / 1000.0,
+                            lambda m=m: self.notified(m))
 
     # --- actions --------------------------------------------------------------------------
 
@@ -151,6 +189,7 @@ class LegacySplitModel:
         if kind is Kind.JOIN:
             def register() -> None:
                 m.registered = True
+                self._view = None
                 self.notify_all(name)
                 self.start(m)
             self.at(self.now + self.cal.zk_connect_ms / 1000.0 + m.delay_s, register)
@@ -159,7 +198,8 @@ class LegacySplitModel:
             for p in list(m.owned):
                 self.owner.pop(p, None)
             m.owned.clear()
-            m.registered, m.gone = False, True
+            m.gone = True
+            self.deregister(m)
             self.notify_all(name)
         elif kind is Kind.CUT:
             heal = next(a.at_s for a in self.plan.actions
@@ -178,19 +218,21 @@ class LegacySplitModel:
             if self.owner.get(p) == m.name:
                 del self.owner[p]
         m.owned.clear()          # its znodes are gone; its fetchers still run
-        m.registered = False
+        self.deregister(m)
         self.notify_all(m.name)
 
     def rejoin(self, m: Member) -> None:
         m.cut_until = None
         if not m.registered:
             m.registered = True
+            self._view = None
             self.notify_all(m.name)
         self.notified(m)
 
     # --- the rebalance --------------------------------------------------------------------
 
     def notified(self, m: Member) -> None:
+        m.notice_due = False
         if m.gone or m.cut_until is not None:
             return
         if m.busy:
@@ -206,8 +248,7 @@ class LegacySplitModel:
         m.attempts += 1
         self.out.attempts[m.name] = self.out.attempts.get(m.name, 0) + 1
         self.out.last_coordination = max(self.out.last_coordination, self.now)
-        proc = task_of(m.name, self.tasks)
-        self.active[proc] = self.active.get(proc, 0) + 1
+        self.busy(m, +1)
         stop_s = self.rng.uniform(self.cal.fetcher_stop_min_ms,
                                   self.cal.fetcher_stop_max_ms) / 1000.0 if m.fetching else 0.0
 
@@ -220,32 +261,44 @@ class LegacySplitModel:
             self.at(self.now + REQUESTS_PER_ATTEMPT * self.request_s(m), read)
 
         def read() -> None:
-            view = sorted(x.name for x in self.members.values() if x.registered and not x.gone)
-            reads_s = len(view) * self.request_s(m)
-            self.at(self.now + reads_s, lambda: claim(view))
+            names, ranks = self.view()
+            per_read = self.request_s(m)
+            started = self.now
+            self.at(started + len(names) * per_read,
+                    lambda: read_done(started, per_read, len(names), ranks))
 
-        def claim(view: list[str]) -> None:
-            share = (list(range_share(view.index(m.name), len(view), self.partitions))
-                     if m.name in view else [])
+        def read_done(started: float, per_read: float, size: int, ranks: dict[str, int]
+                      ) -> None:
+            # a registration deleted before this attempt came to read it: NoNode, attempt fails
+            if any(started <= t < started + (ranks[n] + 1) * per_read
+                   for n, t in self.deregistered.items() if n in ranks):
+                conflict([], counted=False)
+                return
+            claim(size, ranks.get(m.name))
+
+        def claim(size: int, rank: int | None) -> None:
+            share = list(range_share(rank, size, self.partitions)) if rank is not None else []
             created: list[int] = []
             t = self.now
             for p in share:
                 t += self.request_s(m)
                 holder = self.owner.get(p)
                 if holder is not None and holder != m.name:
-                    self.at(t, lambda: conflict(created))
+                    self.at(t, lambda: conflict(created, counted=True))
                     return
                 self.owner[p] = m.name
                 created.append(p)
             self.at(t, lambda: succeeded(created))
 
-        def conflict(created: list[int]) -> None:
-            self.out.conflicts += 1
-            self.out.rollbacks += 1
+        def conflict(created: list[int], counted: bool) -> None:
+            """A failed attempt: an owner conflict (rolled back) or a failed read."""
+            if counted:
+                self.out.conflicts += 1
+                self.out.rollbacks += 1
             for p in created:
                 if self.owner.get(p) == m.name:
                     del self.owner[p]
-            self.active[proc] -= 1
+            self.busy(m, -1)
             self.out.last_coordination = max(self.out.last_coordination, self.now)
             if m.attempts >= self.max_retries:
                 give_up()
@@ -257,7 +310,8 @@ class LegacySplitModel:
             self.out.gave_up.add(m.name)
             m.busy = False
             if m.first:              # createMessageStreams throws: the member exits
-                m.gone, m.registered = True, False
+                m.gone = True
+                self.deregister(m)
                 self.notify_all(m.name)
             elif m.pending:
                 self.start(m)
@@ -268,7 +322,7 @@ class LegacySplitModel:
                 m.fetching[p] = self.now
             m.first = False
             m.busy = False
-            self.active[proc] -= 1
+            self.busy(m, -1)
             self.out.last_coordination = max(self.out.last_coordination, self.now)
             if m.pending:
                 self.start(m)
