@@ -42,6 +42,8 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--protocols", default=",".join(PROTOCOLS), help="comma-separated protocols")
     p.add_argument("--scenarios", default=",".join(SCENARIOS), help="comma-separated scenarios")
     p.add_argument("--seeds", type=int, default=1, help="seeds (repeats) per cell")
+    p.add_argument("--first-seed", type=int, default=0,
+                   help="seeds are first-seed .. first-seed + seeds - 1")
     p.add_argument("--out", required=True, type=Path)
     p.add_argument("--master", default=None, help="Spark master URL (default: local[*])")
     p.add_argument("--tasks", type=int, default=2, help="real: Spark tasks hosting the members")
@@ -87,7 +89,8 @@ def params_of(args: argparse.Namespace) -> ScenarioParams:
 
 def command_line(args: argparse.Namespace) -> str:
     parts = ["zkconsumer", "spark", "split-brain"]
-    for action in ("mode", "members", "partitions", "protocols", "scenarios", "seeds", "tasks",
+    for action in ("mode", "members", "partitions", "protocols", "scenarios", "seeds",
+                   "first_seed", "tasks",
                    "session_timeout_ms", "rebalance_backoff_ms", "rebalance_max_retries",
                    "zombie_fraction", "cut_factor", "delay_ms_max", "burst_joins",
                    "burst_gap_s", "storm_joins", "storm_leaves", "storm_window_s",
@@ -106,12 +109,15 @@ def grid(args: argparse.Namespace) -> list[Any]:
     members, partitions = parse_ints(args.members), parse_ints(args.partitions)
     if min(members) < 2:
         raise ValueError(f"--members {args.members!r}: a split needs at least 2 members")
+    if args.first_seed < 0:
+        raise ValueError(f"--first-seed must be >= 0, got {args.first_seed}")
     if args.seeds < 1:
         raise ValueError(f"--seeds must be >= 1, got {args.seeds}")
     if args.tasks < 1:
         raise ValueError(f"--tasks must be >= 1, got {args.tasks}")
     return [SplitCellKey(p, s, n, k, seed) for s, p, n, k, seed in
-            itertools.product(scenarios, protocols, members, partitions, range(args.seeds))]
+            itertools.product(scenarios, protocols, members, partitions,
+                                      range(args.first_seed, args.first_seed + args.seeds))]
 
 
 def run(args: argparse.Namespace, spark: Any = None) -> int:
