@@ -53,7 +53,7 @@ class SplitSimSettings:
     calibration: Calibration = field(default_factory=Calibration)
     timing: Timing = field(default_factory=Timing)
     params: ScenarioParams = field(default_factory=ScenarioParams)
-    tasks: int = 2
+    tasks: int = 2               # client processes hosting the members; 0: one host each
     idle_s: float | None = None
 
     @property
@@ -98,22 +98,24 @@ def stable_at(intervals: list[tuple[int, str, float, float]], partitions: int,
     return max(changes, default=0.0)
 
 
-def simulate_cell(key: Any, s: SplitSimSettings) -> dict[str, Any]:
-    """One sim row (the sweep table's columns); ``key`` is a SplitCellKey."""
+def simulate_cell(key: Any, s: SplitSimSettings, draw: int = 0) -> dict[str, Any]:
+    """One sim row (the sweep table's columns); ``key`` is a SplitCellKey. The plan is the
+    seed's (the real run's); ``draw`` varies only the model's own randomness."""
     t = s.timing
     retries = max_retries_for(key.scenario, s.params, t.rebalance_max_retries)
     row: dict[str, Any] = {
         "mode": "sim", "protocol": key.protocol, "scenario": key.scenario,
         "members": key.members, "partitions": key.partitions, "seed": key.seed,
         "session_timeout_ms": t.session_timeout_ms, "rebalance_backoff_ms":
-        t.rebalance_backoff_ms, "rebalance_max_retries": retries, "tasks": s.tasks,
+        t.rebalance_backoff_ms, "rebalance_max_retries": retries, "tasks": s.tasks or None,
         "broker": ""}
     reason = not_applicable(key.protocol, key.scenario)
     if reason:
         return {**row, "applicable": False, "reason": reason}
     pl = plan(key.scenario, key.protocol, key.members, s.params, key.seed,
               t.session_timeout_ms)
-    rng = random.Random(f"sim/{key.protocol}/{key.scenario}/{key.members}/{key.seed}")
+    rng = random.Random(f"sim/{key.protocol}/{key.scenario}/{key.members}/{key.seed}/{draw}")
+    hosts = s.tasks if s.tasks > 0 else key.members + len(pl.joiners)
     row.update(applicable=True, zombies=len(pl.zombies))
     if key.scenario == "zombie":
         row.update(zombie_fraction=s.params.zombie_fraction,
@@ -125,7 +127,7 @@ def simulate_cell(key: Any, s: SplitSimSettings) -> dict[str, Any]:
     rate = t.produce_rate / key.partitions
     if key.protocol == "zk-range":
         model = LegacySplitModel(pl, key.partitions, s.calibration, t.session_timeout_ms / 1000,
-                                 t.rebalance_backoff_ms / 1000, retries, s.tasks, rng)
+                                 t.rebalance_backoff_ms / 1000, retries, hosts, rng)
         model.form()
         out = model.run(HORIZON_S)
         row.update(_legacy_metrics(out, pl, key.partitions, s, rate))

@@ -46,7 +46,9 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
                    help="seeds are first-seed .. first-seed + seeds - 1")
     p.add_argument("--out", required=True, type=Path)
     p.add_argument("--master", default=None, help="Spark master URL (default: local[*])")
-    p.add_argument("--tasks", type=int, default=2, help="real: Spark tasks hosting the members")
+    p.add_argument("--tasks", type=int, default=2,
+                   help="real: Spark tasks hosting the members; sim: client processes the "
+                        "members share (0: every member on a host of its own)")
     p.add_argument("--session-timeout-ms", type=int, default=6000)
     p.add_argument("--rebalance-backoff-ms", type=int, default=1000)
     p.add_argument("--rebalance-max-retries", type=int, default=10,
@@ -113,8 +115,9 @@ def grid(args: argparse.Namespace) -> list[Any]:
         raise ValueError(f"--first-seed must be >= 0, got {args.first_seed}")
     if args.seeds < 1:
         raise ValueError(f"--seeds must be >= 1, got {args.seeds}")
-    if args.tasks < 1:
-        raise ValueError(f"--tasks must be >= 1, got {args.tasks}")
+    if args.tasks < (1 if args.mode == "real" else 0):
+        raise ValueError(f"--tasks must be >= {1 if args.mode == 'real' else 0}, got "
+                         f"{args.tasks}")
     return [SplitCellKey(p, s, n, k, seed) for s, p, n, k, seed in
             itertools.product(scenarios, protocols, members, partitions,
                                       range(args.first_seed, args.first_seed + args.seeds))]
@@ -211,7 +214,8 @@ def _sim(spark: Any, cells: list[Any], params: ScenarioParams, timing: Timing,
     from zkconsumer.sim.splitbrain import SplitSimSettings, simulate_cell
 
     cal = Calibration.load(args.calibration) if args.calibration else Calibration()
-    settings = SplitSimSettings(calibration=cal, timing=timing, params=params)
+    settings = SplitSimSettings(calibration=cal, timing=timing, params=params, tasks=args.tasks,
+                                idle_s=args.idle_s)
     sc = spark.sparkContext
     slices = min(len(cells), max(1, sc.defaultParallelism) * 8)
     return sc.parallelize(cells, slices).map(lambda k: simulate_cell(k, settings)).collect()
