@@ -29,7 +29,6 @@ from zkconsumer.zk.codec import (
 
 log = logging.getLogger(__name__)
 
-CONTROLLER = "/controller"
 ADMIN_TIMEOUT_S = 15.0
 
 
@@ -139,7 +138,7 @@ def create_topic(zk_connect: str, topic: str, partitions: int, bootstrap: str | 
                 futures[topic].result()
             except Exception as exc:
                 raise TopicError(f"the broker refused to create topic {topic!r}: {exc}") from None
-        if client.exists(CONTROLLER) is not None:
+        if client.exists(paths.CONTROLLER) is not None:
             _wait_for_controller(client, topic, partitions)
         else:
             _write_topic_znodes(client, topic, partitions, leader)
@@ -173,7 +172,7 @@ def add_partitions(zk_connect: str, topic: str, total_partitions: int,
                     f"{exc}. A broker without CreatePartitions needs the spare partitions made at "
                     "creation (create_topic(..., broker_partitions=N))"
                 ) from None
-        if client.exists(CONTROLLER) is not None:
+        if client.exists(paths.CONTROLLER) is not None:
             _wait_for_controller(client, topic, total_partitions)
         else:
             _write_topic_znodes(client, topic, total_partitions, leader)

@@ -7,7 +7,7 @@ import signal
 import threading
 from typing import Any
 
-from zkconsumer.testing import EmbeddedBroker, EmbeddedEnsemble, EmbeddedZooKeeper
+from zkconsumer.testing import EmbeddedBroker, EmbeddedEnsemble, EmbeddedZooKeeper, KafkaBroker
 
 
 def register(sub: Any) -> None:
@@ -23,10 +23,16 @@ def register(sub: Any) -> None:
     broker = sub.add_parser("broker", help="run the embedded broker").add_subparsers(
         dest="broker_verb")
     broker.required = True
-    bstart = broker.add_parser("start", help="start Tansu, registered in ZooKeeper, until Ctrl-C")
+    bstart = broker.add_parser("start", help="start a broker registered in ZooKeeper until Ctrl-C",
+                               description="Tansu (the embedded default, registered by this "
+                                           "command) or, with --kafka-home, an Apache Kafka "
+                                           "broker that registers itself.")
     bstart.add_argument("--zk", required=True, help="ZooKeeper connect string HOST:PORT[,..]")
     bstart.add_argument("--port", type=int, default=None)
     bstart.add_argument("--broker-id", type=int, default=0)
+    bstart.add_argument("--kafka-home", default=None, metavar="DIR",
+                        help="start Apache Kafka from this Kafka directory instead of Tansu "
+                             "(laid out like ../shared/kafka-2.4.1; see docs/brokers.md)")
     bstart.set_defaults(func=broker_start)
 
 
@@ -58,8 +64,13 @@ def zk_start(args: argparse.Namespace) -> int:
 
 
 def broker_start(args: argparse.Namespace) -> int:
-    with EmbeddedBroker(args.zk, broker_id=args.broker_id, port=args.port) as broker:
-        print(f"broker {broker.broker_id} serving on {broker.bootstrap}, registered in {args.zk}; "
-              "Ctrl-C to stop", flush=True)
+    broker: EmbeddedBroker | KafkaBroker
+    if args.kafka_home:
+        broker = KafkaBroker(args.zk, args.kafka_home, broker_id=args.broker_id, port=args.port)
+    else:
+        broker = EmbeddedBroker(args.zk, broker_id=args.broker_id, port=args.port)
+    with broker:
+        print(f"{broker.name} broker {broker.broker_id} serving on {broker.bootstrap}, "
+              f"registered in {args.zk}; Ctrl-C to stop", flush=True)
         _wait_for_ctrl_c()
     return 0

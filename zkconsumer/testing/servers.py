@@ -3,6 +3,10 @@
 ``ZKCONSUMER_ZK`` and ``ZKCONSUMER_BOOTSTRAP`` select them for the tests, the demo and the CLI:
 unset means embedded servers started here; ``testcontainers`` means containers (needs a Docker
 engine); anything else is taken as ``host:port[,...]`` of servers someone else runs.
+
+A broker spec may also be ``tansu`` (the embedded default, said explicitly), ``kafka`` (an Apache
+Kafka broker started here from ``ZKCONSUMER_KAFKA_HOME``) or ``kafka:DIR`` (from the Kafka
+directory ``DIR``); see :mod:`zkconsumer.testing.kafka`.
 """
 
 from __future__ import annotations
@@ -17,6 +21,7 @@ from kazoo.client import KazooClient
 
 from zkconsumer.errors import ServerError, ZooKeeperUnavailable
 from zkconsumer.testing.broker import EmbeddedBroker, register_broker
+from zkconsumer.testing.kafka import KafkaBroker, kafka_home_from_env
 from zkconsumer.testing.zookeeper import EmbeddedZooKeeper, four_letter
 from zkconsumer.zk.codec import BrokerRegistration
 
@@ -25,6 +30,8 @@ log = logging.getLogger(__name__)
 ZK_ENV = "ZKCONSUMER_ZK"
 BROKER_ENV = "ZKCONSUMER_BOOTSTRAP"
 TESTCONTAINERS = "testcontainers"
+TANSU = "tansu"
+KAFKA = "kafka"
 
 
 @dataclass
@@ -44,6 +51,20 @@ class ExternalBroker:
     bootstrap: str
     broker_id: int
 
+    @property
+    def name(self) -> str:
+        return f"external broker at {self.bootstrap}"
+
+
+def is_kafka_spec(spec: str) -> bool:
+    return spec == KAFKA or spec.startswith(KAFKA + ":")
+
+
+def kafka_broker(zk_connect: str, spec: str, **kwargs: object) -> KafkaBroker:
+    """An unstarted :class:`KafkaBroker` for ``kafka`` or ``kafka:DIR``."""
+    home = kafka_home_from_env(spec[len(KAFKA) + 1:] if spec.startswith(KAFKA + ":") else None)
+    return KafkaBroker(zk_connect, home, **kwargs)  # type: ignore[arg-type]
+
 
 @contextlib.contextmanager
 def zookeeper_from_env(spec: str | None = None) -> Iterator[EmbeddedZooKeeper | ExternalZooKeeper]:
@@ -60,11 +81,14 @@ def zookeeper_from_env(spec: str | None = None) -> Iterator[EmbeddedZooKeeper | 
 
 @contextlib.contextmanager
 def broker_from_env(zk_connect: str, spec: str | None = None
-                    ) -> Iterator[EmbeddedBroker | ExternalBroker]:
+                    ) -> Iterator[EmbeddedBroker | KafkaBroker | ExternalBroker]:
     spec = os.environ.get(BROKER_ENV, "") if spec is None else spec
-    if not spec:
+    if not spec or spec == TANSU:
         with EmbeddedBroker(zk_connect) as broker:
             yield broker
+    elif is_kafka_spec(spec):
+        with kafka_broker(zk_connect, spec) as kafka:
+            yield kafka
     elif spec == TESTCONTAINERS:
         raise ServerError(
             f"{BROKER_ENV}=testcontainers is not supported: run docker/compose.yml and set "

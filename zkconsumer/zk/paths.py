@@ -22,6 +22,7 @@ CONSUMERS = "/consumers"
 BROKERS = "/brokers"
 BROKER_IDS = "/brokers/ids"
 BROKER_TOPICS = "/brokers/topics"
+CONTROLLER = "/controller"
 CONTROLLER_EPOCH = "/controller_epoch"
 
 

@@ -1,0 +1,110 @@
+"""Apache Kafka brokers from a Kafka directory: they register themselves, their controller writes
+the topic znodes, and a zkconsumer group consumes from them. Run for every Kafka build found
+beside this checkout (../shared/kafka-0.10.2, ../shared/kafka-2.4.1, as in CI)."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from connector_helpers import StreamDrain, fast_config, owners, wait_until
+from kazoo.client import KazooClient
+
+from zkconsumer import ZookeeperConsumerConnector
+from zkconsumer.admin import create_topic, produce
+from zkconsumer.errors import ServerError
+from zkconsumer.testing import EmbeddedZooKeeper, KafkaBroker, shared_kafka_home
+from zkconsumer.testing.servers import broker_from_env
+from zkconsumer.zk import paths
+
+VERSIONS = {"0.10.2": "0.10.2.2", "2.4.1": "2.4.1"}
+
+
+def _home(short: str) -> Path:
+    home = shared_kafka_home(short)
+    if home is None:
+        pytest.fail(f"no shared/kafka-{short} beside this checkout: the Kafka builds are part of "
+                    "the test environment (see docs/brokers.md)")
+    return home
+
+
+@pytest.fixture(scope="module", params=sorted(VERSIONS))
+def kafka(request: pytest.FixtureRequest) -> Iterator[tuple[str, KafkaBroker]]:
+    """Each version on a ZooKeeper of its own: its controller owns /brokers there."""
+    with EmbeddedZooKeeper() as zk, KafkaBroker(zk.connect_string, _home(request.param)) as b:
+        yield zk.connect_string, b
+
+
+@pytest.fixture
+def zk(kafka: tuple[str, KafkaBroker]) -> Iterator[KazooClient]:
+    client = KazooClient(hosts=kafka[0])
+    client.start(timeout=15)
+    yield client
+    client.stop()
+    client.close()
+
+
+def test_the_broker_registers_itself_and_names_its_version(kafka, zk):
+    _, broker = kafka
+    assert broker.name == f"apache-kafka-{VERSIONS[broker.home.name.removeprefix('kafka-')]}"
+    data, stat = zk.get(paths.broker(0))
+    reg = json.loads(data)
+    assert reg["endpoints"] == [f"PLAINTEXT://{broker.bootstrap}"]
+    assert (reg["host"], reg["port"]) == ("127.0.0.1", broker.port)
+    assert stat.ephemeralOwner != 0
+    assert json.loads(zk.get("/controller")[0])["brokerid"] == 0
+
+
+def test_topics_come_from_the_brokers_own_controller(kafka, zk, unique):
+    zk_connect, broker = kafka
+    topic = unique("kt")
+    info = create_topic(zk_connect, topic, 3, bootstrap=broker.bootstrap)
+    assert [(p.partition, p.leader, p.isr) for p in info.partitions] == [
+        (0, 0, (0,)), (1, 0, (0,)), (2, 0, (0,))]
+    # The harness writes none of these: the epoch in every state is the one only a Kafka
+    # controller knows, and 2.4's controller writes the reassignment fields of KIP-455.
+    epoch = int(zk.get("/controller_epoch")[0])
+    for p in range(3):
+        state = json.loads(zk.get(paths.partition_state(topic, p))[0])
+        assert state["controller_epoch"] == epoch
+    assignment = json.loads(zk.get(paths.topic(topic))[0])
+    if broker.version == "2.4.1":
+        assert assignment["adding_replicas"] == {} and assignment["removing_replicas"] == {}
+    assert assignment["partitions"] == {"0": [0], "1": [0], "2": [0]}
+
+
+def test_a_zkconsumer_group_consumes_everything_from_it(kafka, zk, unique):
+    zk_connect, broker = kafka
+    topic, group = unique("kt"), unique("kg")
+    create_topic(zk_connect, topic, 2, bootstrap=broker.bootstrap)
+    values = {p: [f"{p}-{i}".encode() for i in range(20)] for p in range(2)}
+    for p, vals in values.items():
+        produce(broker.bootstrap, topic, vals, partition=p)
+    with ZookeeperConsumerConnector(fast_config(zk_connect, group, consumer_id="c1")) as conn:
+        drain = StreamDrain(conn.create_message_streams({topic: 1})[topic])
+        want = {v for vals in values.values() for v in vals}
+        wait_until(lambda: drain.values() >= want, 60, "all 40 messages from Apache Kafka")
+        drain.stop()
+        assert owners(zk, group, topic) == {0: f"{group}_c1-0", 1: f"{group}_c1-0"}
+        assert sorted(m.offset for m in drain.messages if m.partition == 1) == list(range(20))
+
+
+def test_broker_spec_kafka_dir_starts_apache_kafka():
+    # The spec the tools and the lab take (ZKCONSUMER_BOOTSTRAP=kafka:DIR).
+    home = _home("0.10.2")
+    with EmbeddedZooKeeper() as other, broker_from_env(other.connect_string,
+                                                       f"kafka:{home}") as broker:
+        assert isinstance(broker, KafkaBroker) and broker.name == "apache-kafka-0.10.2.2"
+
+
+def test_a_directory_that_is_not_kafka_is_refused_by_name(tmp_path):
+    with pytest.raises(ServerError, match=f"{tmp_path}/nope.* does not exist"):
+        KafkaBroker("127.0.0.1:1", tmp_path / "nope")
+    with pytest.raises(ServerError, match="has no bin/broker.sh launcher"):
+        KafkaBroker("127.0.0.1:1", tmp_path)
+    (tmp_path / "bin").mkdir()
+    (tmp_path / "bin" / "broker.sh").write_text("#!/bin/sh\n")
+    with pytest.raises(ServerError, match="no kafka_<scala>-<version>.jar"):
+        KafkaBroker("127.0.0.1:1", tmp_path)
