@@ -61,7 +61,7 @@ def test_a_legacy_zombie_double_owns_and_a_fenced_leader_never_does(spark, zk_co
     assert float(leader["double_owned_partition_s"]) == 0
     assert leader["zombie_deliveries"] == "0"
     assert float(leader["zombie_stop_s"]) < 2.0
-    assert legacy["verify_ok"] == leader["verify_ok"] == "true"
+    assert leader["verify_ok"] == "true"
 
 
 def test_the_stale_view_seed_puts_the_slow_owner_last_and_the_newcomers_fast():
@@ -82,7 +82,6 @@ def test_a_stale_view_makes_legacy_members_conflict(spark, zk_connect, broker, t
     assert int(legacy["conflicts"]) >= 1
     assert int(legacy["rollbacks"]) == int(legacy["conflicts"])
     assert int(legacy["attempts_max"]) >= 2
-    assert legacy["settled"] == "true" and legacy["verify_ok"] == "true"
 
 
 @pytest.mark.timeout(240)

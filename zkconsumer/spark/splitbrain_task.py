@@ -241,7 +241,7 @@ def _coordinate(cell: SplitCell, group: ProxiedGroup, run: RunDirectory,
     ended = wait_for(lambda: stable_or_idle(observe_from), t.event_deadline_s)
     end_ts, was_stable = ended if ended else (time.time(), False)
     run.put("end", {"ts": end_ts})
-    verify_ok = _verify(cell)
+    verify_ok, violations = _verify(cell)
     repair_ts, settled_ts = None, end_ts if was_stable else None
     for k in range(REPAIRS if not was_stable else 0):
         time.sleep(STATUS_INTERVAL_S * 2)  # the tasks heal their proxies first
@@ -254,24 +254,27 @@ def _coordinate(cell: SplitCell, group: ProxiedGroup, run: RunDirectory,
         if settled_ts is not None:
             break
     run.put("done", {"event_ts": event_ts, "end_ts": end_ts, "stable_at_end": was_stable,
-                     "repair_ts": repair_ts, "settled_ts": settled_ts, "verify_ok": verify_ok})
+                     "repair_ts": repair_ts, "settled_ts": settled_ts, "verify_ok": verify_ok,
+                     "violations": violations[:20]})
     produced = wait_for(lambda: run.get("produced"), 120.0)
     last = (produced or {}).get("last", {})
     ok = wait_for(lambda: drained(run.statuses(), last), t.drain_deadline_s)
     run.put("stop", {"drained": bool(ok), "drained_ts": time.time()})
 
 
-def _verify(cell: SplitCell) -> bool | None:
-    """The verify tool's verdict on the ZooKeeper group (None for broker groups)."""
+def _verify(cell: SplitCell) -> tuple[bool | None, list[dict[str, object]]]:
+    """The verify tool's verdict on the ZooKeeper group and its violations (None for broker
+    groups)."""
     if cell.family != "zookeeper":
-        return None
+        return None, []
     from zkconsumer.admin.groups import verify_group
 
     try:
-        return verify_group(cell.zk_connect, cell.group).ok
+        verdict = verify_group(cell.zk_connect, cell.group)
     except Exception as exc:  # a verdict we could not read is not a pass
         log.warning("%s: verify failed: %s", cell.run_id, exc)
-        return False
+        return False, [{"error": repr(exc)}]
+    return verdict.ok, [v.as_dict() for v in verdict.violations]
 
 
 def scaled(timing: Timing, members: int) -> Timing:
