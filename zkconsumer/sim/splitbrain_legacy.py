@@ -146,6 +146,11 @@ class LegacySplitModel:
         return m.delay_s + self.server_s + max(self.cpu_s * max(1, busy),
                                                self.service_s * self.active_total)
 
+    def drop_owners(self, m: Member) -> None:
+        for p in [p for p, who in self.owner.items() if who == m.name]:
+            del self.owner[p]
+        m.owned.clear()
+
     def deregister(self, m: Member) -> None:
         m.registered = False
         self._view = None
@@ -194,10 +199,10 @@ class LegacySplitModel:
                 self.start(m)
             self.at(self.now + self.cal.zk_connect_ms / 1000.0 + m.delay_s, register)
         elif kind is Kind.LEAVE:
+            # shutdown closes the session: every ephemeral owner znode it holds goes with it,
+            # also the ones an attempt in progress had just created
             self.stop_fetching(m)
-            for p in list(m.owned):
-                self.owner.pop(p, None)
-            m.owned.clear()
+            self.drop_owners(m)
             m.gone = True
             self.deregister(m)
             self.notify_all(name)
@@ -214,10 +219,7 @@ class LegacySplitModel:
 
     def expire(self, m: Member) -> None:
         """The server drops the cut-off member's session: registration and owners go."""
-        for p in list(m.owned):
-            if self.owner.get(p) == m.name:
-                del self.owner[p]
-        m.owned.clear()          # its znodes are gone; its fetchers still run
+        self.drop_owners(m)      # its znodes are gone; its fetchers still run
         self.deregister(m)
         self.notify_all(m.name)
 
@@ -269,6 +271,10 @@ class LegacySplitModel:
 
         def read_done(started: float, per_read: float, size: int, ranks: dict[str, int]
                       ) -> None:
+            if m.gone:               # it left meanwhile: its shutdown ended the attempt
+                self.busy(m, -1)
+                m.busy = False
+                return
             # a registration deleted before this attempt came to read it: NoNode, attempt fails
             if any(started <= t < started + (ranks[n] + 1) * per_read
                    for n, t in self.deregistered.items() if n in ranks):
@@ -317,6 +323,13 @@ class LegacySplitModel:
                 self.start(m)
 
         def succeeded(created: list[int]) -> None:
+            if m.gone or not m.registered:   # left or expired meanwhile: nothing is owned
+                for p in created:
+                    if self.owner.get(p) == m.name:
+                        del self.owner[p]
+                self.busy(m, -1)
+                m.busy = False
+                return
             m.owned = set(created)
             for p in created:
                 m.fetching[p] = self.now
