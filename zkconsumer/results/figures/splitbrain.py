@@ -134,10 +134,9 @@ def _suffix(folder: Path, prefix: str) -> str:
     return folder.name.removeprefix(prefix)
 
 
-@figure("splitbrain-giveup", source="results/splitbrain/sim-storm-r*")
-def give_up(ctx: Context) -> str:
-    folders = sorted((ctx.results / AREA).glob("sim-storm-r*"),
-                     key=lambda d: int(re.sub(r"\D", "", d.name) or 0))
+def _giveup_block(ctx: Context, prefix: str, svg: str, title: str) -> str:
+    folders = sorted((ctx.results / AREA).glob(f"{prefix}*"),
+                     key=lambda d: int(re.sub(r"\D", "", d.name.removeprefix(prefix)) or 0))
     if not folders:
         return "No simulated storm committed yet."
     plt = pyplot()
@@ -146,7 +145,7 @@ def give_up(ctx: Context) -> str:
     header = ["protocol", "retries", *(f"N={n:,}" for n in sizes)]
     lines = ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
     for d in folders:
-        retries = _suffix(d, "sim-storm-r")
+        retries = _suffix(d, prefix)
         probs = _by(_rows(d), "p_give_up")
         for protocol in sorted({p for p, _ in probs}):
             pts = [(n, statistics.fmean(probs[(protocol, n)])) for n in sizes
@@ -161,13 +160,25 @@ def give_up(ctx: Context) -> str:
     ax.set_xscale("log")
     ax.set_xlabel("members N")
     ax.set_ylabel("P(some member gives up)")
-    ax.set_title("storm: 3 joins + 3 leaves in 2 s (simulated)")
+    ax.set_title(title)
     ax.grid(True, which="both", alpha=0.3)
     ax.legend(fontsize=6)
     fig.tight_layout()
-    save_svg(fig, ctx.figures / "splitbrain-giveup.svg")
-    return "\n".join([f"![P(give up) vs N]({ctx.plot_link('splitbrain-giveup.svg')})", "",
+    save_svg(fig, ctx.figures / svg)
+    return "\n".join([f"![P(give up) vs N]({ctx.plot_link(svg)})", "",
                       *lines, "", *_provenance(folders)])
+
+
+@figure("splitbrain-giveup", source="results/splitbrain/sim-storm-r*")
+def give_up(ctx: Context) -> str:
+    return _giveup_block(ctx, "sim-storm-r", "splitbrain-giveup.svg",
+                         "storm: 3 joins + 3 leaves in 2 s, one host per member (simulated)")
+
+
+@figure("splitbrain-giveup-here", source="results/splitbrain/sim-here-storm-r*")
+def give_up_here(ctx: Context) -> str:
+    return _giveup_block(ctx, "sim-here-storm-r", "splitbrain-giveup-here.svg",
+                         "storm: members in 2 processes on this machine (simulated)")
 
 
 @figure("splitbrain-zombie", source="results/splitbrain/sim-zombie-f*")
@@ -257,14 +268,17 @@ def findings(ctx: Context) -> str:
                    f"{int(_sum(real, BROKER, 'conflicts'))} conflicts.")
         out.append(f"- **Lost**: {int(_sum(real, tuple({r['protocol'] for r in real}), 'lost'))}"
                    f" acknowledged records lost over all {len(real)} real rows.")
-    for d in sorted(base.glob("sim-storm-r*"), key=lambda d: int(re.sub(r"\D", "", d.name))):
+    storms = [(d, "one host per member") for d in base.glob("sim-storm-r*")] + \
+        [(d, "this machine's placement") for d in base.glob("sim-here-storm-r*")]
+    for d, where in sorted(storms, key=lambda x: (x[1], int(re.sub(r"\D", "", x[0].name)))):
         probs = _by(_rows(d), "p_give_up")
         legacy = sorted((n, statistics.fmean(v)) for (p, n), v in probs.items()
                         if p == "zk-range")
         first = next((n for n, p in legacy if p >= 0.5), None)
         others = max((statistics.fmean(v) for (p, _), v in probs.items() if p != "zk-range"),
                      default=0.0)
-        out.append(f"- **Storm, simulated, retries {_suffix(d, 'sim-storm-r')}**: some legacy "
+        retries = re.sub(r"\D", "", d.name)
+        out.append(f"- **Storm, simulated ({where}), retries {retries}**: some legacy "
                    f"member gives up with probability ≥ 0.5 from N = "
                    f"{first if first is not None else 'never (up to the largest N run)'}"
                    f"; the highest probability for the other protocols is {others:.2f}.")
