@@ -10,6 +10,7 @@ Kafka broker started this way runs on a ZooKeeper of its own.
 from __future__ import annotations
 
 import argparse
+import sys
 from collections.abc import Sequence
 from typing import Any
 
@@ -59,3 +60,24 @@ def results_broker(results: Sequence[Any]) -> str:
     """The broker the runs name (``tansu-0.6.0``, ``apache-kafka-2.4.1``), for meta.json."""
     names = {str(r.details.get("broker", "")) for r in results} - {""}
     return ", ".join(sorted(names))
+
+
+def broker_named_once(args: argparse.Namespace) -> bool:
+    """False (said on stderr) when ``--broker`` and ``--bootstrap`` are both given."""
+    error = broker_conflict(args)
+    if error:
+        print(f"zkconsumer: error: {error}", file=sys.stderr)
+    return error is None
+
+
+def broker_name(spec: str) -> str:
+    """The name results give the broker ``spec`` starts (``tansu-0.6.0``,
+    ``apache-kafka-2.4.1``)."""
+    from zkconsumer.testing.broker import TANSU_NAME
+    from zkconsumer.testing.kafka import kafka_version
+    from zkconsumer.testing.servers import kafka_home_from_env
+
+    if spec == "tansu":
+        return TANSU_NAME
+    home = kafka_home_from_env(spec[len("kafka:"):] if spec.startswith("kafka:") else None)
+    return f"apache-kafka-{kafka_version(home)}"

@@ -11,6 +11,7 @@ from __future__ import annotations
 import shlex
 from pathlib import Path
 
+from zkconsumer.cli.console import show
 from zkconsumer.lab.output import write_outputs
 from zkconsumer.lab.report import summary_table
 from zkconsumer.lab.runner import run_experiment
@@ -47,7 +48,7 @@ def run_compare_demo(zk_connect: str, bootstrap: str, broker: str, out_dir: Path
 
 
 def print_comparison(results: list[RunResult], out_dir: Path) -> bool:
-    print(summary_table(results))
+    show(summary_table(results))
     print("Read: zk-range makes every member stop for any change (paused = the group); the "
           "fenced leader mode moves only what must move; the broker protocols trade ZooKeeper "
           "traffic for the coordinator's rounds. The cells ran side by side: timings here are a "

@@ -16,8 +16,9 @@ from pathlib import Path
 from typing import Any
 
 from zkconsumer.cli import experiment_chaos, experiment_herd, experiment_split
-from zkconsumer.cli.broker_option import add_broker_option, check_servers, results_broker
-from zkconsumer.cli.experiment_args import csv_choice, finish_command
+from zkconsumer.cli.broker_option import add_broker_option, broker_named_once, results_broker
+from zkconsumer.cli.console import show
+from zkconsumer.cli.experiment_args import csv_choice, finish_command, servers_named_together
 from zkconsumer.lab import EVENTS, PROTOCOLS, ExperimentSpec, RunStatus, Timing, run_experiment
 from zkconsumer.lab.output import write_outputs
 from zkconsumer.lab.report import summary_table, write_results
@@ -78,9 +79,7 @@ def reproduce_command(args: argparse.Namespace) -> str:
 
 
 def run_compare(args: argparse.Namespace) -> int:
-    error = check_servers(args)
-    if error:
-        print(f"zkconsumer: error: {error}", file=sys.stderr)
+    if not servers_named_together(args) or not broker_named_once(args):
         return 2
     prov = capture(reproduce_command(args))
     spec = ExperimentSpec(
@@ -99,7 +98,7 @@ def run_compare(args: argparse.Namespace) -> int:
         spec, on_result=lambda so_far: write_results(so_far, args.out / "results.json", spec))
     written = write_outputs(results, spec, args.out, reproduce_command(args), args.json)
     written.append(write_provenance(args.out, replace(prov, broker=results_broker(results))))
-    print(summary_table(results))
+    show(summary_table(results))
     for path in written:
         print(f"wrote {path}")
     failed = [r for r in results if r.status == RunStatus.FAILED.value]

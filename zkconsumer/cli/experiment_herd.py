@@ -16,13 +16,16 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
-from zkconsumer.cli.broker_option import add_broker_option, broker_conflict, results_broker
+from zkconsumer.cli import run_meta
+from zkconsumer.cli.broker_option import add_broker_option, broker_named_once
+from zkconsumer.cli.console import show
 from zkconsumer.cli.experiment_args import csv_choice, finish_command
 from zkconsumer.lab.drivers import DRIVERS
-from zkconsumer.lab.herd import DEFAULT_SIZES, HERD_EVENTS, HERD_TIMING, HerdSpec, run_herd
+from zkconsumer.lab.herd import run_herd
 from zkconsumer.lab.herd_report import fits_table, write_herd_outputs, write_herd_results
+from zkconsumer.lab.herd_spec import DEFAULT_SIZES, HERD_EVENTS, HERD_TIMING, HerdSpec
 from zkconsumer.lab.spec import RunStatus
-from zkconsumer.results.provenance import capture, write_provenance
+from zkconsumer.results.compact import write_compact
 
 
 def _sizes(text: str) -> tuple[int, ...]:
@@ -81,11 +84,8 @@ def reproduce_command(args: argparse.Namespace) -> str:
 
 
 def run_herd_command(args: argparse.Namespace) -> int:
-    error = broker_conflict(args)
-    if error:
-        print(f"zkconsumer: error: {error}", file=sys.stderr)
+    if not broker_named_once(args):
         return 2
-    prov = capture(reproduce_command(args))
     timing = replace(HERD_TIMING, session_timeout_ms=args.session_timeout_ms,
                      rebalance_backoff_ms=args.backoff_ms, quiet_s=args.quiet_s)
     spec = HerdSpec(protocols=args.protocols, members=args.members, partitions=args.partitions,
@@ -99,6 +99,7 @@ def run_herd_command(args: argparse.Namespace) -> int:
         return 2
     # With N >> P most members own nothing, and the legacy assignor says so on every attempt:
     # quiet for this run only (the verb may run inside a larger program, e.g. the tests).
+    prov = run_meta.start(reproduce_command(args), args)
     assignor_log = logging.getLogger("zkconsumer.assignors.legacy")
     level = assignor_log.level
     assignor_log.setLevel(logging.ERROR)
@@ -109,8 +110,8 @@ def run_herd_command(args: argparse.Namespace) -> int:
     finally:
         assignor_log.setLevel(level)
     written = write_herd_outputs(result, args.out, reproduce_command(args), args.json)
-    written.append(write_provenance(args.out, replace(prov, broker=results_broker(result.runs))))
-    print(fits_table(result.fits))
+    written += [write_compact(args.out), run_meta.finish(args.out, prov)]
+    show(fits_table(result.fits))
     for path in written:
         print(f"wrote {path}")
     failed = [r for r in result.runs if r.status == RunStatus.FAILED.value]

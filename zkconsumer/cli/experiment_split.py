@@ -15,14 +15,16 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
-from zkconsumer.cli.broker_option import add_broker_option, check_servers, results_broker
-from zkconsumer.cli.experiment_args import csv_choice, finish_command
+from zkconsumer.cli import run_meta
+from zkconsumer.cli.broker_option import add_broker_option, broker_named_once
+from zkconsumer.cli.console import show
+from zkconsumer.cli.experiment_args import csv_choice, finish_command, servers_named_together
 from zkconsumer.lab.spec import PROTOCOLS, RunStatus
 from zkconsumer.lab.splitbrain import SCENARIOS, SplitBrainSpec, run_split_brain
 from zkconsumer.lab.splitbrain.output import write_outputs
 from zkconsumer.lab.splitbrain.report import summary_table, write_results
 from zkconsumer.lab.splitbrain.spec import DEFAULT_TIMING
-from zkconsumer.results.provenance import capture, write_provenance
+from zkconsumer.results.compact import write_compact
 
 
 def register(verbs: Any) -> None:
@@ -82,11 +84,8 @@ def reproduce_command(args: argparse.Namespace) -> str:
 
 
 def run_split(args: argparse.Namespace) -> int:
-    error = check_servers(args)
-    if error:
-        print(f"zkconsumer: error: {error}", file=sys.stderr)
+    if not servers_named_together(args) or not broker_named_once(args):
         return 2
-    prov = capture(reproduce_command(args))
     timing = replace(DEFAULT_TIMING, session_timeout_ms=args.session_timeout_ms,
                      rebalance_backoff_ms=args.backoff_ms,
                      rebalance_max_retries=args.max_retries, produce_rate=args.rate)
@@ -102,11 +101,12 @@ def run_split(args: argparse.Namespace) -> int:
         print(f"zkconsumer: error: {exc}", file=sys.stderr)
         return 2
     args.out.mkdir(parents=True, exist_ok=True)
+    prov = run_meta.start(reproduce_command(args), args)
     results = run_split_brain(
         spec, on_result=lambda so_far: write_results(so_far, args.out / "results.json", spec))
     written = write_outputs(results, spec, args.out, reproduce_command(args))
-    written.append(write_provenance(args.out, replace(prov, broker=results_broker(results))))
-    print(summary_table(results, spec.scenario))
+    written += [write_compact(args.out), run_meta.finish(args.out, prov)]
+    show(summary_table(results, spec.scenario))
     for path in written:
         print(f"wrote {path}")
     return 1 if any(r.status == RunStatus.FAILED.value for r in results) else 0
