@@ -101,6 +101,10 @@ def comparison_table(ctx: Context) -> str:
     lines.append("")
     lines.append("Records lost over every measured run: " + "; ".join(
         f"{LABELS[b]} {lost[b]} in {ok[b]} runs" for b in brokers) + ".")
+    for b in (KAFKA, TANSU):
+        if b not in by:
+            lines += ["", f"{LABELS[b]}: no runs committed under `{SOURCE}/compare-{b}-*` yet, "
+                      "so no column (figures without committed runs are not shown)."]
     reasons = sorted({r["reason"] for b in brokers for r in by[b]
                       if r["status"] == "unsupported" and r.get("reason")})
     for reason in reasons:
