@@ -7,8 +7,8 @@ import argparse
 
 import pytest
 
-from zkconsumer.cli.broker_option import broker_conflict, broker_spec, check_servers
 from zkconsumer.cli.experiment_args import finish_command
+from zkconsumer.lab.broker_option import broker_conflict, broker_spec, check_servers
 
 
 def test_tansu_and_a_kafka_directory_are_accepted(tmp_path):

@@ -16,10 +16,10 @@ from pathlib import Path
 from typing import Any
 
 from zkconsumer.cli import experiment_chaos, experiment_herd, experiment_split
-from zkconsumer.cli.broker_option import add_broker_option, broker_named_once, results_broker
 from zkconsumer.cli.console import show
 from zkconsumer.cli.experiment_args import csv_choice, finish_command, servers_named_together
 from zkconsumer.lab import EVENTS, PROTOCOLS, ExperimentSpec, RunStatus, Timing, run_experiment
+from zkconsumer.lab.broker_option import add_broker_option, broker_named_once, results_broker
 from zkconsumer.lab.output import write_outputs
 from zkconsumer.lab.report import summary_table, write_results
 from zkconsumer.results.provenance import capture, write_provenance

@@ -17,9 +17,9 @@ from pathlib import Path
 from typing import Any
 
 from zkconsumer.cli import run_meta
-from zkconsumer.cli.broker_option import add_broker_option, broker_named_once
 from zkconsumer.cli.console import show
 from zkconsumer.cli.experiment_args import csv_choice, finish_command
+from zkconsumer.lab.broker_option import add_broker_option, broker_named_once
 from zkconsumer.lab.drivers import DRIVERS
 from zkconsumer.lab.herd import run_herd
 from zkconsumer.lab.herd_report import fits_table, write_herd_outputs, write_herd_results

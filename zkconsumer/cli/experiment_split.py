@@ -16,9 +16,9 @@ from pathlib import Path
 from typing import Any
 
 from zkconsumer.cli import run_meta
-from zkconsumer.cli.broker_option import add_broker_option, broker_named_once
 from zkconsumer.cli.console import show
 from zkconsumer.cli.experiment_args import csv_choice, finish_command, servers_named_together
+from zkconsumer.lab.broker_option import add_broker_option, broker_named_once
 from zkconsumer.lab.spec import PROTOCOLS, RunStatus
 from zkconsumer.lab.splitbrain import SCENARIOS, SplitBrainSpec, run_split_brain
 from zkconsumer.lab.splitbrain.output import write_outputs

@@ -18,7 +18,7 @@ EMBEDDED_BROKER = "tansu-0.6.0"
 def broker_of(args: argparse.Namespace) -> str:
     """The broker a verb measured: the one ``--broker`` started, else the embedded Tansu unless
     ``--bootstrap`` named another."""
-    from zkconsumer.cli.broker_option import broker_name
+    from zkconsumer.lab.broker_option import broker_name
 
     if getattr(args, "broker", None):
         return broker_name(args.broker)

@@ -123,11 +123,10 @@ class KafkaCoordinatorGroup(BrokerGroup):
         for m in self.members.values():
             m.phase = common + self._half()
 
-    def _synced(self, m: BrokerMember, parts: set[int]) -> None:
+    def sync_answered(self, m: BrokerMember) -> None:
         """Rule 3: the heartbeat schedule restarts at the SyncGroup answer."""
         if m.since != float("inf"):  # a joiner's schedule starts there anyway (base model)
             m.rephase(self.engine.now)
-        super()._synced(m, parts)
 
     def join(self, mid: str) -> None:
         # A group with no live member is Empty: its first round is an InitialDelayedJoin.
@@ -136,16 +135,14 @@ class KafkaCoordinatorGroup(BrokerGroup):
         if not self.static:  # a static joiner's instance id lets it skip MEMBER_ID_REQUIRED
             self.tally.broker_requests += (DYNAMIC_JOINER_JOIN_GROUPS - 1) * costs.JOIN_GROUP
 
-    def _maybe_close_barrier(self) -> None:
-        """Rule 1 for a new group: its first round also waits the initial delay."""
-        if (self.new_group and self.initial_delay_s > 0 and self._round == 1 and self._arrived
-                and not self._barrier_set and len(self._arrived) >= len(self._expected)):
-            end = initial_delay_end(list(self._arrived.values()), self.initial_delay_s,
-                                    self.cfg.rebalance_timeout_ms / 1000.0)
-            if end > self.engine.now:
-                self.engine.at(end, self._maybe_close_barrier)
-                return
-        super()._maybe_close_barrier()
+    def round_closes_at(self) -> float:
+        """Rule 1: no window (the base model's factor is 0 here); a new group's first round
+        also waits the initial delay after each arrival."""
+        base = super().round_closes_at()
+        if not (self.new_group and self.initial_delay_s > 0 and self._round == 1):
+            return base
+        return max(base, initial_delay_end(list(self._arrived.values()), self.initial_delay_s,
+                                           self.cfg.rebalance_timeout_ms / 1000.0))
 
     def leave(self, mid: str) -> None:
         """Dynamic: LeaveGroup (rule 4). Static: close() revokes and commits, sends no

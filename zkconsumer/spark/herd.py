@@ -23,7 +23,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from zkconsumer.cli.broker_option import add_broker_option
+from zkconsumer.lab.broker_option import add_broker_option
 from zkconsumer.lab.runner import LAB_KAFKA_PROPS
 from zkconsumer.lab.spec import Timing
 from zkconsumer.sim import EVENTS as SIM_EVENTS

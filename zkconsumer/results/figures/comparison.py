@@ -44,7 +44,7 @@ def runs_by_broker(ctx: Context, prefix: str) -> dict[str, list[dict[str, Any]]]
     return out
 
 
-def fmt(value: float | None) -> str:
+def num(value: float | None) -> str:
     if value is None:
         return "—"
     if abs(value - round(value)) < 1e-9 and abs(value) >= 10:
@@ -72,7 +72,7 @@ def cell_text(runs: Sequence[dict[str, Any]]) -> list[str]:
     if not ok:
         status = runs[0]["status"]
         return [n, f"**{status}**"] + [""] * (len(COLUMNS) - 1)
-    return [n] + [fmt(median_of(ok, key)) for key, _ in COLUMNS]
+    return [n] + [num(median_of(ok, key)) for key, _ in COLUMNS]
 
 
 def select(runs: Sequence[dict[str, Any]], protocol: str, event: str) -> list[dict[str, Any]]:
@@ -179,12 +179,12 @@ def comparison_kip(ctx: Context) -> str:
              "|---|---|---|---|---|---|---|---|"]
     for r in rows:
         lines.append(
-            f"| {r['n']} | {fmt(r['static_rebalances'])} / {fmt(r['eager_rebalances'])} "
-            f"({2 * r['n']}) | {fmt(r['static_paused'])} / {fmt(r['eager_paused'])} | "
-            f"{fmt(r['static_stable'])} / {fmt(r['eager_stable'])} | "
-            f"{fmt(r['coop_stopped'])} / {fmt(r['eager_stopped'])} | "
-            f"{fmt(r['coop_moved'])} | {fmt(r['coop_paused'])} / "
-            f"{fmt(r['eager_join_paused'])} | {fmt(r['coop_rebalances'])} |")
+            f"| {r['n']} | {num(r['static_rebalances'])} / {num(r['eager_rebalances'])} "
+            f"({2 * r['n']}) | {num(r['static_paused'])} / {num(r['eager_paused'])} | "
+            f"{num(r['static_stable'])} / {num(r['eager_stable'])} | "
+            f"{num(r['coop_stopped'])} / {num(r['eager_stopped'])} | "
+            f"{num(r['coop_moved'])} | {num(r['coop_paused'])} / "
+            f"{num(r['eager_join_paused'])} | {num(r['coop_rebalances'])} |")
     lines += ["",
               f"![KIP-345: rebalances in a rolling bounce]({ctx.plot_link('kip345-bounce.svg')})",
               f"![KIP-429: partitions stopped by a join]({ctx.plot_link('kip429-join.svg')})"]
@@ -247,10 +247,10 @@ def model_check_block(folder: Path) -> str:
             verdict += " (seen, not counted)"
         lines.append(
             f"| {c['protocol']} | {c['members']} | {c['partitions']} | {c['event']} | "
-            f"{c['runs']} | {fmt(c['real_requests'])} / {fmt(c['sim_requests'])} "
-            f"({_pct(c['requests_error'])}) | {fmt(c['real_tts'])} / {fmt(c['sim_tts'])} "
-            f"({_pct(c['tts_error'])}) | {fmt(c['real_paused'])} / {fmt(c['sim_paused'])} | "
-            f"{fmt(c['real_attempts'])} / {fmt(c['sim_attempts'])} | {verdict} |")
+            f"{c['runs']} | {num(c['real_requests'])} / {num(c['sim_requests'])} "
+            f"({_pct(c['requests_error'])}) | {num(c['real_tts'])} / {num(c['sim_tts'])} "
+            f"({_pct(c['tts_error'])}) | {num(c['real_paused'])} / {num(c['sim_paused'])} | "
+            f"{num(c['real_attempts'])} / {num(c['sim_attempts'])} | {verdict} |")
     counted = [c for c in cells if c.get("held_out", True)]
     passed = sum(1 for c in counted if c["ok"])
     seen_failing = [c for c in cells if not c.get("held_out", True) and not c["ok"]]
@@ -292,11 +292,11 @@ def comparison_sim_profiles(ctx: Context) -> str:
              "|---|---|---|---|---|---|"]
     for r in rows:
         t, k = r["tansu"], r["kafka"]
-        paused = (fmt(t["paused"]) if t["paused"] == k["paused"]
-                  else f"{fmt(t['paused'])} / {fmt(k['paused'])}")
+        paused = (num(t["paused"]) if t["paused"] == k["paused"]
+                  else f"{num(t['paused'])} / {num(k['paused'])}")
         lines.append(f"| {r['members']:,} | {r['event']} | {r['protocol']} | "
-                     f"{fmt(t['requests'])} / {fmt(k['requests'])} | {fmt(t['tts'])} / "
-                     f"{fmt(k['tts'])} | {paused} |")
+                     f"{num(t['requests'])} / {num(k['requests'])} | {num(t['tts'])} / "
+                     f"{num(k['tts'])} | {paused} |")
     return "\n".join(lines)
 
 
@@ -326,7 +326,7 @@ def comparison_zombie(ctx: Context) -> str:
                       for p in protocols) + " |"]
         for key, label in ZOMBIE_ROWS:
             lines.append(f"| {label} | " + " | ".join(
-                fmt(median_of(ok[p], key)) for p in protocols) + " |")
+                num(median_of(ok[p], key)) for p in protocols) + " |")
         refusals = sorted({e for p in protocols for r in ok[p]
                            for e in ((r.get("details") or {}).get("zombie_view") or {})
                            .get("rejections", [])})
