@@ -44,13 +44,13 @@ from typing import Any
 
 from kazoo.exceptions import NoNodeError
 
-from zkconsumer.assignors import TopicPartition
 from zkconsumer.config import ConsumerConfig
+from zkconsumer.datapath.position import PartitionTopicInfo
 from zkconsumer.errors import BrokerUnavailable, ZkConsumerError
 from zkconsumer.events import EventBus
+from zkconsumer.identity import TopicPartition
 from zkconsumer.metrics import RebalanceMetrics
 from zkconsumer.offsets import NO_OFFSET, OffsetStore
-from zkconsumer.stream import PartitionTopicInfo
 from zkconsumer.zk import codec, paths
 from zkconsumer.zk.session import ZkSession
 

@@ -17,8 +17,9 @@ from connector_helpers import StreamDrain, committed, fast_config, wait_until
 from zkconsumer import ZookeeperConsumerConnector
 from zkconsumer.admin import produce
 from zkconsumer.admin.kafka_group import commit_broker_offsets, fetch_broker_offsets
-from zkconsumer.assignors import TopicPartition
+from zkconsumer.datapath.position import PartitionTopicInfo
 from zkconsumer.events import EventBus
+from zkconsumer.identity import TopicPartition
 from zkconsumer.kafka_offsets import (
     BrokerOffsetChannel,
     KafkaOffsetStore,
@@ -27,7 +28,6 @@ from zkconsumer.kafka_offsets import (
 )
 from zkconsumer.lab.splitbrain.proxies import broker_proxy
 from zkconsumer.metrics import RebalanceMetrics, ZkRequestCounter
-from zkconsumer.stream import PartitionTopicInfo
 from zkconsumer.zk import codec, paths
 from zkconsumer.zk.session import ZkSession
 

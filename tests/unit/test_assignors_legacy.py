@@ -12,11 +12,11 @@ from zkconsumer.assignors import (
     AssignmentError,
     Subscription,
     TopicPartition,
-    consumer_id_of,
     get_assignor,
     sorted_thread_ids,
 )
 from zkconsumer.errors import ZkConsumerError
+from zkconsumer.identity import consumer_id_of
 
 
 def owners_by_partition(owners: dict[TopicPartition, str]) -> dict[str, str]:

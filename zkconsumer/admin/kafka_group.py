@@ -10,8 +10,8 @@ from __future__ import annotations
 import logging
 from collections.abc import Iterable, Mapping
 
-from zkconsumer.assignors import TopicPartition
 from zkconsumer.errors import ZkConsumerError
+from zkconsumer.identity import TopicPartition
 from zkconsumer.kafka_offsets import BrokerOffsetChannel, ChannelError
 
 log = logging.getLogger(__name__)

@@ -10,25 +10,15 @@ Starts embedded ZooKeeper and broker unless ``--zookeeper``/``--bootstrap`` (or
 from __future__ import annotations
 
 import argparse
-import shlex
 import sys
 from pathlib import Path
 from typing import Any
 
+from zkconsumer.cli import experiment_chaos, experiment_herd, experiment_split
+from zkconsumer.cli.experiment_args import csv_choice, finish_command
 from zkconsumer.lab import EVENTS, PROTOCOLS, ExperimentSpec, RunStatus, Timing, run_experiment
 from zkconsumer.lab.output import write_outputs
 from zkconsumer.lab.report import summary_table, write_results
-
-
-def _csv(choices: tuple[str, ...]) -> Any:
-    def parse(text: str) -> tuple[str, ...]:
-        items = tuple(x.strip() for x in text.split(",") if x.strip())
-        bad = [x for x in items if x not in choices]
-        if bad or not items:
-            raise argparse.ArgumentTypeError(
-                f"{text!r}: choose a comma-separated list from {', '.join(choices)}")
-        return items
-    return parse
 
 
 def register(sub: Any) -> None:
@@ -42,9 +32,9 @@ def register(sub: Any) -> None:
     cmp_.add_argument("--members", type=int, default=4,
                       help="stable group size before the event (a join makes it N+1)")
     cmp_.add_argument("--partitions", type=int, default=8)
-    cmp_.add_argument("--events", type=_csv(EVENTS), default=("join", "leave", "crash"),
+    cmp_.add_argument("--events", type=csv_choice(EVENTS), default=("join", "leave", "crash"),
                       help=f"comma-separated: {','.join(EVENTS)}")
-    cmp_.add_argument("--protocols", type=_csv(PROTOCOLS),
+    cmp_.add_argument("--protocols", type=csv_choice(PROTOCOLS),
                       default=("zk-range", "eager-range", "cooperative-sticky"),
                       help=f"comma-separated: {','.join(PROTOCOLS)}")
     cmp_.add_argument("--repeat", type=int, default=1)
@@ -62,9 +52,9 @@ def register(sub: Any) -> None:
     cmp_.add_argument("--json", type=Path, default=None, help="also write results.json here")
     cmp_.add_argument("--no-progress", action="store_true", help="no progress bar on stderr")
     cmp_.set_defaults(func=run_compare)
-    __import__("zkconsumer.cli.experiment_chaos", fromlist=["register"]).register(verbs)
-    __import__("zkconsumer.cli.experiment_split", fromlist=["register"]).register(verbs)
-    __import__("zkconsumer.cli.experiment_herd", fromlist=["register"]).register(verbs)
+    experiment_chaos.register(verbs)
+    experiment_split.register(verbs)
+    experiment_herd.register(verbs)
 
 
 def reproduce_command(args: argparse.Namespace) -> str:
@@ -76,16 +66,6 @@ def reproduce_command(args: argparse.Namespace) -> str:
     if args.processes:
         parts.append("--processes")
     return finish_command(parts, args)
-
-
-def finish_command(parts: list[str], args: argparse.Namespace) -> str:
-    """End an experiment verb's reproduce command: named servers, ``--out``, shell quoting."""
-    if getattr(args, "zookeeper", None):
-        parts += ["--zk", args.zookeeper]
-    if getattr(args, "bootstrap", None):
-        parts += ["--bootstrap", args.bootstrap]
-    parts += ["--out", str(args.out)]
-    return " ".join(shlex.quote(p) for p in parts)
 
 
 def run_compare(args: argparse.Namespace) -> int:

@@ -15,21 +15,12 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
-from zkconsumer.cli.experiment import finish_command
+from zkconsumer.cli.experiment_args import csv_choice, finish_command
 from zkconsumer.lab.spec import PROTOCOLS, RunStatus
 from zkconsumer.lab.splitbrain import SCENARIOS, SplitBrainSpec, run_split_brain
 from zkconsumer.lab.splitbrain.output import write_outputs
 from zkconsumer.lab.splitbrain.report import summary_table, write_results
 from zkconsumer.lab.splitbrain.spec import DEFAULT_TIMING
-
-
-def _protocols(text: str) -> tuple[str, ...]:
-    items = tuple(x.strip() for x in text.split(",") if x.strip())
-    bad = [x for x in items if x not in PROTOCOLS]
-    if bad or not items:
-        raise argparse.ArgumentTypeError(
-            f"{text!r}: choose a comma-separated list from {', '.join(PROTOCOLS)}")
-    return items
 
 
 def register(verbs: Any) -> None:
@@ -41,7 +32,7 @@ def register(verbs: Any) -> None:
     p.add_argument("--scenario", required=True, choices=SCENARIOS)
     p.add_argument("--members", type=int, default=4, help="stable group size before the fault")
     p.add_argument("--partitions", type=int, default=8)
-    p.add_argument("--protocols", type=_protocols,
+    p.add_argument("--protocols", type=csv_choice(PROTOCOLS),
                    default=("zk-range", "eager-range", "cooperative-sticky"),
                    help=f"comma-separated: {','.join(PROTOCOLS)}")
     p.add_argument("--repeat", type=int, default=1)

@@ -10,6 +10,8 @@ import enum
 from dataclasses import asdict, dataclass, field, fields
 from typing import Any
 
+from zkconsumer.lab.protocols import PROTOCOLS
+
 
 class Event(str, enum.Enum):
     """Membership events the lab applies to a stable group."""
@@ -29,9 +31,6 @@ class RunStatus(str, enum.Enum):
     FAILED = "failed"
 
 
-PROTOCOLS = ("zk-range", "zk-roundrobin", "eager-range", "eager-roundrobin",
-             "cooperative-sticky", "static-range",
-             "zk-leader-range", "zk-leader-sticky", "zk-leader-cooperative-sticky")
 EVENTS = tuple(e.value for e in Event)
 
 # The metric names every measured run carries, in the order the summary shows them.
