@@ -95,7 +95,7 @@ def test_dual_commit_writes_both_and_a_fetch_takes_the_larger_offset(
 
 def _store(session, zk_connect, group, bootstrap, **overrides):
     cfg = fast_config(zk_connect, group, offsets_storage="kafka",
-                      offsets_channel_backoff_ms=200, offsets_channel_socket_timeout_ms=1500,
+                      offsets_channel_backoff_ms=200, offsets_channel_socket_timeout_ms=1000,
                       **overrides)
     stopping = threading.Event()
     channel = BrokerOffsetChannel(group, "retry-test", lambda: bootstrap,
@@ -171,7 +171,7 @@ def test_a_fetch_retries_until_the_coordinator_answers_and_stops_on_shutdown(
         tps = [TopicPartition(topic, 0), TopicPartition(topic, 1)]
         reader = threading.Thread(target=lambda: got.update(r=store.read(tps)), daemon=True)
         reader.start()
-        time.sleep(4.0)  # two socket timeouts and their back-offs: still waiting
+        time.sleep(3.0)  # two socket timeouts and their back-offs: still waiting
         assert reader.is_alive() and "r" not in got
         assert store.channel.requests >= 2
         proxy.heal()

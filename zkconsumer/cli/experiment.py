@@ -14,7 +14,12 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from zkconsumer.cli import experiment_chaos, experiment_herd, experiment_split
+from zkconsumer.cli import (
+    experiment_chaos,
+    experiment_herd,
+    experiment_migrate,
+    experiment_split,
+)
 from zkconsumer.cli.experiment_args import csv_choice, finish_command
 from zkconsumer.lab import EVENTS, PROTOCOLS, ExperimentSpec, RunStatus, Timing, run_experiment
 from zkconsumer.lab.output import write_outputs
@@ -55,6 +60,7 @@ def register(sub: Any) -> None:
     experiment_chaos.register(verbs)
     experiment_split.register(verbs)
     experiment_herd.register(verbs)
+    experiment_migrate.register(verbs)
 
 
 def reproduce_command(args: argparse.Namespace) -> str:
