@@ -40,7 +40,8 @@ def register(verbs: Any) -> None:
     mig.add_argument("--members", type=int, default=3)
     mig.add_argument("--partitions", type=int, default=6)
     mig.add_argument("--rate", type=float, default=30.0, help="records per second")
-    mig.add_argument("--broker", default="tansu", help="tansu | kafka | kafka:DIR")
+    mig.add_argument("--broker", default="tansu",
+                     help="tansu | kafka | kafka:DIR | kafka:VERSION (../shared/kafka-VERSION)")
     mig.add_argument("--out", required=True, type=Path, help="results folder")
     mig.set_defaults(func=run_migrate_verb)
 
@@ -70,10 +71,11 @@ def run_migrate_verb(args: argparse.Namespace) -> int:
     except ValueError as exc:
         print(f"zkconsumer: error: {exc}", file=sys.stderr)
         return 2
+    broker_spec = _broker_spec(args.broker)
     runs: list[dict[str, Any]] = []
     ok = True
     work = Path(tempfile.mkdtemp(prefix="zkc-migrate-"))
-    with zookeeper_from_env("") as zk, broker_from_env(zk.connect_string, args.broker) as broker:
+    with zookeeper_from_env("") as zk, broker_from_env(zk.connect_string, broker_spec) as broker:
         prov = capture(reproduce_command(args), broker=getattr(broker, "name", ""))
         for i in range(args.repeat):
             for spec in specs:
@@ -92,6 +94,17 @@ def run_migrate_verb(args: argparse.Namespace) -> int:
     write_provenance(args.out, prov)
     print(f"wrote {args.out / RUNS_FILE}")
     return 0 if ok else 1
+
+
+def _broker_spec(spec: str) -> str:
+    """``kafka:2.4.1`` names the shared build of that version, so commands stay portable."""
+    from zkconsumer.testing import shared_kafka_home
+
+    if spec.startswith("kafka:") and "/" not in spec:
+        home = shared_kafka_home(spec.split(":", 1)[1])
+        if home is not None:
+            return f"kafka:{home}"
+    return spec
 
 
 def _print(result: dict[str, Any]) -> None:
