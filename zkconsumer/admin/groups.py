@@ -187,7 +187,7 @@ def describe_group(zk_connect: str, group: str, topics: list[str] | None = None,
             bootstrap = ",".join(r.bootstrap for r in regs.values()) or None
     tps = sorted(snap.offsets)
     if storage == "kafka":
-        from zkconsumer.admin.migrate import kafka_view
+        from zkconsumer.admin.kafka_group import kafka_view
 
         snap.offsets = kafka_view(zk_connect, group, tps, snap.offsets, bootstrap)
     ends: dict[tuple[str, int], int | None] = (

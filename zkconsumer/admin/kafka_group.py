@@ -75,3 +75,17 @@ def commit_broker_offsets(bootstrap: str, group: str, offsets: Mapping[tuple[str
                 if any(e == "UNKNOWN_MEMBER_ID" for e in failed.values()) else "")
         raise BrokerOffsetsError(f"the broker refused offsets for group {group!r}: "
                                  f"{', '.join(detail)}{hint}")
+
+
+def kafka_view(zk_connect: str, group: str, tps: list[tuple[str, int]],
+               zk_offsets: Mapping[tuple[str, int], int | None], bootstrap: str | None
+               ) -> dict[tuple[str, int], int | None]:
+    """The original checker's reading: the broker's offset, ZooKeeper's where it has none."""
+    from zkconsumer.admin.cluster import bootstrap_servers, zk_session
+
+    if bootstrap is None:
+        with zk_session(zk_connect) as client:
+            bootstrap = bootstrap_servers(client, zk_connect)
+    stored = fetch_broker_offsets(bootstrap, group, tps)
+    return {tp: stored.get(tp) if stored.get(tp) is not None else zk_offsets.get(tp)
+            for tp in tps}

@@ -105,15 +105,3 @@ def migrate_offsets(zk_connect: str, group: str, to: str = "kafka", force: bool 
             else:
                 client.set(e.path, encode_offset(e.offset))
     return Migration(group, to, entries)
-
-
-def kafka_view(zk_connect: str, group: str, tps: list[tuple[str, int]],
-               zk_offsets: dict[tuple[str, int], int | None], bootstrap: str | None
-               ) -> dict[tuple[str, int], int | None]:
-    """The original checker's reading: the broker's offset, ZooKeeper's where it has none."""
-    if bootstrap is None:
-        with zk_session(zk_connect) as client:
-            bootstrap = bootstrap_servers(client, zk_connect)
-    stored = fetch_broker_offsets(bootstrap, group, tps)
-    return {tp: stored.get(tp) if stored.get(tp) is not None else zk_offsets.get(tp)
-            for tp in tps}
