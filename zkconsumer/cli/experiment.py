@@ -20,6 +20,7 @@ from zkconsumer.cli import (
     experiment_migrate,
     experiment_split,
 )
+from zkconsumer.cli.console import show
 from zkconsumer.cli.experiment_args import csv_choice, finish_command
 from zkconsumer.lab import EVENTS, PROTOCOLS, ExperimentSpec, RunStatus, Timing, run_experiment
 from zkconsumer.lab.output import write_outputs
@@ -56,6 +57,9 @@ def register(sub: Any) -> None:
     cmp_.add_argument("--out", required=True, type=Path, help="output directory")
     cmp_.add_argument("--json", type=Path, default=None, help="also write results.json here")
     cmp_.add_argument("--no-progress", action="store_true", help="no progress bar on stderr")
+    cmp_.add_argument("--parallel", type=int, default=1, metavar="K",
+                      help="run K cells at once, each on its own topic and group (a quick look: "
+                           "the runs share the machine and disturb each other's timings)")
     cmp_.set_defaults(func=run_compare)
     experiment_chaos.register(verbs)
     experiment_split.register(verbs)
@@ -71,6 +75,8 @@ def reproduce_command(args: argparse.Namespace) -> str:
              "--session-timeout-ms", str(args.session_timeout_ms), "--rate", f"{args.rate:g}"]
     if args.processes:
         parts.append("--processes")
+    if args.parallel != 1:
+        parts += ["--parallel", str(args.parallel)]
     return finish_command(parts, args)
 
 
@@ -84,7 +90,7 @@ def run_compare(args: argparse.Namespace) -> int:
         partitions=args.partitions, repeat=args.repeat, processes=args.processes,
         out_dir=str(args.out), zk_connect=args.zookeeper, bootstrap=args.bootstrap,
         timing=Timing(session_timeout_ms=args.session_timeout_ms, produce_rate=args.rate),
-        progress=not args.no_progress)
+        progress=not args.no_progress, parallel=args.parallel)
     try:
         spec.validate()
     except ValueError as exc:
@@ -94,7 +100,7 @@ def run_compare(args: argparse.Namespace) -> int:
     results = run_experiment(
         spec, on_result=lambda so_far: write_results(so_far, args.out / "results.json", spec))
     written = write_outputs(results, spec, args.out, reproduce_command(args), args.json)
-    print(summary_table(results))
+    show(summary_table(results))
     for path in written:
         print(f"wrote {path}")
     failed = [r for r in results if r.status == RunStatus.FAILED.value]

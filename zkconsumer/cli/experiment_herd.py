@@ -16,6 +16,7 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
+from zkconsumer.cli.console import show
 from zkconsumer.cli.experiment_args import csv_choice, finish_command
 from zkconsumer.lab.drivers import DRIVERS
 from zkconsumer.lab.herd import DEFAULT_SIZES, HERD_EVENTS, HERD_TIMING, HerdSpec, run_herd
@@ -101,7 +102,7 @@ def run_herd_command(args: argparse.Namespace) -> int:
     finally:
         assignor_log.setLevel(level)
     written = write_herd_outputs(result, args.out, reproduce_command(args), args.json)
-    print(fits_table(result.fits))
+    show(fits_table(result.fits))
     for path in written:
         print(f"wrote {path}")
     failed = [r for r in result.runs if r.status == RunStatus.FAILED.value]

@@ -15,6 +15,7 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
+from zkconsumer.cli.console import show
 from zkconsumer.cli.experiment_args import csv_choice, finish_command
 from zkconsumer.lab.spec import PROTOCOLS, RunStatus
 from zkconsumer.lab.splitbrain import SCENARIOS, SplitBrainSpec, run_split_brain
@@ -101,7 +102,7 @@ def run_split(args: argparse.Namespace) -> int:
     results = run_split_brain(
         spec, on_result=lambda so_far: write_results(so_far, args.out / "results.json", spec))
     written = write_outputs(results, spec, args.out, reproduce_command(args))
-    print(summary_table(results, spec.scenario))
+    show(summary_table(results, spec.scenario))
     for path in written:
         print(f"wrote {path}")
     return 1 if any(r.status == RunStatus.FAILED.value for r in results) else 0

@@ -18,6 +18,7 @@ import json
 import logging
 import shutil
 import tempfile
+import threading
 import time
 import uuid
 from collections.abc import Callable, Iterator
@@ -90,14 +91,17 @@ def run_experiment(spec: ExperimentSpec,
     progress.update("starting servers")
     with servers_for(spec) as servers:
         static: list[StaticSupport] = []  # probed once, at the first static-range run
+        probe_lock = threading.Lock()
 
         def run(i: int, cell: RunSpec) -> RunResult:
             if cell.protocol == "static-range":
-                if not static:
-                    progress.update("static-range: probing the broker for static membership", i)
-                    static.append(_probe(spec, servers, out_dir))
-                    if not static[0].supported:
-                        progress.note(f"static-range unsupported: {static[0].reason}")
+                with probe_lock:
+                    if not static:
+                        progress.update("static-range: probing the broker for static "
+                                        "membership", i)
+                        static.append(_probe(spec, servers, out_dir))
+                        if not static[0].supported:
+                            progress.note(f"static-range unsupported: {static[0].reason}")
                 if not static[0].supported:
                     return _result(spec, cell, RunStatus.UNSUPPORTED, static[0].reason,
                                    details={"broker": static[0].broker})
@@ -107,7 +111,8 @@ def run_experiment(spec: ExperimentSpec,
             runs, label=lambda r: r.label, run=run,
             failed=lambda r, reason, tb: _result(spec, r, RunStatus.FAILED, reason,
                                                  details={"traceback": tb}),
-            broker=broker_identity(servers.bootstrap), progress=progress, on_result=on_result)
+            broker=broker_identity(servers.bootstrap), progress=progress, on_result=on_result,
+            parallel=spec.parallel)
     progress.close()
     return results
 

@@ -84,8 +84,11 @@ class ExperimentSpec:
     timing: Timing = field(default_factory=Timing)
     seed: int = 1
     progress: bool = False
+    parallel: int = 1  # cells run at once; > 1 only for a quick look (timings disturb each other)
 
     def validate(self) -> None:
+        if self.parallel < 1:
+            raise ValueError(f"--parallel must be >= 1, got {self.parallel}")
         unknown = [p for p in self.protocols if p not in PROTOCOLS]
         if unknown:
             raise ValueError(f"unknown protocol(s) {unknown}; choose from {list(PROTOCOLS)}")
