@@ -13,7 +13,7 @@ from zkconsumer.lab.spec import Timing
 
 def test_the_documented_migration_moves_a_live_group_losing_and_rereading_nothing(
         zk_connect, broker, tmp_path):
-    spec = MigrationSpec(plan="documented", members=2, partitions=4, tail_s=2.0,
+    spec = MigrationSpec(plan="documented", members=2, partitions=4, dwell_s=0.5, tail_s=2.0,
                          timing=Timing(session_timeout_ms=6000, rebalance_backoff_ms=500,
                                        auto_commit_interval_ms=500, quiet_s=1.5,
                                        produce_rate=30.0))

@@ -40,6 +40,8 @@ def register(verbs: Any) -> None:
     mig.add_argument("--members", type=int, default=3)
     mig.add_argument("--partitions", type=int, default=6)
     mig.add_argument("--rate", type=float, default=30.0, help="records per second")
+    mig.add_argument("--dwell", type=float, default=MigrationSpec.dwell_s,
+                     help="seconds the group runs after each step settled")
     mig.add_argument("--broker", default="tansu",
                      help="tansu | kafka | kafka:DIR | kafka:VERSION (../shared/kafka-VERSION)")
     mig.add_argument("--out", required=True, type=Path, help="results folder")
@@ -50,6 +52,7 @@ def reproduce_command(args: argparse.Namespace) -> str:
     parts = ["zkconsumer", "experiment", "migrate", "--plans", ",".join(args.plans),
              "--repeat", str(args.repeat), "--members", str(args.members),
              "--partitions", str(args.partitions), "--rate", f"{args.rate:g}",
+             "--dwell", f"{args.dwell:g}",
              "--broker", args.broker, "--out", str(args.out)]
     return " ".join(shlex.quote(p) for p in parts)
 
@@ -63,6 +66,7 @@ def run_migrate_verb(args: argparse.Namespace) -> int:
         return 2
     base = MigrationSpec()
     specs = [MigrationSpec(plan=p, members=args.members, partitions=args.partitions,
+                           dwell_s=args.dwell,
                            timing=Timing(**{**base.timing.__dict__, "produce_rate": args.rate}))
              for p in args.plans]
     try:
@@ -114,6 +118,6 @@ def _print(result: dict[str, Any]) -> None:
     print(f"{result['plan']}: produced {result['produced']}, lost {result['lost']}, "
           f"duplicates {result['duplicates']} (rewind {result['rewind']})")
     for ph in result["phases"]:
-        print(f"  {ph['phase']:<13} {ph['how']:<7} {ph['seconds']:7.1f} s  "
+        print(f"  {ph['phase']:<13} {ph['how']:<7} settled {ph['seconds']:5.1f} s  "
               f"dups {ph['duplicates']:5d}  unfetched {ph['partition_seconds_unfetched']:7.1f} "
               "partition-s")

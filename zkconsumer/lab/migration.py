@@ -76,6 +76,9 @@ class MigrationSpec:
         session_timeout_ms=6000, rebalance_backoff_ms=1000, auto_commit_interval_ms=1000,
         quiet_s=2.0, produce_rate=30.0))
     settle_deadline_s: float = 90.0
+    # The group runs this long after each step settled, before the next: a group in production
+    # has a history when it is moved (the naive switch re-reads it).
+    dwell_s: float = 5.0
     tail_s: float = 4.0  # production after the last phase settled, before draining
 
     def validate(self) -> None:
@@ -88,6 +91,9 @@ class MigrationSpec:
 
 @dataclass(frozen=True)
 class PhaseResult:
+    """``seconds``: from the step's start until the group settled; duplicates and unfetched
+    time cover the whole phase, the dwell after settling included."""
+
     phase: str
     how: str
     protocol: str
@@ -108,6 +114,7 @@ class MigrationResult:
     duplicates: int
     rewind: int
     phases: list[PhaseResult]
+    dwell_s: float = 0.0
     error: str = ""
 
     def to_json(self) -> dict[str, Any]:
@@ -147,13 +154,15 @@ def rewind(deliveries: Iterable[Delivery], switch_at: float) -> int:
 
 
 def phase_results(records: RunRecords, partitions: int, steps: Sequence[Step],
-                  bounds: Sequence[tuple[float, float]], until: float) -> list[PhaseResult]:
+                  bounds: Sequence[tuple[float, float, float]], until: float
+                  ) -> list[PhaseResult]:
+    """``bounds``: per step (start, settled, end of the phase)."""
     intervals = build_intervals(records, until, Timeline.FETCHING)
     out = []
-    for step, (start, end) in zip(steps, bounds, strict=True):
+    for step, (start, settled, end) in zip(steps, bounds, strict=True):
         out.append(PhaseResult(
             phase=step.phase, how=step.how, protocol=step.protocol,
-            seconds=round(end - start, 3),
+            seconds=round(settled - start, 3),
             duplicates=duplicates_between(records.deliveries, start, end),
             cause=CAUSES[step.how],
             partition_seconds_unfetched=partition_seconds_unavailable(
@@ -201,13 +210,15 @@ def run_migration(spec: MigrationSpec, zk_connect: str, bootstrap: str, work_dir
                      timing=spec.timing, records_dir=work_dir / tag, processes=False)
     producer = SteadyProducer(bootstrap, topic, spec.partitions, spec.timing.produce_rate)
     producer.start()
-    bounds: list[tuple[float, float]] = []
+    bounds: list[tuple[float, float, float]] = []
     try:
         for step in steps:
             start = time.time()
             _apply(group, step, spec)
-            bounds.append((start, time.time()))
-            log.info("%s: phase %s took %.1f s", group_id, step.phase, bounds[-1][1] - start)
+            settled = time.time()
+            log.info("%s: phase %s settled in %.1f s", group_id, step.phase, settled - start)
+            time.sleep(spec.dwell_s)
+            bounds.append((start, settled, time.time()))
         time.sleep(spec.tail_s)
         producer.stop()
         produced = producer.produced
@@ -221,7 +232,7 @@ def run_migration(spec: MigrationSpec, zk_connect: str, bootstrap: str, work_dir
         group.stop_all()
     records = group.records
     missing = lost(records, produced)
-    switch_at = next((s for st, (s, _) in zip(steps, bounds, strict=True)
+    switch_at = next((b[0] for st, b in zip(steps, bounds, strict=True)
                       if st.how == "switch"), drained)
     phases = phase_results(records, spec.partitions, steps, bounds, drained)
     return MigrationResult(
@@ -229,4 +240,4 @@ def run_migration(spec: MigrationSpec, zk_connect: str, bootstrap: str, work_dir
         produced=len(produced),
         delivered_distinct=len({(d.partition, d.offset) for d in records.deliveries}),
         lost=len(missing), duplicates=duplicates_between(records.deliveries, 0.0, drained + 1),
-        rewind=rewind(records.deliveries, switch_at), phases=phases)
+        rewind=rewind(records.deliveries, switch_at), phases=phases, dwell_s=spec.dwell_s)

@@ -113,7 +113,8 @@ def _plot(ctx: Context, folder: Path, runs: list[dict[str, Any]]) -> str:
         right.scatter([y + 0.15] * len(ok), [r["rewind"] for r in ok], color="C7", marker="x",
                       zorder=3, label="rewind at the switch" if y == 0 else None)
     left.set_yticks(range(len(plans)), plans)
-    left.set_xlabel("seconds per phase (median; in the bars: unfetched partition-s)")
+    left.set_xlabel("seconds until settled per phase (median; in the bars: unfetched "
+                    "partition-s)")
     handles, labels = left.get_legend_handles_labels()
     seen: dict[str, Any] = {}
     for h, lab in zip(handles, labels, strict=True):
@@ -138,10 +139,10 @@ def migration_results(ctx: Context) -> str:
         parts.append(f"**{folder.name}** — {_provenance_line(folder)}\n")
         parts.append(_table(["plan", "runs", "produced (median)", "lost (worst run)",
                              "duplicates per run", "rewind at the switch per run",
-                             "unfetched partition-s (median)", "total s (median)"],
+                             "unfetched partition-s (median)", "s to settle, all steps (median)"],
                             summary_rows(runs)))
         parts.append("")
-        parts.append(_table(["plan", "phase", "step", "s (median)", "duplicates (median)",
+        parts.append(_table(["plan", "phase", "step", "s to settle (median)", "duplicates (median)",
                              "unfetched partition-s (median)", "cause of the duplicates"],
                             phase_rows(runs)))
         parts.append("")
