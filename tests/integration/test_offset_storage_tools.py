@@ -80,6 +80,10 @@ def test_describe_export_and_import_read_and_write_the_brokers_offsets(
     assert code == 0
     # The original checker's reading: the broker's offset, ZooKeeper's where it has none.
     assert [r["offset"] for r in json.loads(out)["partitions"]] == [8, 4]
+    code, out, _ = run(capsys, "groups", "describe", "--zk", zk_connect, "--group", group,
+                       "--topic", topic, "--offsets-storage", "kafka")
+    assert code == 0
+    assert [line.split()[2:4] for line in out.splitlines()[1:]] == [["0", "8"], ["1", "4"]]
     code, out, _ = run(capsys, "offsets", "export", "--zk", zk_connect, "--group", group,
                        "--output", "-", "--offsets-storage", "kafka")
     assert out.splitlines() == [f"/consumers/{group}/offsets/{topic}/0:8"]

@@ -47,16 +47,23 @@ def _partitions(client: KazooClient, group: str) -> list[tuple[str, int]]:
     return sorted((t, p) for t, ps in snap.partitions.items() for p in ps)
 
 
-def export_broker_offsets(zk_connect: str, group: str, bootstrap: str | None = None
-                          ) -> list[OffsetEntry]:
-    """The group's offsets in the broker, for every partition of the topics ZooKeeper knows
-    for it (subscribed, owned or with ZooKeeper offsets), in the export file's line format."""
-    paths.validate_group(group)
+def export_broker_offsets(zk_connect: str, groups: str | list[str] | None = None,
+                          bootstrap: str | None = None) -> list[OffsetEntry]:
+    """The groups' offsets in the broker (every group under ``/consumers`` when None), for every
+    partition of the topics ZooKeeper knows for each (subscribed, owned or with ZooKeeper
+    offsets), in the export file's line format."""
+    wanted = [groups] if isinstance(groups, str) else groups
     with zk_session(zk_connect) as client:
-        tps = _partitions(client, group)
+        names = list(wanted) if wanted is not None else sorted(
+            client.get_children(paths.CONSUMERS) if client.exists(paths.CONSUMERS) else [])
+        per_group = {paths.validate_group(g): _partitions(client, g) for g in names}
         servers = bootstrap or bootstrap_servers(client, zk_connect)
-    stored = fetch_broker_offsets(servers, group, tps)
-    return [OffsetEntry(group, t, p, o) for (t, p), o in sorted(stored.items()) if o is not None]
+    entries = []
+    for group, tps in per_group.items():
+        stored = fetch_broker_offsets(servers, group, tps)
+        entries += [OffsetEntry(group, t, p, o) for (t, p), o in sorted(stored.items())
+                    if o is not None]
+    return entries
 
 
 def import_broker_offsets(zk_connect: str, entries: list[OffsetEntry], force: bool = False,
