@@ -4,13 +4,13 @@
 from __future__ import annotations
 
 import json
-import statistics
 from pathlib import Path
 from typing import Any
 
 from zkconsumer.results.plotting import pyplot, save_svg
 from zkconsumer.results.provenance import read_provenance
 from zkconsumer.results.registry import Context, figure
+from zkconsumer.tables import fmt, median
 
 SOURCE = "results/migration"
 PLAN_ORDER = ("documented", "naive")
@@ -25,14 +25,6 @@ def result_folders(results: Path) -> list[Path]:
     root = results / "migration"
     return sorted(p for p in root.iterdir() if (p / "runs.json").is_file()) if root.is_dir() \
         else []
-
-
-def _median(values: list[float]) -> float:
-    return float(statistics.median(values)) if values else float("nan")
-
-
-def _fmt(value: float, digits: int = 1) -> str:
-    return f"{value:.{digits}f}"
 
 
 def measured(runs: list[dict[str, Any]], plan: str) -> list[dict[str, Any]]:
@@ -51,11 +43,11 @@ def summary_rows(runs: list[dict[str, Any]]) -> list[list[str]]:
         seconds = [sum(p["seconds"] for p in r["phases"]) for r in ok]
         rows.append([
             plan, f"{len(ok)}" + (f" (+{failed} not measured)" if failed else ""),
-            _fmt(_median([r["produced"] for r in ok]), 0),
+            fmt(median([r["produced"] for r in ok]), 0),
             str(max((r["lost"] for r in ok), default=0)),
             " / ".join(str(r["duplicates"]) for r in ok),
             " / ".join(str(r["rewind"]) for r in ok),
-            _fmt(_median(unfetched)), _fmt(_median(seconds)),
+            fmt(median(unfetched), 1), fmt(median(seconds), 1),
         ])
     return rows
 
@@ -70,9 +62,9 @@ def phase_rows(runs: list[dict[str, Any]]) -> list[list[str]]:
         for i, phase in enumerate(ok[0]["phases"]):
             at = [r["phases"][i] for r in ok]
             rows.append([plan, phase["phase"], f"{phase['how']} to `{phase['protocol']}`",
-                         _fmt(_median([p["seconds"] for p in at])),
-                         _fmt(_median([p["duplicates"] for p in at]), 0),
-                         _fmt(_median([p["partition_seconds_unfetched"] for p in at])),
+                         fmt(median([p["seconds"] for p in at]), 1),
+                         fmt(median([p["duplicates"] for p in at]), 0),
+                         fmt(median([p["partition_seconds_unfetched"] for p in at]), 1),
                          phase["cause"] if any(p["duplicates"] for p in at) else "-"])
     return rows
 
@@ -101,8 +93,8 @@ def _plot(ctx: Context, folder: Path, runs: list[dict[str, Any]]) -> str:
         ok = measured(runs, plan)
         start = 0.0
         for i, phase in enumerate(ok[0]["phases"]):
-            width = _median([r["phases"][i]["seconds"] for r in ok])
-            unfetched = _median([r["phases"][i]["partition_seconds_unfetched"] for r in ok])
+            width = median([r["phases"][i]["seconds"] for r in ok]) or 0.0
+            unfetched = median([r["phases"][i]["partition_seconds_unfetched"] for r in ok]) or 0.0
             left.barh(y, width, left=start, color=PHASE_COLOURS.get(phase["phase"], "C7"),
                       edgecolor="white", label=phase["phase"])
             left.text(start + width / 2, y, f"{unfetched:.0f}", ha="center", va="center",
