@@ -82,7 +82,7 @@ def _provenance_line(folder: Path) -> str:
     return (f"Broker `{prov.broker or 'unknown'}`, {prov.date}, revision "
             f"`{prov.revision[:12]}`, {prov.machine.get('cores')} cores, load "
             f"{load[0] if load else '?'} at start and {load_end[0] if load_end else '?'} at "
-            f"the end. Command: `{prov.command}`")
+            f"the end. Command: `{prov.command}`.")
 
 
 def _plot(ctx: Context, folder: Path, runs: list[dict[str, Any]]) -> str:
@@ -128,7 +128,9 @@ def migration_results(ctx: Context) -> str:
     parts = []
     for folder in result_folders(ctx.results):
         runs = load_runs(folder)
-        parts.append(f"**{folder.name}** — {_provenance_line(folder)}\n")
+        dwell = max((r.get("dwell_s", 0.0) for r in runs), default=0.0)
+        parts.append(f"**{folder.name}** — {_provenance_line(folder)} The group ran "
+                     f"{fmt(float(dwell), 1)} s after each step settled.\n")
         parts.append(_table(["plan", "runs", "produced (median)", "lost (worst run)",
                              "duplicates per run", "rewind at the switch per run",
                              "unfetched partition-s (median)", "s to settle, all steps (median)"],
