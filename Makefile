@@ -3,7 +3,9 @@ PYTHON ?= python3
 VENV ?= .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed
-PYTEST_ARGS ?=
+# Two workers: most integration tests wait on servers (sessions, rebalances), not on a core.
+# A test module stays on one worker, so its module-scoped servers start once.
+PYTEST_ARGS ?= -n 2 --dist loadfile --durations=25
 
 .PHONY: install demo test lint figures clean
 
@@ -18,8 +20,9 @@ $(STAMP): pyproject.toml zkconsumer/datapath/_speedups.c
 demo: install
 	$(VENV)/bin/zkconsumer demo
 
+# Where a C compiler exists the C extension must have been built: a missing one fails the run.
 test: install
-	$(PY) -m pytest $(PYTEST_ARGS)
+	ZKCONSUMER_REQUIRE_SPEEDUPS=$$(command -v cc >/dev/null 2>&1 && echo 1 || echo 0) $(PY) -m pytest $(PYTEST_ARGS)
 
 figures: install
 	$(VENV)/bin/zkconsumer figures

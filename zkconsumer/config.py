@@ -2,11 +2,12 @@
 
 Names, defaults and error texts follow Kafka 0.10.2's ``kafka.consumer.ConsumerConfig`` (spec
 detailed §2). Values may be given as strings (as in a ``.properties`` file) or already typed.
-Two deliberate deviations from the original, both documented in ``docs/connector.md``:
+Two deliberate deviations from the original, both in the table of ``docs/connector.md``:
 
 * unknown keys are rejected (the original only logged ``Property <k> is not valid``), because a
   misspelt property silently falling back to its default is the commonest configuration bug;
-* ``offsets.storage=kafka`` is refused: this port stores offsets in ZooKeeper only.
+* ``offsets.storage=kafka`` needs ``coordination.mode=legacy`` (the leader mode's fenced commits
+  are ZooKeeper multi-ops).
 """
 
 from __future__ import annotations
@@ -26,13 +27,15 @@ _LEGAL_CHARS = re.compile(r"[a-zA-Z0-9._-]+")
 
 #: Keys the original defines but this port does not use: accepted, so legacy property files load.
 _ACCEPTED_UNUSED = frozenset({
-    "fetch.max.bytes", "offsets.channel.backoff.ms", "offsets.channel.socket.timeout.ms",
-    "offsets.commit.max.retries", "mirror.topics.whitelist", "mirror.topics.blacklist",
+    "fetch.max.bytes", "mirror.topics.whitelist", "mirror.topics.blacklist",
     "mirror.consumer.numthreads",
 })
 
 #: zkconsumer's own extension properties (not in the original).
 SESSION_LOST_POLICIES = ("legacy", "stop-fetchers")
+#: ``fail``: as the original, an unreadable member registration fails the rebalance attempt;
+#: ``skip``: the registration is left out of the plan (only safe if every member skips it).
+UNREADABLE_REGISTRATION_POLICIES = ("fail", "skip")
 COORDINATION_MODES = ("legacy", "leader")
 #: Assignors the leader mode accepts (any member-level assignor; see docs/leader.md).
 LEADER_STRATEGIES = ("range", "roundrobin", "sticky", "cooperative-sticky")
@@ -100,9 +103,15 @@ _PROPERTIES: dict[str, _Spec] = {
     "rebalance.backoff.ms": (
         "rebalance_backoff_ms", _int, lambda v: v["zookeeper_sync_time_ms"], _at_least(0)),
     "refresh.leader.backoff.ms": ("refresh_leader_backoff_ms", _int, 200, _at_least(0)),
+    # Kafka offset storage only (kafka_offsets.py): the coordinator channel and commit retries.
+    "offsets.channel.backoff.ms": ("offsets_channel_backoff_ms", _int, 1000, _at_least(0)),
+    "offsets.channel.socket.timeout.ms": (
+        "offsets_channel_socket_timeout_ms", _int, 10000, _at_least(1)),
+    "offsets.commit.max.retries": ("offsets_commit_max_retries", _int, 5, _at_least(0)),
     "offsets.storage": ("offsets_storage", _str, "zookeeper", None),
     "dual.commit.enabled": (
-        "dual_commit_enabled", _bool, lambda v: v["offsets_storage"] == "kafka", None),
+        "dual_commit_enabled", _bool,
+        lambda v: v["offsets_storage"].lower() == "kafka", None),
     "auto.offset.reset": ("auto_offset_reset", _str, "largest", None),
     "consumer.timeout.ms": ("consumer_timeout_ms", _int, -1, None),
     "client.id": ("client_id", _str, lambda v: v["group_id"], None),
@@ -110,6 +119,10 @@ _PROPERTIES: dict[str, _Spec] = {
     "partition.assignment.strategy": ("partition_assignment_strategy", _str, "range", None),
     # zkconsumer extension: what to do when the session is lost (see docs/connector.md).
     "zkconsumer.session.lost.policy": ("session_lost_policy", _str, "legacy", None),
+    # zkconsumer extension: a member registration this member cannot read fails the attempt
+    # (the original's behaviour) or is skipped (see docs/connector.md for the mixed-group risk).
+    "zkconsumer.unreadable.registration.policy": (
+        "unreadable_registration_policy", _str, "fail", None),
     # zkconsumer extensions: ZooKeeper credentials and the ACL of created znodes
     # (see docs/reliability.md and zk/security.py).
     "zookeeper.auth": ("zookeeper_auth", parse_auth, None, None),
@@ -148,6 +161,9 @@ class ConsumerConfig:
     fetch_wait_max_ms: int
     rebalance_backoff_ms: int
     refresh_leader_backoff_ms: int
+    offsets_channel_backoff_ms: int
+    offsets_channel_socket_timeout_ms: int
+    offsets_commit_max_retries: int
     offsets_storage: str
     dual_commit_enabled: bool
     auto_offset_reset: str
@@ -156,6 +172,7 @@ class ConsumerConfig:
     exclude_internal_topics: bool
     partition_assignment_strategy: str
     session_lost_policy: str
+    unreadable_registration_policy: str
     zookeeper_auth: ZkAuth | None
     zookeeper_acl: str
     coordination_mode: str
@@ -206,12 +223,6 @@ class ConsumerConfig:
         """Every effective property by dotted name (defaults applied), for logs and docs."""
         return {name: getattr(self, spec[0]) for name, spec in _PROPERTIES.items()}
 
-    def with_overrides(self, **props: object) -> ConsumerConfig:
-        """A copy with some dotted properties replaced (keys use ``_`` for ``.``)."""
-        merged = dict(self.raw)
-        merged.update({k.replace("_", "."): v for k, v in props.items()})
-        return ConsumerConfig(merged)
-
     def __repr__(self) -> str:
         shown = ", ".join(f"{f.name}={getattr(self, f.name)!r}" for f in fields(self)
                           if f.name != "raw")
@@ -260,10 +271,10 @@ def _validate(v: dict[str, Any]) -> None:
             f"Wrong value {storage} of offsets.storage in consumer config; "
             "Valid values are 'zookeeper' and 'kafka'"
         )
-    if storage == "kafka":
+    if storage == "kafka" and v["coordination_mode"] != "legacy":
         raise InvalidConfig(
-            "offsets.storage 'kafka' is not supported: zkconsumer stores offsets in ZooKeeper only"
-        )
+            f"offsets.storage=kafka needs coordination.mode=legacy, got coordination.mode="
+            f"{v['coordination_mode']} (the leader mode fences its commits in ZooKeeper)")
     if v["coordination_mode"] not in COORDINATION_MODES:
         raise InvalidConfig(
             f"Wrong value {v['coordination_mode']} of coordination.mode; "
@@ -294,6 +305,11 @@ def _validate(v: dict[str, Any]) -> None:
             f"Wrong value {v['session_lost_policy']} of zkconsumer.session.lost.policy; "
             f"Valid values are {', '.join(SESSION_LOST_POLICIES)}"
         )
+    if v["unreadable_registration_policy"] not in UNREADABLE_REGISTRATION_POLICIES:
+        raise InvalidConfig(
+            f"Wrong value {v['unreadable_registration_policy']} of "
+            "zkconsumer.unreadable.registration.policy; "
+            f"Valid values are {', '.join(UNREADABLE_REGISTRATION_POLICIES)}")
     if v["zookeeper_acl"] != "open" and v["zookeeper_auth"] is None:
         raise InvalidConfig(
             f"zookeeper.acl={v['zookeeper_acl']} needs zookeeper.auth: a creator ACL protects "

@@ -31,12 +31,14 @@ from zkconsumer.datapath.stream import KafkaStream
 from zkconsumer.errors import MessageStreamsExistException
 from zkconsumer.events import EventBus, EventListener
 from zkconsumer.identity import TopicPartition
+from zkconsumer.kafka_offsets import KafkaOffsetStore
 from zkconsumer.metrics import RebalanceMetrics, ZkRequestCounter
 from zkconsumer.offsets import AutoCommitter, OffsetStore
 from zkconsumer.rebalance.attempt import RebalanceExecutor
 from zkconsumer.rebalance.listener import Rebalancer, RebalancerState
 from zkconsumer.rebalance.ownership import Ownership
 from zkconsumer.rebalance.triggers import Trigger, WatchSet
+from zkconsumer.rebalance.user_listener import ConsumerRebalanceListener, as_rebalance_listener
 from zkconsumer.subscription import Subscription
 from zkconsumer.topic_filter import TopicFilter
 from zkconsumer.zk import paths
@@ -75,7 +77,7 @@ class ZookeeperConsumerConnector:
         self._ownership = Ownership()
         self._lock = threading.RLock()
         self._shutdown_started = threading.Event()
-        self._listener: Any | None = None
+        self._listener: ConsumerRebalanceListener | None = None
         self._started = False
         self._session: ZkSession | None = None
         self._fetchers: FetcherManager | None = None
@@ -104,14 +106,18 @@ class ZookeeperConsumerConnector:
         """Receive every structured event (see ``zkconsumer.events``); keep ``fn`` quick."""
         self._events.add_listener(fn)
 
-    def set_consumer_rebalance_listener(self, listener: Any) -> None:
-        """``before_releasing_partitions`` / ``before_starting_fetchers``; before any stream."""
+    def set_consumer_rebalance_listener(self, listener: ConsumerRebalanceListener) -> None:
+        """``before_releasing_partitions`` / ``before_starting_fetchers``; before any stream.
+
+        A listener defining only one of the two gets a no-op for the other; one defining
+        neither is refused (TypeError).
+        """
         with self._lock:
             if self._subscription is not None:
                 raise MessageStreamsExistException(
                     f"{type(self).__name__} can only set consumer rebalance listener before "
                     "creating streams")
-            self._listener = listener
+            self._listener = as_rebalance_listener(listener)
 
     # --- lifecycle -------------------------------------------------------------------------------
 
@@ -138,7 +144,8 @@ class ZookeeperConsumerConnector:
             self._session = session
             self._fetchers = wiring.make_fetchers(cfg, self._consumer_id, session)
             self._fetchers.add_event_listener(self._events.forward)
-            self._offsets = wiring.make_offsets(cfg, session, self._events, self._metrics)
+            self._offsets = wiring.make_offsets(cfg, session, self._events, self._metrics,
+                                                self._shutdown_started.is_set)
             self._watches = WatchSet(session, self._on_trigger, self._events)
             if cfg.auto_commit_enable:
                 self._auto_commit = AutoCommitter(
@@ -261,10 +268,21 @@ class ZookeeperConsumerConnector:
     # --- offsets, ownership, metrics -------------------------------------------------------------
 
     def commit_offsets(self, retry_on_failure: bool = True) -> None:
-        """Write the consumed offset of every owned partition that changed since last written."""
+        """Write the consumed offset of every owned partition that changed since last written.
+
+        With ``offsets.storage=kafka`` a failed commit is retried ``offsets.commit.max.retries``
+        times when ``retry_on_failure`` (the auto-commit task's case), then raises
+        ``OffsetCommitFailed``. (The original's public flag was inverted: it passed
+        ``retryOnFailure`` on as ``isAutoCommit``, so asking for retries disabled them.)
+        """
         if self._offsets is None:
             return
-        self._offsets.commit(self._ownership.current.infos.values())
+        infos = self._ownership.current.infos.values()
+        if isinstance(self._offsets, KafkaOffsetStore):
+            self._offsets.commit_retrying(
+                infos, self.config.offsets_commit_max_retries if retry_on_failure else 0)
+            return
+        self._offsets.commit(infos)
 
     def owned_partitions(self) -> dict[TopicPartition, str]:
         """{TopicPartition: owning thread id} of the current generation."""
@@ -283,6 +301,7 @@ class ZookeeperConsumerConnector:
             for tp, info in sorted(gen.infos.items())
         }
         rebalancer = self._rebalancer
+        queues = self._subscription.queues() if self._subscription is not None else []
         return {
             "consumer_id": self._consumer_id,
             "group_id": self.config.group_id,
@@ -291,6 +310,10 @@ class ZookeeperConsumerConnector:
             "generation": gen.number,
             "messages_consumed": messages,
             "bytes_consumed": size,
+            # Value bytes waiting in the streams' chunk queues, now and at most so far: bounded
+            # by streams x queued.max.message.chunks x fetch.message.max.bytes.
+            "queued_bytes": sum(q.queued_bytes for q in queues),
+            "queued_bytes_peak": sum(q.peak_bytes for q in queues),
             "partitions": partitions,
             "zookeeper": self._zk_counter.snapshot(),
             "rebalancer_state": (self._coordinator.state if self._coordinator else
@@ -322,8 +345,10 @@ class ZookeeperConsumerConnector:
             ("auto-commit", lambda: self._auto_commit and self._auto_commit.stop(timeout / 4)),
             ("fetchers", lambda: self._fetchers and self._fetchers.stop_connections()),
             ("queues", self._send_shutdown_to_all_queues),
-            ("commit", lambda: self.config.auto_commit_enable and self.commit_offsets()),
+            ("commit", lambda: self.config.auto_commit_enable
+             and self.commit_offsets(retry_on_failure=False)),
             ("znodes", self._delete_own_znodes),
+            ("offsets channel", lambda: self._offsets and self._offsets.close()),
             ("session", lambda: session and session.close()),
             ("fetcher manager", lambda: self._fetchers and self._fetchers.shutdown()),
         ]

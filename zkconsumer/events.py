@@ -46,7 +46,7 @@ EVENT_TYPES: dict[str, tuple[str, ...]] = {
     "fetchers_paused_on_disconnect": ("session_id",),
     "fetchers_resumed": ("partitions",),
     # offsets, fetchers, errors, the end
-    "offsets_committed": ("offsets",),
+    "offsets_committed": ("offsets", "storage"),
     "fetchers_started": ("partitions",),
     "fetchers_stopped": ("partitions", "stuck_threads"),
     "fetchers_stopped_on_session_loss": (),
@@ -71,10 +71,6 @@ class EventBus:
     def add_listener(self, fn: EventListener) -> None:
         with self._lock:
             self._listeners = [*self._listeners, fn]
-
-    def remove_listener(self, fn: EventListener) -> None:
-        with self._lock:
-            self._listeners = [f for f in self._listeners if f is not fn]
 
     def emit(self, type_: str, **fields: Any) -> Event:
         """Build and deliver one event; ``type_`` must be listed in :data:`EVENT_TYPES`."""

@@ -14,7 +14,7 @@ from __future__ import annotations
 import contextlib
 import logging
 import os
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 
 from kazoo.client import KazooClient
@@ -23,6 +23,7 @@ from zkconsumer.errors import ServerError, ZooKeeperUnavailable
 from zkconsumer.testing.broker import EmbeddedBroker, register_broker
 from zkconsumer.testing.kafka import KafkaBroker, kafka_home_from_env
 from zkconsumer.testing.zookeeper import EmbeddedZooKeeper, four_letter
+from zkconsumer.zk import paths
 from zkconsumer.zk.codec import BrokerRegistration
 
 log = logging.getLogger(__name__)
@@ -80,14 +81,15 @@ def zookeeper_from_env(spec: str | None = None) -> Iterator[EmbeddedZooKeeper | 
 
 
 @contextlib.contextmanager
-def broker_from_env(zk_connect: str, spec: str | None = None
+def broker_from_env(zk_connect: str, spec: str | None = None, kafka_props: Sequence[str] = ()
                     ) -> Iterator[EmbeddedBroker | KafkaBroker | ExternalBroker]:
+    """``kafka_props``: extra ``server.properties`` lines when the spec starts a Kafka broker."""
     spec = os.environ.get(BROKER_ENV, "") if spec is None else spec
     if not spec or spec == TANSU:
         with EmbeddedBroker(zk_connect) as broker:
             yield broker
     elif is_kafka_spec(spec):
-        with kafka_broker(zk_connect, spec) as kafka:
+        with kafka_broker(zk_connect, spec, props=list(kafka_props)) as kafka:
             yield kafka
     elif spec == TESTCONTAINERS:
         raise ServerError(
@@ -109,7 +111,8 @@ def _registered_external(zk_connect: str, bootstrap: str) -> Iterator[ExternalBr
         raise ZooKeeperUnavailable(
             f"cannot connect to ZooKeeper at {zk_connect!r}: {exc}") from None
     try:
-        ids = client.get_children("/brokers/ids") if client.exists("/brokers/ids") else []
+        ids = (client.get_children(paths.BROKER_IDS) if client.exists(paths.BROKER_IDS)
+               else [])
         if ids:
             yield ExternalBroker(bootstrap, int(sorted(ids, key=int)[0]))
             return
