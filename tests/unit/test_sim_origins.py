@@ -16,7 +16,6 @@ from zkconsumer.spark.fit import FIT_GRIDS, fit, loss
 from zkconsumer.spark.validate import Check, Tolerances, validate
 
 REPO = Path(__file__).resolve().parents[2]
-COMMITTED = REPO / "results/scale/calibration/calibration.json"
 MEASURED_MS = {"read_ms": 1.5, "read_cpu_ms": 0.4, "write_ms": 3.0, "write_cpu_ms": 0.6,
                "write_service_ms": 1.2, "watch_delivery_ms": 1.8, "connect_ms": 9.0,
                "expiry_factor": 1.01}
@@ -45,17 +44,6 @@ def test_calibrate_records_an_origin_for_every_parameter():
 def test_an_origin_for_an_unknown_parameter_is_refused():
     with pytest.raises(ValueError, match="unknown parameter 'zk_read_speed'"):
         Calibration(provenance={"zk_read_speed": "typed"})
-
-
-def test_the_committed_calibration_was_written_by_commands_only():
-    cal = Calibration.load(COMMITTED)
-    assert missing_origins(cal) == []
-    for name in MEASURED:
-        assert cal.origin(name).startswith("measured by calibrate"), name
-    for name in FITTED:  # fitted, or said by the fit to have no fitting runs
-        assert cal.origin(name).startswith(("fitted by `zkconsumer spark fit ",
-                                            "not fitted by `zkconsumer spark fit`: no fitting "
-                                            "runs of ")), name
 
 
 def test_mntr_deltas_give_reads_rate_latency_and_cpu_per_read():

@@ -57,6 +57,9 @@ def deferred_revokers(revokers: list[str], per_round: float) -> list[str]:
 class BrokerGroup(SimulatedGroup):
     """A group coordinated by a broker; ``cooperative`` selects KIP-429's two rounds."""
 
+    # KIP-394 in this model (a subclass that models MEMBER_ID_REQUIRED itself turns it off)
+    JOINER_BOUNCE = True
+
     def __init__(self, cfg: SimConfig, engine: Engine, rng: random.Random, tally: Tally,
                  ledger: OwnershipLedger) -> None:
         super().__init__(cfg, engine, rng, tally, ledger)
@@ -106,12 +109,12 @@ class BrokerGroup(SimulatedGroup):
         self.members[mid] = m
         self.ledger.add_member(mid)
         self.ledger.begin()
-        self.tally.broker_requests += (costs.FIND_COORDINATOR
-                                       + costs.JOINER_JOIN_GROUPS * costs.JOIN_GROUP)
         # start-up (bootstrap, metadata, FindCoordinator), then the JoinGroup travels; the
         # first is answered MEMBER_ID_REQUIRED (a round trip) and sent again with the id, so
         # the joiner sends one JoinGroup more than the rounds it takes part in (KIP-394)
-        self._joiner_bounced = costs.JOINER_JOIN_GROUPS - 1
+        self._joiner_bounced = costs.JOINER_JOIN_GROUPS - 1 if self.JOINER_BOUNCE else 0
+        self.tally.broker_requests += (costs.FIND_COORDINATOR
+                                       + (1 + self._joiner_bounced) * costs.JOIN_GROUP)
         delay = (self.cal.broker_join_start_ms / 1000.0 * self._jitter()
                  + (2 * self._joiner_bounced + 1) * self._half())
         self.engine.after(delay, self._event_join_arrived, m)

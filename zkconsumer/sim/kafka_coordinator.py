@@ -101,6 +101,8 @@ def initial_delay_end(arrivals: list[float], delay_s: float, rebalance_timeout_s
 class KafkaCoordinatorGroup(BrokerGroup):
     """A group on Apache Kafka 2.4's coordinator (module docstring: the rules)."""
 
+    JOINER_BOUNCE = False  # MEMBER_ID_REQUIRED is counted by join() below
+
     def __init__(self, cfg: SimConfig, engine: Engine, rng: random.Random, tally: Tally,
                  ledger: OwnershipLedger) -> None:
         super().__init__(cfg, engine, rng, tally, ledger)
