@@ -69,7 +69,7 @@ class SimConfig:
     # in those margins count there too (spark.validate passes the real runs' margins).
     count_from_s: float = 0.0  # seconds before the event
     count_until_s: float = 0.0  # seconds after the stable instant
-    max_time_s: float = 3600.0
+    max_time_s: float = 86400.0  # a legacy herd at N = 10,000 runs for hours (server-bound)
 
     def __post_init__(self) -> None:
         if self.protocol not in MODELS and self.protocol.startswith("zk-leader-"):
