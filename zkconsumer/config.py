@@ -206,12 +206,6 @@ class ConsumerConfig:
         """Every effective property by dotted name (defaults applied), for logs and docs."""
         return {name: getattr(self, spec[0]) for name, spec in _PROPERTIES.items()}
 
-    def with_overrides(self, **props: object) -> ConsumerConfig:
-        """A copy with some dotted properties replaced (keys use ``_`` for ``.``)."""
-        merged = dict(self.raw)
-        merged.update({k.replace("_", "."): v for k, v in props.items()})
-        return ConsumerConfig(merged)
-
     def __repr__(self) -> str:
         shown = ", ".join(f"{f.name}={getattr(self, f.name)!r}" for f in fields(self)
                           if f.name != "raw")

@@ -17,10 +17,11 @@ from typing import Any
 
 
 def register(sub: Any) -> None:
+    from zkconsumer.spark.herd import add_arguments  # first: MissingExtra before any parser
+
     spark = sub.add_parser("spark", help="the herd sweep on Spark: real consumers or simulated")
     verbs = spark.add_subparsers(dest="spark_verb", metavar="SUBVERB")
     verbs.required = True
-    from zkconsumer.spark.herd import add_arguments
 
     herd = verbs.add_parser(
         "herd", help="requests, attempts, conflicts and time to stable vs group size",

@@ -22,6 +22,7 @@ from typing import Any
 from confluent_kafka import Consumer, KafkaError, KafkaException, Message
 from confluent_kafka import TopicPartition as KafkaTopicPartition
 
+from zkconsumer.config import ConsumerConfig
 from zkconsumer.datapath.chunks import FetchedDataChunk
 from zkconsumer.datapath.partition_leaders import Leader
 from zkconsumer.datapath.position import PartitionTopicInfo
@@ -54,7 +55,7 @@ def reset_offset(auto_offset_reset: str, low: int, high: int) -> int:
     return low if auto_offset_reset == "smallest" else high
 
 
-def client_config(config: Any, bootstrap: str) -> dict[str, Any]:
+def client_config(config: ConsumerConfig, bootstrap: str) -> dict[str, Any]:
     """librdkafka settings for one fetcher, from the legacy properties that govern a fetch."""
     fetch_max = max(config.fetch_message_max_bytes, 52_428_800)
     return {
@@ -108,7 +109,7 @@ class _Assigned:
 class FetcherThread(threading.Thread):
     """One fetcher: a manual-assignment consumer on one broker feeding chunk queues."""
 
-    def __init__(self, name: str, fetcher_id: int, leader: Leader, config: Any,
+    def __init__(self, name: str, fetcher_id: int, leader: Leader, config: ConsumerConfig,
                  on_partition_errors: Callable[[FetcherThread, set[TopicPartition]], None],
                  on_failure: Callable[[FetcherThread, BaseException], None]) -> None:
         super().__init__(name=name, daemon=True)

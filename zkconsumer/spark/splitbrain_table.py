@@ -14,6 +14,8 @@ from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
+from zkconsumer.tables import fmt
+
 log = logging.getLogger(__name__)
 
 SCHEMA_FIELDS: tuple[tuple[str, str], ...] = (
@@ -103,14 +105,9 @@ def aggregate(df: Any) -> list[dict[str, Any]]:
     return [r.asDict() for r in out.collect()]
 
 
-def _fmt(v: Any) -> str:
-    if v is None:
-        return "—"
-    if isinstance(v, bool) or isinstance(v, str):
-        return str(v)
-    if isinstance(v, float):
-        return f"{v:,.2f}"
-    return f"{v:,}"
+def _cell(v: Any) -> str:
+    """Thousands grouped, two decimals for fractions, booleans as words."""
+    return str(v) if isinstance(v, bool) else fmt(v, 2, thousands=True)
 
 
 def summary_markdown(aggregates: Sequence[dict[str, Any]], title: str, command: str,
@@ -128,7 +125,7 @@ def summary_markdown(aggregates: Sequence[dict[str, Any]], title: str, command: 
             continue
         cells = [a["mode"], a["scenario"], a["protocol"], a["partitions"], a["members"],
                  a["runs"], *(a[c] for c, _, _ in SUMMARY)]
-        lines.append("| " + " | ".join(_fmt(c) for c in cells) + " |")
+        lines.append("| " + " | ".join(_cell(c) for c in cells) + " |")
     if na:
         lines += ["", "Not applicable:", ""]
         lines += [f"- {p} / {s}: {why}" for (p, s), why in sorted(na.items())]

@@ -13,9 +13,8 @@ from __future__ import annotations
 import argparse
 import csv
 import logging
-import statistics
 import sys
-from collections.abc import Iterable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -24,6 +23,7 @@ from zkconsumer.lab.spec import Timing
 from zkconsumer.sim.splitbrain import SplitSimSettings, simulate_cell
 from zkconsumer.spark.splitbrain_real import SplitCellKey
 from zkconsumer.spark.splitbrain_rules import ScenarioParams
+from zkconsumer.tables import median
 
 log = logging.getLogger(__name__)
 
@@ -46,11 +46,6 @@ class MetricCheck:
 
 def _num(v: Any) -> float | None:
     return None if v in (None, "") else float(v)
-
-
-def _median(values: Iterable[float | None]) -> float | None:
-    got = [v for v in values if v is not None]
-    return statistics.median(got) if got else None
 
 
 def within(real: float | None, sim: float | None, rel: float, floor: float) -> bool:
@@ -130,10 +125,10 @@ def validate(rows: Sequence[dict[str, Any]], draws: int = 5) -> list[MetricCheck
         for metric, rule in rules(key.protocol, key.scenario):
             if metric == "gave_up":
                 real = _num(r["rebalances_given_up"])
-                sim = _median(s.get("rebalances_given_up") for s in sims)
+                sim = median(s.get("rebalances_given_up") for s in sims)
             else:
                 real = _num(r[metric])
-                sim = _median(_num(s.get(metric)) for s in sims)
+                sim = median(_num(s.get(metric)) for s in sims)
             checks.append(MetricCheck(key.protocol, key.scenario, key.members, key.seed,
                                       metric, real, sim, judge(rule, real, sim), rule))
     return checks
