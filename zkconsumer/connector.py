@@ -288,6 +288,7 @@ class ZookeeperConsumerConnector:
             for tp, info in sorted(gen.infos.items())
         }
         rebalancer = self._rebalancer
+        queues = self._subscription.queues() if self._subscription is not None else []
         return {
             "consumer_id": self._consumer_id,
             "group_id": self.config.group_id,
@@ -296,6 +297,10 @@ class ZookeeperConsumerConnector:
             "generation": gen.number,
             "messages_consumed": messages,
             "bytes_consumed": size,
+            # Value bytes waiting in the streams' chunk queues, now and at most so far: bounded
+            # by streams x queued.max.message.chunks x fetch.message.max.bytes.
+            "queued_bytes": sum(q.queued_bytes for q in queues),
+            "queued_bytes_peak": sum(q.peak_bytes for q in queues),
             "partitions": partitions,
             "zookeeper": self._zk_counter.snapshot(),
             "rebalancer_state": (self._coordinator.state if self._coordinator else

@@ -285,8 +285,8 @@ def test_shared_concepts_are_defined_in_one_module_only() -> None:
 LAYERS = (
     ("shared", ("identity", "errors", "extras", "orphans", "tables", "events", "metrics")),
     ("zk plumbing", ("zk",)),
-    ("connector core", ("config", "topic_filter", "datapath", "offsets", "subscription",
-                        "assignors")),
+    ("connector core", ("config", "topic_filter", "jregex", "datapath", "offsets",
+                        "subscription", "assignors")),
     ("rebalance / coordination", ("rebalance", "coordination", "connector", "")),
     ("tools and servers", ("admin", "faults", "testing")),
     ("lab", ("lab", "results", "report")),

@@ -17,8 +17,9 @@ def _names(requirements: list[str]) -> set[str]:
     return {re.split(r"[<>=\[ ;]", r, maxsplit=1)[0] for r in requirements}
 
 
-def test_the_core_needs_kazoo_and_confluent_kafka_only() -> None:
-    assert _names(PYPROJECT["project"]["dependencies"]) == {"kazoo", "confluent-kafka"}
+def test_the_core_needs_kazoo_confluent_kafka_and_regex_only() -> None:
+    """``regex`` runs wildcard filters in Java's dialect (zkconsumer.jregex)."""
+    assert _names(PYPROJECT["project"]["dependencies"]) == {"kazoo", "confluent-kafka", "regex"}
 
 
 def test_each_extra_installs_the_modules_its_parts_check_for() -> None:

@@ -50,6 +50,7 @@ from zkconsumer.rebalance.plan import (
     plan_release,
 )
 from zkconsumer.rebalance.triggers import CHILDREN, DATA, Trigger, WatchSet
+from zkconsumer.rebalance.unreadable import handle_unreadable
 from zkconsumer.rebalance.user_listener import ConsumerRebalanceListener
 from zkconsumer.subscription import Subscription
 from zkconsumer.topic_filter import topic_count_from_registration
@@ -309,6 +310,10 @@ class RebalanceExecutor:
             log.info("[%s] not deleting %d owner znode(s) of expired session 0x%x",
                      self.consumer_id, len(release.partitions), gen.session_id)
 
+    def _unreadable(self, path: str, data: bytes | None, problem: Exception) -> None:
+        handle_unreadable(self.corrupt, self.config.unreadable_registration_policy,
+                          path, data, problem)
+
     def _read_view(self, my_reg: codec.ConsumerRegistration) -> GroupView:
         """``AssignmentContext``: every member's registration and every topic's partitions."""
         ids_path = paths.consumer_ids(self.group)
@@ -318,18 +323,19 @@ class RebalanceExecutor:
             try:
                 path = paths.consumer_registration(self.group, member)
             except InvalidName as exc:
-                self.corrupt.report(paths.child(ids_path, member), None, exc,
-                                    "skipping the consumer")
+                self._unreadable(paths.child(ids_path, member), None, exc)
                 continue
             data, _ = self.session.get(path)  # a member vanishing mid-read fails the attempt
             try:
                 reg = codec.decode_registration(path, data)
+                for topic, count in reg.subscription:
+                    if count < 1:  # the original's assignment fails on a thread-less member
+                        raise CorruptZnode(
+                            f"{path}: stream count for {topic!r} is {count}: no consumer thread")
                 # A wildcard regex this reader cannot compile is as unusable as bad JSON.
                 topic_count_from_registration(member, reg, self.config.exclude_internal_topics)
             except (CorruptZnode, InvalidConfig) as exc:
-                # Every member reads the same bytes, so every member skips the same consumer
-                # and the group still agrees on one assignment.
-                self.corrupt.report(path, data, exc, "skipping the consumer")
+                self._unreadable(path, data, exc)
                 continue
             regs[member] = reg
         all_topics = None
