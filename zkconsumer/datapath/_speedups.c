@@ -18,6 +18,8 @@
  */
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>
+#include <structmember.h>
+#include <string.h>
 
 /*
  * A no-argument accessor of the client's Message (Message.offset, .key, ...), called directly.
@@ -368,9 +370,75 @@ fail:
     return NULL;
 }
 
+/*
+ * fields(cls, names): make cls.<names[i]> read item i of the tuple through a read-only member
+ * descriptor, in place of the namedtuple's item getters.
+ *
+ * Why: `record.message` through a namedtuple's getter is a generic attribute lookup (about 120
+ * instructions per access); a member descriptor is what the interpreter specialises attribute
+ * reads for, and a tuple's items sit at fixed offsets in every instance of a tuple subclass, so
+ * the read becomes one load. Reading is all it allows (assignment raises AttributeError as the
+ * getters did). The definitions live as long as the process: the descriptors point at them.
+ */
+static PyObject *
+tuple_fields(PyObject *Py_UNUSED(module), PyObject *const *args, Py_ssize_t nargs)
+{
+    if (nargs != 2) {
+        PyErr_Format(PyExc_TypeError, "fields() takes 2 arguments (cls, names), %zd given",
+                     nargs);
+        return NULL;
+    }
+    PyObject *cls = args[0], *names = args[1];
+    if (!PyType_Check(cls) || !PyType_IsSubtype((PyTypeObject *)cls, &PyTuple_Type)) {
+        PyErr_SetString(PyExc_TypeError, "fields(): cls must be a tuple subclass");
+        return NULL;
+    }
+    if (((PyTypeObject *)cls)->tp_itemsize != sizeof(PyObject *)) {
+        PyErr_SetString(PyExc_TypeError, "fields(): cls must store its items as a tuple does");
+        return NULL;
+    }
+    if (!PyTuple_Check(names)) {
+        PyErr_SetString(PyExc_TypeError, "fields(): names must be a tuple of strings");
+        return NULL;
+    }
+    Py_ssize_t n = PyTuple_GET_SIZE(names);
+    for (Py_ssize_t i = 0; i < n; i++) {
+        PyObject *name = PyTuple_GET_ITEM(names, i);
+        const char *utf8 = PyUnicode_Check(name) ? PyUnicode_AsUTF8(name) : NULL;
+        if (utf8 == NULL) {
+            if (!PyErr_Occurred()) {
+                PyErr_SetString(PyExc_TypeError, "fields(): names must be a tuple of strings");
+            }
+            return NULL;
+        }
+        PyMemberDef *def = PyMem_Calloc(1, sizeof(PyMemberDef));
+        char *copy = PyMem_Malloc(strlen(utf8) + 1);
+        if (def == NULL || copy == NULL) {
+            PyMem_Free(def);
+            PyMem_Free(copy);
+            return PyErr_NoMemory();
+        }
+        strcpy(copy, utf8);
+        def->name = copy;
+        def->type = T_OBJECT_EX;
+        def->offset = offsetof(PyTupleObject, ob_item) + i * sizeof(PyObject *);
+        def->flags = READONLY;
+        def->doc = NULL;
+        PyObject *descr = PyDescr_NewMember((PyTypeObject *)cls, def);
+        if (descr == NULL || PyObject_SetAttr(cls, name, descr) < 0) {
+            Py_XDECREF(descr);
+            return NULL;
+        }
+        Py_DECREF(descr);
+    }
+    Py_RETURN_NONE;
+}
+
 static PyMethodDef module_methods[] = {
     {"records", (PyCFunction)(void (*)(void))make_records, METH_FASTCALL,
      "records(cls, topic, partition, msgs, start, offset_of, key_of, value_of)"},
+    {"fields", (PyCFunction)(void (*)(void))tuple_fields, METH_FASTCALL,
+     "fields(cls, names): cls.<names[i]> reads item i (read-only member descriptors)"},
     {"runs", (PyCFunction)(void (*)(void))scan_runs, METH_FASTCALL,
      "runs(msgs, error_of, partition_of) -> [(partition, start, end, nbytes)] or None"},
     {NULL, NULL, 0, NULL}
