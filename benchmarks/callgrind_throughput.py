@@ -26,12 +26,15 @@ import re
 import subprocess
 import sys
 import tempfile
+from collections import defaultdict
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 PATHS = ("bare", "bare+pos", "connector", "conn-py")
 _TOTALS = re.compile(r"^(?:summary|totals):\s+(\d+)", re.M)
+_FUNCTION = re.compile(r"\s*([\d,]+) \(\s*[\d.]+%\)\s+(.*)$")
+TOP_FUNCTIONS = 30
 
 
 def child(path: str, n: int, zk_connect: str, bootstrap: str, topic: str, partitions: int,
@@ -52,6 +55,31 @@ def instructions(out_file: Path) -> tuple[int, bool]:
     if match is None:
         raise SystemExit(f"no totals in {out_file}")
     return int(match.group(1)), "_PyEval_EvalFrameDefault" in text
+
+
+def functions(out_file: Path) -> dict[str, int]:
+    """Instructions by function (self cost) over the threads of one run that ran Python."""
+    totals: dict[str, int] = defaultdict(int)
+    for thread in out_file.parent.glob(out_file.name + "-*"):
+        if not instructions(thread)[1]:
+            continue
+        text = subprocess.run(["callgrind_annotate", "--auto=no", "--threshold=100",
+                               str(thread)], capture_output=True, text=True, check=True).stdout
+        for line in text.splitlines():
+            match = _FUNCTION.match(line)
+            if match and "PROGRAM TOTALS" not in line:
+                totals[_short(match.group(2))] += int(match.group(1).replace(",", ""))
+    return totals
+
+
+def _short(name: str) -> str:
+    """``/build/.../Objects/call.c:fn [lib]`` -> ``call.c:fn``; ``???:fn [lib]`` -> ``lib:fn``."""
+    where, _, rest = name.partition(":")
+    fn, _, lib = rest.partition(" [")
+    fn = fn.split("'")[0]
+    if where == "???":
+        return f"{Path(lib.rstrip(']')).name.split('.')[0]}:{fn}"
+    return f"{Path(where).name}:{fn}"
 
 
 def run_child(path: str, n: int, zk_connect: str, bootstrap: str, topic: str, partitions: int,
@@ -90,6 +118,23 @@ def per_message(rows: list[tuple[str, int, int, int]], paths: list[str], small: 
     return out
 
 
+def write_functions(out: Path, by_function: dict[tuple[str, int], dict[str, int]],
+                    paths: list[str], small: int, large: int) -> None:
+    """Per message by function for each path: the functions furthest from the bare path."""
+    per = {path: {fn: (by_function[(path, large)].get(fn, 0)
+                       - by_function[(path, small)].get(fn, 0)) / (large - small)
+                  for fn in set(by_function[(path, small)]) | set(by_function[(path, large)])}
+           for path in paths}
+    names = set().union(*per.values())
+    top = sorted(names, key=lambda fn: -max(abs(per[p].get(fn, 0) - per["bare"].get(fn, 0))
+                                            for p in paths))[:TOP_FUNCTIONS]
+    with open(out, "w", newline="") as fh:
+        out_csv = csv.writer(fh)
+        out_csv.writerow(("function", *paths))
+        for fn in top:
+            out_csv.writerow((fn, *(f"{per[p].get(fn, 0):.1f}" for p in paths)))
+
+
 def main(argv: list[str] | None = None) -> int:
     argv = sys.argv[1:] if argv is None else argv
     if argv and argv[0] == "--child":
@@ -103,6 +148,10 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--paths", default=",".join(PATHS))
     parser.add_argument("--results", type=Path, default=None)
     parser.add_argument("--keep-profiles", type=Path, default=None)
+    parser.add_argument("--functions", action="store_true",
+                        help="also write functions.csv: instructions per message by function "
+                             "(self cost, Python threads) for the functions that differ most "
+                             "from the bare path")
     args = parser.parse_args(argv)
     paths = [p for p in args.paths.split(",") if p]
     for p in paths:
@@ -125,6 +174,7 @@ def main(argv: list[str] | None = None) -> int:
     if "connector" in paths and not speedups_enabled():
         raise SystemExit("the connector path needs the C extension built (make install)")
     rows: list[tuple[str, int, int, int]] = []  # path, messages, Python threads, library's
+    by_function: dict[tuple[str, int], dict[str, int]] = {}
     with tempfile.TemporaryDirectory() as tmp, EmbeddedZooKeeper() as zk, \
             EmbeddedBroker(zk.connect_string) as broker:
         profiles = args.keep_profiles or Path(tmp)
@@ -140,6 +190,8 @@ def main(argv: list[str] | None = None) -> int:
                 python, library = run_child(path, n, zk.connect_string, broker.bootstrap, topic,
                                             args.partitions, f"cg-{path}-{n}", out)
                 rows.append((path, n, python, library))
+                if args.functions:
+                    by_function[(path, n)] = functions(out)
                 print(f"{path:9s} {n:7d} messages: {python:,} instructions in Python threads, "
                       f"{library:,} in the client library's threads", flush=True)
     per = per_message(rows, paths, args.small, args.large)
@@ -157,6 +209,9 @@ def main(argv: list[str] | None = None) -> int:
             out_csv = csv.writer(fh)
             out_csv.writerow(("path", "messages", "python_threads_ir", "library_threads_ir"))
             out_csv.writerows(rows)
+        if by_function and "bare" in paths:
+            write_functions(args.results / "functions.csv", by_function, paths, args.small,
+                            args.large)
         print(f"wrote {write_provenance(args.results, prov)}")
     return 0
 

@@ -162,6 +162,28 @@ def throughput_instructions(ctx: Context) -> str:
     return "\n".join(lines) + "\n"
 
 
+@figure("benchmarks/throughput-functions", source=INSTRUCTIONS)
+def throughput_functions(ctx: Context) -> str:
+    """Self cost per message by function, before and after, for the functions that moved."""
+    runs = [name for name in ("before", "after")
+            if (ctx.results / INSTRUCTIONS / name / "functions.csv").exists()]
+    if not runs:
+        return f"No committed run yet (`results/{INSTRUCTIONS}/`).\n"
+    tables = {r: _rows(ctx.results / INSTRUCTIONS / r / "functions.csv") for r in runs}
+    columns = [(r, p) for r in runs for p in list(tables[r][0])[1:]]
+    values: dict[str, dict[tuple[str, str], float]] = defaultdict(dict)
+    for r in runs:
+        for row in tables[r]:
+            for p in list(row)[1:]:
+                values[row["function"]][(r, p)] = float(row[p])
+    lines = ["| function | " + " | ".join(f"{r}: `{p}`" for r, p in columns) + " |",
+             "|---|" + "---:|" * len(columns)]
+    for fn in sorted(values, key=lambda f: -max(abs(v) for v in values[f].values())):
+        lines.append(f"| `{fn}` | " + " | ".join(
+            f"{values[fn][c]:,.0f}" if c in values[fn] else "" for c in columns) + " |")
+    return "\n".join(lines) + "\n"
+
+
 def _per_message(rows: list[dict[str, str]]) -> dict[str, tuple[float, float]]:
     """(Python threads, library threads) instructions of one more message, per path."""
     by_path: dict[str, list[dict[str, str]]] = defaultdict(list)
