@@ -147,7 +147,7 @@ def throughput_instructions(ctx: Context) -> str:
     for name in runs:
         folder = ctx.results / INSTRUCTIONS / name
         per[name] = _per_message(_rows(folder / "instructions.csv"))
-        lines.append(f"*{name}*: " + provenance(folder, f"{INSTRUCTIONS}/{name}"))
+        lines += [f"*{name}*: " + provenance(folder, f"{INSTRUCTIONS}/{name}").strip(), ""]
     paths = list(dict.fromkeys(p for r in runs for p in per[r]))
     head = ["path"] + [f"{r}: Python threads" for r in runs] + [f"{r}: / bare" for r in runs] \
         + [f"{r}: librdkafka threads" for r in runs]
@@ -166,18 +166,23 @@ def throughput_instructions(ctx: Context) -> str:
 def throughput_functions(ctx: Context) -> str:
     """Self cost per message by function, before and after, for the functions that moved."""
     runs = [name for name in ("before", "after")
-            if (ctx.results / INSTRUCTIONS / name / "functions.csv").exists()]
+            if (ctx.results / INSTRUCTIONS / f"functions-{name}" / "functions.csv").exists()]
     if not runs:
-        return f"No committed run yet (`results/{INSTRUCTIONS}/`).\n"
-    tables = {r: _rows(ctx.results / INSTRUCTIONS / r / "functions.csv") for r in runs}
+        return f"No committed run yet (`results/{INSTRUCTIONS}/functions-*/`).\n"
+    tables = {r: _rows(ctx.results / INSTRUCTIONS / f"functions-{r}" / "functions.csv")
+              for r in runs}
+    lines = []
+    for r in runs:
+        lines += [f"*{r}*: " + provenance(ctx.results / INSTRUCTIONS / f"functions-{r}",
+                                         f"{INSTRUCTIONS}/functions-{r}").strip(), ""]
     columns = [(r, p) for r in runs for p in list(tables[r][0])[1:]]
     values: dict[str, dict[tuple[str, str], float]] = defaultdict(dict)
     for r in runs:
         for row in tables[r]:
             for p in list(row)[1:]:
                 values[row["function"]][(r, p)] = float(row[p])
-    lines = ["| function | " + " | ".join(f"{r}: `{p}`" for r, p in columns) + " |",
-             "|---|" + "---:|" * len(columns)]
+    lines += ["| function | " + " | ".join(f"{r}: `{p}`" for r, p in columns) + " |",
+              "|---|" + "---:|" * len(columns)]
     for fn in sorted(values, key=lambda f: -max(abs(v) for v in values[f].values())):
         lines.append(f"| `{fn}` | " + " | ".join(
             f"{values[fn][c]:,.0f}" if c in values[fn] else "" for c in columns) + " |")
