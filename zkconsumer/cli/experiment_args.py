@@ -26,6 +26,8 @@ def finish_command(parts: list[str], args: argparse.Namespace) -> str:
         parts += ["--zk", args.zookeeper]
     if getattr(args, "bootstrap", None):
         parts += ["--bootstrap", args.bootstrap]
+    if getattr(args, "broker", None):
+        parts += ["--broker", args.broker]
     parts += ["--out", str(args.out)]
     return " ".join(shlex.quote(p) for p in parts)
 
