@@ -32,10 +32,17 @@ def main(argv: list[str]) -> int:
 
 def test_chaos_soak_loses_nothing_and_leaves_a_clean_group(tmp_path, capsys):
     out = tmp_path / "chaos.json"
-    code = main(["experiment", "chaos", "--duration", "30", "--members", "4", "--partitions",
-                 "8", "--seed", str(SEED), "--out", str(tmp_path / "run"), "--json", str(out)])
+    run = ["experiment", "chaos", "--duration", "30", "--members", "4", "--partitions", "8",
+           "--seed", str(SEED)]
+    assert main([*run, "--schedule"]) == 0
+    steps = len(capsys.readouterr().out.splitlines())
+    code = main([*run, "--out", str(tmp_path / "run"), "--json", str(out)])
     report = json.loads(out.read_text())
-    printed = capsys.readouterr().out.splitlines()
+    captured = capsys.readouterr()
+    printed = captured.out.splitlines()
+    # off a terminal, the progress of the schedule is one plain line per step, with its ETA
+    done = [line for line in captured.err.splitlines() if f"/{steps} " in line and " eta " in line]
+    assert [line.split("/")[0] for line in done] == [str(i) for i in range(1, steps + 1)], done
     # the printed summary states the report's figures, one "name value" line each
     for key in ("produced", "lost", "duplicates", "verify_ok", "stray_znodes"):
         assert f"{key:<18} {report[key]}" in printed, (key, printed)

@@ -78,7 +78,7 @@ def test_real_mode_hosts_consumers_in_spark_tasks_and_measures_a_crash(
     assert records.select("task").distinct().count() == 2
 
 
-def test_sim_sweep_writes_the_grid_and_matches_the_simulator(spark, tmp_path):
+def test_sim_sweep_writes_the_grid_and_matches_the_simulator(spark, tmp_path, capsys):
     out = tmp_path / "sim"
     args = build_parser().parse_args([
         "spark", "herd", "--mode", "sim", "--members", "4,12", "--partitions", "8",
@@ -86,6 +86,11 @@ def test_sim_sweep_writes_the_grid_and_matches_the_simulator(spark, tmp_path):
         "--seeds", "2", "--out", str(out)])
     assert run(args, spark) == 0
     rows = _check_outputs(spark, out, 3 * 2 * 2 * 2)
+    # the driver showed the cells done (plain lines off a terminal), ending with all of them
+    progress = [line for line in capsys.readouterr().err.splitlines() if "herd sim cells" in line]
+    counts = [int(line.split("/")[0]) for line in progress]
+    assert counts == sorted(counts) and progress[-1].startswith("24/24 "), progress
+    assert progress[-1].endswith("herd sim cells: done"), progress
     assert {r["mode"] for r in rows} == {"sim"}
     assert {r["simulated_only"] for r in rows if r["protocol"] == "kip848"} == {"true"}
     assert {r["simulated_only"] for r in rows if r["protocol"] != "kip848"} == {"false"}

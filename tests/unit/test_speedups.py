@@ -58,6 +58,52 @@ def test_the_c_iterator_checks_its_arguments_and_clamps_its_position() -> None:
     assert next(it, None) is None and it.__length_hint__() == 0
 
 
+@needs_c
+def test_a_record_the_application_keeps_never_changes_while_dropped_ones_are_reused() -> None:
+    raw = msgs("t", 3, range(40))
+    accessors = (records_module.OFFSET_OF, records_module.KEY_OF, records_module.VALUE_OF)
+    kept = []
+    seen = []
+    for m in records_module.speedups.records(MessageAndMetadata, "t", 3, raw, 0, *accessors):
+        seen.append((m.offset, m.message))
+        if m.offset % 3 == 0:
+            kept.append(m)
+    assert seen == [(o, b"v%d" % o) for o in range(40)]
+    assert [tuple(m) for m in kept] == [("t", 3, o, None, b"v%d" % o, 1) for o in range(0, 40, 3)]
+    assert len({id(m) for m in kept}) == len(kept)
+    # A record nobody refers to any more is refilled rather than freed and allocated again.
+    it = records_module.speedups.records(MessageAndMetadata, "t", 3, raw, 0, *accessors)
+    first = next(it)
+    first_id = id(first)
+    second = next(it)
+    del first
+    third = next(it)
+    assert id(third) == first_id and third == ("t", 3, 2, None, b"v2", 1)
+    assert second == ("t", 3, 1, None, b"v1", 1)
+
+
+@needs_c
+def test_accessors_other_than_the_clients_methods_are_called_as_they_are() -> None:
+    raw = msgs("t", 0, range(3))
+    got = list(records_module.speedups.records(
+        MessageAndMetadata, "t", 0, raw, 0, lambda m: m.offset() * 10, lambda m: b"k",
+        lambda m: m.value() + b"!"))
+    assert [tuple(m)[:5] for m in got] == [("t", 0, o * 10, b"k", b"v%d!" % o) for o in range(3)]
+    assert records_module.speedups.runs(raw, lambda m: None, lambda m: 5) == [(5, 0, 3, 6)]
+
+
+@needs_c
+def test_the_c_sort_takes_the_messages_out_of_the_collectors_sight() -> None:
+    import gc
+
+    raw = msgs("t", 0, range(3))
+    assert all(gc.is_tracked(m) for m in raw)
+    records_module.speedups.runs(raw, Message.error, Message.partition)
+    assert not any(gc.is_tracked(m) for m in raw)
+    gc.collect()
+    assert [m.offset() for m in raw] == [0, 1, 2] and raw[0].value() == b"v0"
+
+
 def python_runs(messages: list[Message]) -> list[tuple[int, int, int, int]] | None:
     """What ``_speedups.runs`` must return, written plainly."""
     if any(m.error() is not None for m in messages):

@@ -96,7 +96,8 @@ def run_chaos_verb(args: argparse.Namespace) -> int:
                   + (f"  hold {action.hold_s:.1f} s" if action.hold_s else ""))
         return 0
     prov = run_meta.start(reproduce_command(args), args)
-    report = run_chaos(spec, progress=lambda msg: print(f"chaos: {msg}", file=sys.stderr))
+    report = run_chaos(spec, progress=lambda msg: print(f"chaos: {msg}", file=sys.stderr),
+                       actions_bar=True)
     data = report.as_dict()
     for key in SUMMARY_KEYS:
         print(f"{key:<18} {data[key]}")

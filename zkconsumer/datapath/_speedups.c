@@ -18,6 +18,38 @@
  */
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>
+#include <structmember.h>
+#include <string.h>
+
+/*
+ * A no-argument accessor of the client's Message (Message.offset, .key, ...), called directly.
+ *
+ * Going through PyObject_Vectorcall, the method descriptor's vectorcall and the result check
+ * costs about 80 instructions per call, more than the accessor itself; the records and the
+ * fetcher's scan make five such calls per message. When the accessor is a METH_NOARGS method
+ * descriptor and the message is exactly of its type, its C function is called as the
+ * descriptor would call it; anything else takes the generic call.
+ */
+typedef struct {
+    PyObject *func;          /* borrowed from the owner, which holds a reference */
+    PyTypeObject *type;      /* NULL: always the generic call */
+    PyCFunction meth;
+} Getter;
+
+static void
+getter_init(Getter *g, PyObject *func)
+{
+    g->func = func;
+    g->type = NULL;
+    g->meth = NULL;
+    if (func != NULL && Py_IS_TYPE(func, &PyMethodDescr_Type)) {
+        PyMethodDescrObject *descr = (PyMethodDescrObject *)func;
+        if ((descr->d_method->ml_flags & ~METH_COEXIST) == METH_NOARGS) {
+            g->type = PyDescr_TYPE(descr);
+            g->meth = descr->d_method->ml_meth;
+        }
+    }
+}
 
 typedef struct {
     PyObject_HEAD
@@ -29,6 +61,9 @@ typedef struct {
     PyObject *key_of;
     PyObject *value_of;
     Py_ssize_t index;        /* next message to return */
+    Getter offset, key, value;
+    PyObject *recent[2];     /* the last two records returned, for reuse (records_next) */
+    int slot;                /* recent[slot] is the older one */
 } RecordsObject;
 
 static PyTypeObject RecordsType;
@@ -43,6 +78,8 @@ records_traverse(RecordsObject *self, visitproc visit, void *arg)
     Py_VISIT(self->offset_of);
     Py_VISIT(self->key_of);
     Py_VISIT(self->value_of);
+    Py_VISIT(self->recent[0]);
+    Py_VISIT(self->recent[1]);
     return 0;
 }
 
@@ -56,6 +93,8 @@ records_clear(RecordsObject *self)
     Py_CLEAR(self->offset_of);
     Py_CLEAR(self->key_of);
     Py_CLEAR(self->value_of);
+    Py_CLEAR(self->recent[0]);
+    Py_CLEAR(self->recent[1]);
     return 0;
 }
 
@@ -75,6 +114,23 @@ call_one(PyObject *func, PyObject *arg)
     return PyObject_Vectorcall(func, args + 1, 1 | PY_VECTORCALL_ARGUMENTS_OFFSET, NULL);
 }
 
+static inline PyObject *
+getter_call(const Getter *g, PyObject *m)
+{
+    if (g->meth != NULL && Py_IS_TYPE(m, g->type)) {
+        return g->meth(m, NULL);
+    }
+    return call_one(g->func, m);
+}
+
+/*
+ * The next record. Allocating a tuple subclass instance and freeing it again costs about 450
+ * instructions, as much as everything else per message; so, like zip() and enumerate() with
+ * their result tuples, the iterator reuses a record nobody else refers to any more. It keeps the
+ * last two it returned: in `for m in stream`, `m` still holds the previous record while the
+ * next one is built, but no longer the one before. A record the application kept is never
+ * touched (its reference count is above one), and a fresh one is built instead.
+ */
 static PyObject *
 records_next(RecordsObject *self)
 {
@@ -84,24 +140,47 @@ records_next(RecordsObject *self)
     PyObject *m = PyList_GET_ITEM(self->msgs, self->index);
     Py_INCREF(m);
     PyObject *offset = NULL, *key = NULL, *value = NULL, *record;
-    if ((offset = call_one(self->offset_of, m)) == NULL
-            || (key = call_one(self->key_of, m)) == NULL
-            || (value = call_one(self->value_of, m)) == NULL
-            || (record = self->cls->tp_alloc(self->cls, 6)) == NULL) {
+    if ((offset = getter_call(&self->offset, m)) == NULL
+            || (key = getter_call(&self->key, m)) == NULL
+            || (value = getter_call(&self->value, m)) == NULL) {
         Py_DECREF(m);
         Py_XDECREF(offset);
         Py_XDECREF(key);
         Py_XDECREF(value);
         return NULL;
     }
-    Py_INCREF(self->topic);
-    PyTuple_SET_ITEM(record, 0, self->topic);
-    Py_INCREF(self->partition);
-    PyTuple_SET_ITEM(record, 1, self->partition);
-    PyTuple_SET_ITEM(record, 2, offset);
-    PyTuple_SET_ITEM(record, 3, key);
-    PyTuple_SET_ITEM(record, 4, value);
-    PyTuple_SET_ITEM(record, 5, m);
+    PyObject *items[6] = {Py_NewRef(self->topic), Py_NewRef(self->partition), offset, key,
+                          value, m};
+    record = self->recent[self->slot];
+    if (record != NULL && Py_REFCNT(record) == 1 && Py_IS_TYPE(record, self->cls)) {
+        PyObject *old[6];
+        for (int i = 0; i < 6; i++) {
+            old[i] = PyTuple_GET_ITEM(record, i);
+            PyTuple_SET_ITEM(record, i, items[i]);
+        }
+        /* The collector may have untracked it (a tuple of untracked objects); its new
+           contents decide again. */
+        if (!PyObject_GC_IsTracked(record)) {
+            PyObject_GC_Track(record);
+        }
+        Py_INCREF(record);
+        /* Released once the record is whole: freeing them may run arbitrary code. */
+        for (int i = 0; i < 6; i++) {
+            Py_DECREF(old[i]);
+        }
+    } else {
+        if ((record = self->cls->tp_alloc(self->cls, 6)) == NULL) {
+            for (int i = 0; i < 6; i++) {
+                Py_DECREF(items[i]);
+            }
+            return NULL;
+        }
+        for (int i = 0; i < 6; i++) {
+            PyTuple_SET_ITEM(record, i, items[i]);
+        }
+        Py_XSETREF(self->recent[self->slot], Py_NewRef(record));
+    }
+    self->slot ^= 1;
     /* Advanced only once the record exists: a failed call leaves the message to be retried,
        and the position never counts a record the caller did not receive. */
     self->index++;
@@ -181,6 +260,11 @@ make_records(PyObject *Py_UNUSED(module), PyObject *const *args, Py_ssize_t narg
     self->offset_of = Py_NewRef(args[5]);
     self->key_of = Py_NewRef(args[6]);
     self->value_of = Py_NewRef(args[7]);
+    getter_init(&self->offset, self->offset_of);
+    getter_init(&self->key, self->key_of);
+    getter_init(&self->value, self->value_of);
+    self->recent[0] = self->recent[1] = NULL;
+    self->slot = 0;
     Py_ssize_t size = PyList_GET_SIZE(msgs);
     self->index = start < 0 ? 0 : (start > size ? size : start);
     PyObject_GC_Track(self);
@@ -194,7 +278,7 @@ make_records(PyObject *Py_UNUSED(module), PyObject *const *args, Py_ssize_t narg
  * librdkafka hands messages over in per-partition runs; this returns each maximal run of one
  * partition with the size of its values (len() of a client Message is its value's size). None
  * as soon as a message carries an error: the caller then takes its general path, which sorts
- * errors out first.
+ * errors out first. Each message scanned is untracked by the garbage collector (see below).
  */
 static PyObject *
 scan_runs(PyObject *Py_UNUSED(module), PyObject *const *args, Py_ssize_t nargs)
@@ -204,11 +288,14 @@ scan_runs(PyObject *Py_UNUSED(module), PyObject *const *args, Py_ssize_t nargs)
                      "partition_of), %zd given", nargs);
         return NULL;
     }
-    PyObject *msgs = args[0], *error_of = args[1], *partition_of = args[2];
+    PyObject *msgs = args[0];
     if (!PyList_Check(msgs)) {
         PyErr_SetString(PyExc_TypeError, "runs(): msgs must be a list");
         return NULL;
     }
+    Getter error_of, partition_of;
+    getter_init(&error_of, args[1]);
+    getter_init(&partition_of, args[2]);
     PyObject *result = PyList_New(0);
     if (result == NULL) {
         return NULL;
@@ -220,7 +307,7 @@ scan_runs(PyObject *Py_UNUSED(module), PyObject *const *args, Py_ssize_t nargs)
         Py_ssize_t size = 0;
         if (i < n) {
             PyObject *m = PyList_GET_ITEM(msgs, i);
-            PyObject *error = call_one(error_of, m);
+            PyObject *error = getter_call(&error_of, m);
             if (error == NULL) {
                 goto fail;
             }
@@ -231,8 +318,15 @@ scan_runs(PyObject *Py_UNUSED(module), PyObject *const *args, Py_ssize_t nargs)
                 Py_DECREF(result);
                 Py_RETURN_NONE;
             }
-            if ((partition = call_one(partition_of, m)) == NULL) {
+            if ((partition = getter_call(&partition_of, m)) == NULL) {
                 goto fail;
+            }
+            /* Out of the garbage collector's sight: a client Message refers only to strings,
+               bytes, an error and its headers, none of which can refer back to it, so it
+               cannot be part of a cycle. Tracked, each waits in the chunk queues through
+               many collections that traverse it for nothing (a bare loop drops it at once). */
+            if (Py_IS_TYPE(m, partition_of.type)) {
+                PyObject_GC_UnTrack(m);
             }
             if ((size = PyObject_Length(m)) < 0) {
                 Py_DECREF(partition);
@@ -241,7 +335,7 @@ scan_runs(PyObject *Py_UNUSED(module), PyObject *const *args, Py_ssize_t nargs)
         }
         int same = 0;
         if (current != NULL && partition != NULL) {
-            same = PyObject_RichCompareBool(current, partition, Py_EQ);
+            same = current == partition ? 1 : PyObject_RichCompareBool(current, partition, Py_EQ);
             if (same < 0) {
                 Py_DECREF(partition);
                 goto fail;
@@ -276,9 +370,75 @@ fail:
     return NULL;
 }
 
+/*
+ * fields(cls, names): make cls.<names[i]> read item i of the tuple through a read-only member
+ * descriptor, in place of the namedtuple's item getters.
+ *
+ * Why: `record.message` through a namedtuple's getter is a generic attribute lookup (about 120
+ * instructions per access); a member descriptor is what the interpreter specialises attribute
+ * reads for, and a tuple's items sit at fixed offsets in every instance of a tuple subclass, so
+ * the read becomes one load. Reading is all it allows (assignment raises AttributeError as the
+ * getters did). The definitions live as long as the process: the descriptors point at them.
+ */
+static PyObject *
+tuple_fields(PyObject *Py_UNUSED(module), PyObject *const *args, Py_ssize_t nargs)
+{
+    if (nargs != 2) {
+        PyErr_Format(PyExc_TypeError, "fields() takes 2 arguments (cls, names), %zd given",
+                     nargs);
+        return NULL;
+    }
+    PyObject *cls = args[0], *names = args[1];
+    if (!PyType_Check(cls) || !PyType_IsSubtype((PyTypeObject *)cls, &PyTuple_Type)) {
+        PyErr_SetString(PyExc_TypeError, "fields(): cls must be a tuple subclass");
+        return NULL;
+    }
+    if (((PyTypeObject *)cls)->tp_itemsize != sizeof(PyObject *)) {
+        PyErr_SetString(PyExc_TypeError, "fields(): cls must store its items as a tuple does");
+        return NULL;
+    }
+    if (!PyTuple_Check(names)) {
+        PyErr_SetString(PyExc_TypeError, "fields(): names must be a tuple of strings");
+        return NULL;
+    }
+    Py_ssize_t n = PyTuple_GET_SIZE(names);
+    for (Py_ssize_t i = 0; i < n; i++) {
+        PyObject *name = PyTuple_GET_ITEM(names, i);
+        const char *utf8 = PyUnicode_Check(name) ? PyUnicode_AsUTF8(name) : NULL;
+        if (utf8 == NULL) {
+            if (!PyErr_Occurred()) {
+                PyErr_SetString(PyExc_TypeError, "fields(): names must be a tuple of strings");
+            }
+            return NULL;
+        }
+        PyMemberDef *def = PyMem_Calloc(1, sizeof(PyMemberDef));
+        char *copy = PyMem_Malloc(strlen(utf8) + 1);
+        if (def == NULL || copy == NULL) {
+            PyMem_Free(def);
+            PyMem_Free(copy);
+            return PyErr_NoMemory();
+        }
+        strcpy(copy, utf8);
+        def->name = copy;
+        def->type = T_OBJECT_EX;
+        def->offset = offsetof(PyTupleObject, ob_item) + i * sizeof(PyObject *);
+        def->flags = READONLY;
+        def->doc = NULL;
+        PyObject *descr = PyDescr_NewMember((PyTypeObject *)cls, def);
+        if (descr == NULL || PyObject_SetAttr(cls, name, descr) < 0) {
+            Py_XDECREF(descr);
+            return NULL;
+        }
+        Py_DECREF(descr);
+    }
+    Py_RETURN_NONE;
+}
+
 static PyMethodDef module_methods[] = {
     {"records", (PyCFunction)(void (*)(void))make_records, METH_FASTCALL,
      "records(cls, topic, partition, msgs, start, offset_of, key_of, value_of)"},
+    {"fields", (PyCFunction)(void (*)(void))tuple_fields, METH_FASTCALL,
+     "fields(cls, names): cls.<names[i]> reads item i (read-only member descriptors)"},
     {"runs", (PyCFunction)(void (*)(void))scan_runs, METH_FASTCALL,
      "runs(msgs, error_of, partition_of) -> [(partition, start, end, nbytes)] or None"},
     {NULL, NULL, 0, NULL}

@@ -203,6 +203,10 @@ def speedups_enabled() -> bool:
 # longer. The C iterator when it was built (and not disabled), else the same in Python.
 _USE_C = speedups is not None and not os.environ.get("ZKCONSUMER_PURE_PYTHON")
 records = c_records if _USE_C else py_records
+if _USE_C:
+    # Reading a field (record.message) as a member descriptor, which the interpreter reads in
+    # one step, rather than through the namedtuple's getter (a generic lookup per access).
+    speedups.fields(MessageAndMetadata, MessageAndMetadata._fields[:5])
 
 
 def value_bytes(messages: list[Message]) -> int:

@@ -24,12 +24,14 @@ from pathlib import Path
 from typing import Any
 
 from zkconsumer.lab.broker_option import add_broker_option
+from zkconsumer.lab.progress import Progress
 from zkconsumer.lab.runner import LAB_KAFKA_PROPS
 from zkconsumer.lab.spec import Timing
 from zkconsumer.sim import EVENTS as SIM_EVENTS
 from zkconsumer.sim import PROTOCOLS as SIM_PROTOCOLS
 from zkconsumer.sim import Calibration
 from zkconsumer.spark.grid import cells, parse_ints
+from zkconsumer.spark.progress import executor_cells
 
 log = logging.getLogger(__name__)
 
@@ -171,7 +173,9 @@ def _sim(spark: Any, grid: Any, args: argparse.Namespace, backoff: int, retries:
     settings = SimSettings(calibration=cal, session_timeout_ms=args.session_timeout_ms,
                            rebalance_backoff_ms=backoff, rebalance_max_retries=retries,
                            client_processes=args.client_processes)
-    df = sweep_dataframe(spark, grid, settings).cache()
+    with executor_cells(spark.sparkContext, len(grid), "herd sim cells") as done:
+        df = sweep_dataframe(spark, grid, settings, done).cache()
+        df.count()  # computed here, under the progress bar; the table reads the cache
     notes = [f"Simulated ({len(grid)} configurations on {spark.sparkContext.master}); "
              f"calibration: {cal.source}. kip848 is simulated only: no broker here implements "
              "it."]
@@ -197,7 +201,12 @@ def _real(spark: Any, grid: Any, args: argparse.Namespace, timing: Timing
             broker_name = getattr(broker, "name", "") or broker_name
         settings = RealSettings(zk_connect=zk, bootstrap=bootstrap, tasks=args.tasks,
                                 timing=timing, out_dir=str(args.out.resolve()))
-        df = real_dataframe(spark, grid, settings).cache()
+        bar = Progress(len(grid))
+        bar.update("herd real cells: started")
+        df = real_dataframe(spark, grid, settings,
+                            on_cell=lambda cell: bar.advance(f"{cell.protocol} {cell.event} "
+                                                             f"N={cell.members}")).cache()
+        bar.close()
         df.count()  # computed while the servers are still up
     notes = [f"Real connectors on {broker_name}: {len(grid)} runs, members spread over "
              f"{args.tasks} Spark tasks on {spark.sparkContext.master}; session timeout "

@@ -27,7 +27,7 @@ import logging
 import threading
 import time
 import uuid
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
@@ -144,14 +144,20 @@ def _stop_producing(run: RunDirectory, producer: SteadyProducer, timing: Timing)
     run.put("produced", {"last": last})
 
 
-def real_dataframe(spark: Any, grid: Sequence[Cell], settings: RealSettings) -> Any:
-    """Run every cell, then the metrics of all of them as one table DataFrame."""
+def real_dataframe(spark: Any, grid: Sequence[Cell], settings: RealSettings,
+                   on_cell: Callable[[Cell], None] | None = None) -> Any:
+    """Run every cell, then the metrics of all of them as one table DataFrame.
+
+    ``on_cell`` is called after each cell has run (the driver's progress bar).
+    """
     records, produced, windows = [], [], []
     for cell in grid:
         r, p, w = run_cell(spark, cell, settings)
         records.append(r)
         produced.append(p)
         windows.append(w)
+        if on_cell is not None:
+            on_cell(cell)
     all_records = records[0]
     for r in records[1:]:
         all_records = all_records.unionByName(r)

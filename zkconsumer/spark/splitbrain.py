@@ -29,8 +29,10 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+from zkconsumer.lab.progress import Progress
 from zkconsumer.lab.spec import Timing
 from zkconsumer.spark.grid import parse_ints
+from zkconsumer.spark.progress import executor_cells
 from zkconsumer.spark.splitbrain_rules import PROTOCOLS, SCENARIOS, ScenarioParams, parse_list
 
 log = logging.getLogger(__name__)
@@ -200,6 +202,8 @@ def _real(spark: Any, cells: list[Any], params: ScenarioParams, timing: Timing,
                             out_dir=str(args.out.resolve()), tasks=args.tasks, timing=timing,
                             params=params, idle_s=idle)
     rows = []
+    bar = Progress(len(cells))
+    bar.update("split-brain real cells: started")
     for key in cells:
         try:
             rows.append(run_real_cell(spark, key, settings))
@@ -208,9 +212,12 @@ def _real(spark: Any, cells: list[Any], params: ScenarioParams, timing: Timing,
             rows.append({**base_row(key, "real", params, timing, timing.rebalance_max_retries),
                          "applicable": True, "reason": f"failed: {exc!r}"[:300],
                          "broker": broker})
+            bar.note(f"{key} FAILED: {exc!r}")
         # each finished run at once, so a sweep cut short keeps what it measured
         with open(args.out / ROWS_FILE, "a", encoding="utf-8") as fh:
             fh.write(json.dumps(rows[-1]) + "\n")
+        bar.advance(str(key))
+    bar.close()
     return rows
 
 
@@ -224,7 +231,13 @@ def _sim(spark: Any, cells: list[Any], params: ScenarioParams, timing: Timing,
                                 idle_s=args.idle_s)
     sc = spark.sparkContext
     slices = min(len(cells), max(1, sc.defaultParallelism) * 8)
-    return sc.parallelize(cells, slices).map(lambda k: simulate_cell(k, settings)).collect()
+    with executor_cells(sc, len(cells), "split-brain sim cells") as done:
+        def one(key: Any) -> dict:
+            row = simulate_cell(key, settings)
+            done.add(1)
+            return row
+
+        return sc.parallelize(cells, slices).map(one).collect()  # type: ignore[no-any-return]
 
 
 def _write(spark: Any, rows: list[dict], out: Path, args: argparse.Namespace,

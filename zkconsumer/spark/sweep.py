@@ -52,8 +52,12 @@ def simulate_cell(cell: Cell, settings: SimSettings) -> dict[str, Any]:
     return row
 
 
-def sweep_dataframe(spark: Any, grid: Sequence[Cell], settings: SimSettings) -> Any:
-    """The table of the whole grid as a DataFrame (computed on the executors)."""
+def sweep_dataframe(spark: Any, grid: Sequence[Cell], settings: SimSettings,
+                    done: Any = None) -> Any:
+    """The table of the whole grid as a DataFrame (computed on the executors).
+
+    ``done``: a Spark accumulator each finished cell adds 1 to (the driver's progress bar).
+    """
     if not grid:
         raise ValueError("the grid is empty")
     sc = spark.sparkContext
@@ -61,5 +65,11 @@ def sweep_dataframe(spark: Any, grid: Sequence[Cell], settings: SimSettings) -> 
     # not all land in one task; not one per cell, which costs a task launch each.
     slices = min(len(grid), max(1, sc.defaultParallelism) * 8)
     rdd = sc.parallelize(list(grid), slices)
-    records = rdd.map(lambda cell: to_record(simulate_cell(cell, settings)))
+    def one(cell: Cell) -> Any:
+        record = to_record(simulate_cell(cell, settings))
+        if done is not None:
+            done.add(1)
+        return record
+
+    records = rdd.map(one)
     return spark.createDataFrame(records, schema_ddl())

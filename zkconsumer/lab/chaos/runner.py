@@ -29,7 +29,7 @@ import uuid
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, TextIO
 
 from kazoo.client import KazooClient
 
@@ -47,6 +47,7 @@ from zkconsumer.lab.chaos.schedule import (
 )
 from zkconsumer.lab.chaos.settle import GroupUnderTest, stray_znodes, wait_drained, wait_settled
 from zkconsumer.lab.chaos.spec import ChaosError, ChaosReport, ChaosSpec, tally
+from zkconsumer.lab.progress import Progress as ActionsBar
 
 log = logging.getLogger(__name__)
 
@@ -92,8 +93,13 @@ class _Run:
 Progress = Callable[[str], None]
 
 
-def run_chaos(spec: ChaosSpec, progress: Progress | None = None) -> ChaosReport:
-    """Run the soak end to end on embedded servers and return its figures (never the data)."""
+def run_chaos(spec: ChaosSpec, progress: Progress | None = None, actions_bar: bool = False,
+              bar_stream: TextIO | None = None) -> ChaosReport:
+    """Run the soak end to end on embedded servers and return its figures (never the data).
+
+    ``actions_bar``: show the schedule's actions done / total with an ETA on ``bar_stream``
+    (stderr by default) while the chaos runs: a bar on a terminal, a line per action elsewhere.
+    """
     spec.validate()
     say = progress or (lambda msg: log.info("%s", msg))
     schedule = spec.schedule()
@@ -137,7 +143,11 @@ def run_chaos(spec: ChaosSpec, progress: Progress | None = None) -> ChaosReport:
             _form(run, client, say)
             phase("formed")
             say(f"chaos for {spec.duration_s:.0f} s: {len(schedule)} steps, seed {spec.seed}")
-            _execute(run, ensemble, schedule, spec.duration_s, report, say)
+            bar = ActionsBar(len(schedule), enabled=actions_bar, stream=bar_stream)
+            try:
+                _execute(run, ensemble, schedule, spec.duration_s, report, say, bar)
+            finally:
+                bar.close()
             phase("chaos_done")
             producer.stop()
             report.producer_errors = producer.errors[:20]
@@ -227,7 +237,7 @@ def _broker(broker: Any) -> Iterator[Any]:
 
 
 def _execute(run: _Run, ensemble: Any, schedule: list[Action], duration_s: float,
-             report: ChaosReport, say: Progress) -> None:
+             report: ChaosReport, say: Progress, bar: ActionsBar) -> None:
     """Walk the schedule on time; an action that fails is reported and the walk goes on."""
     executed = {k: 0 for k in report.actions}
     start = time.monotonic()
@@ -246,6 +256,7 @@ def _execute(run: _Run, ensemble: Any, schedule: list[Action], duration_s: float
             report.action_errors.append(f"t={action.at} {action.kind.value} {action.target}: "
                                         f"{exc!r}")
         _reap(run, report)
+        bar.advance(f"t={action.at:.0f}s {action.kind.value} {action.target}")
     report.actions_executed = executed
     rest = start + duration_s - time.monotonic()
     if rest > 0:

@@ -18,6 +18,8 @@ from zkconsumer.results.registry import Context, figure
 
 ASSIGNORS = "benchmarks/assignors"
 THROUGHPUT = "benchmarks/throughput"
+THROUGHPUT_BEFORE = "benchmarks/throughput-before"
+INSTRUCTIONS = "benchmarks/throughput-callgrind"
 SIM = "benchmarks/sim-speed"
 
 
@@ -79,9 +81,18 @@ def assignors(ctx: Context) -> str:
 
 @figure("benchmarks/throughput", source=THROUGHPUT)
 def throughput(ctx: Context) -> str:
-    if (msg := _missing(ctx, THROUGHPUT, "rounds.csv")) is not None:
+    return _throughput(ctx, THROUGHPUT)
+
+
+@figure("benchmarks/throughput-before", source=THROUGHPUT_BEFORE)
+def throughput_before(ctx: Context) -> str:
+    return _throughput(ctx, THROUGHPUT_BEFORE)
+
+
+def _throughput(ctx: Context, source: str) -> str:
+    if (msg := _missing(ctx, source, "rounds.csv")) is not None:
         return msg
-    folder = ctx.results / THROUGHPUT
+    folder = ctx.results / source
     summary = json.loads((folder / "summary.json").read_text())
     n = int(summary["messages"])
     rounds: dict[int, dict[str, tuple[float, float, float]]] = defaultdict(dict)
@@ -93,7 +104,7 @@ def throughput(ctx: Context) -> str:
     others = [p for p in paths if p not in ("bare",)]
     head = ["round", *[f"{p} (msgs/s)" for p in paths], *[f"{p} / bare" for p in others],
             "CPU µs/msg bare", f"CPU µs/msg {conn}"]
-    lines = [provenance(folder, THROUGHPUT), "",
+    lines = [provenance(folder, source), "",
              f"{n:,} values of {summary['value_bytes']} B in {summary['partitions']} "
              f"partitions, {summary['rounds']} rounds; records built by "
              f"{'the C extension' if summary['c_extension'] else 'pure Python'} in "
@@ -123,6 +134,80 @@ def throughput(ctx: Context) -> str:
               f"{statistics.median(cpu_ratio):.2f}. Extra, best round of each path: "
               f"{conn} / bare {best['bare'] / best[conn]:.2f}."]
     return "\n".join(lines) + "\n"
+
+
+@figure("benchmarks/throughput-instructions", source=INSTRUCTIONS)
+def throughput_instructions(ctx: Context) -> str:
+    """Instructions per message by path, before and after, from callgrind (load-independent)."""
+    if (msg := _missing(ctx, INSTRUCTIONS, "after/instructions.csv")) is not None:
+        return msg
+    # Two runs each way (the second one also wrote functions.csv): the counts of the threads
+    # that run Python still move with how librdkafka batches, so both are shown.
+    labels = {"before": "before 1", "functions-before": "before 2", "after": "after 1",
+              "functions-after": "after 2"}
+    runs = [labels[name] for name in labels
+            if (ctx.results / INSTRUCTIONS / name / "instructions.csv").exists()]
+    folders = {label: name for name, label in labels.items()}
+    per: dict[str, dict[str, tuple[float, float]]] = {}
+    lines = []
+    for name in runs:
+        folder = ctx.results / INSTRUCTIONS / folders[name]
+        per[name] = _per_message(_rows(folder / "instructions.csv"))
+        lines += [f"*{name}*: " + provenance(folder, f"{INSTRUCTIONS}/{folders[name]}").strip(),
+                  ""]
+    paths = list(dict.fromkeys(p for r in runs for p in per[r]))
+    head = ["path"] + [f"{r}: Python threads" for r in runs] + [f"{r}: / bare" for r in runs] \
+        + [f"{r}: librdkafka threads" for r in runs]
+    lines += ["| " + " | ".join(head) + " |", "|---|" + "---:|" * (len(head) - 1)]
+    for path in paths:
+        cells = [f"`{path}`"]
+        cells += [f"{per[r][path][0]:,.0f}" if path in per[r] else "" for r in runs]
+        cells += [f"{per[r][path][0] / per[r]['bare'][0]:.3f}" if path in per[r] else ""
+                  for r in runs]
+        cells += [f"{per[r][path][1]:,.0f}" if path in per[r] else "" for r in runs]
+        lines.append("| " + " | ".join(cells) + " |")
+    return "\n".join(lines) + "\n"
+
+
+@figure("benchmarks/throughput-functions", source=INSTRUCTIONS)
+def throughput_functions(ctx: Context) -> str:
+    """Self cost per message by function, before and after, for the functions that moved."""
+    runs = [name for name in ("before", "after")
+            if (ctx.results / INSTRUCTIONS / f"functions-{name}" / "functions.csv").exists()]
+    if not runs:
+        return f"No committed run yet (`results/{INSTRUCTIONS}/functions-*/`).\n"
+    tables = {r: _rows(ctx.results / INSTRUCTIONS / f"functions-{r}" / "functions.csv")
+              for r in runs}
+    lines = []
+    for r in runs:
+        lines += [f"*{r}*: " + provenance(ctx.results / INSTRUCTIONS / f"functions-{r}",
+                                         f"{INSTRUCTIONS}/functions-{r}").strip(), ""]
+    columns = [(r, p) for r in runs for p in list(tables[r][0])[1:]]
+    values: dict[str, dict[tuple[str, str], float]] = defaultdict(dict)
+    for r in runs:
+        for row in tables[r]:
+            for p in list(row)[1:]:
+                values[row["function"]][(r, p)] = float(row[p])
+    lines += ["| function | " + " | ".join(f"{r}: `{p}`" for r, p in columns) + " |",
+              "|---|" + "---:|" * len(columns)]
+    for fn in sorted(values, key=lambda f: -max(abs(v) for v in values[f].values())):
+        lines.append(f"| `{fn}` | " + " | ".join(
+            f"{values[fn][c]:,.0f}" if c in values[fn] else "" for c in columns) + " |")
+    return "\n".join(lines) + "\n"
+
+
+def _per_message(rows: list[dict[str, str]]) -> dict[str, tuple[float, float]]:
+    """(Python threads, library threads) instructions of one more message, per path."""
+    by_path: dict[str, list[dict[str, str]]] = defaultdict(list)
+    for r in rows:
+        by_path[r["path"]].append(r)
+    out = {}
+    for path, rr in by_path.items():
+        small, large = sorted(rr, key=lambda r: int(r["messages"]))
+        dn = int(large["messages"]) - int(small["messages"])
+        out[path] = ((int(large["python_threads_ir"]) - int(small["python_threads_ir"])) / dn,
+                     (int(large["library_threads_ir"]) - int(small["library_threads_ir"])) / dn)
+    return out
 
 
 @figure("benchmarks/sim-speed", source=SIM)
