@@ -174,14 +174,14 @@ class Coordinator:
         if event.state in ("SUSPENDED", "LOST") and self.config.pause_fetchers_on_disconnect \
                 and not self._stop.is_set():
             paused_for = (event.session_id or LOST) if event.state == "SUSPENDED" else LOST
-            threading.Thread(target=self._pause, args=(paused_for,), daemon=True,
+            threading.Thread(target=self._pause, args=(paused_for, self.gate.epoch), daemon=True,
                              name=f"{self.consumer_id}-pause").start()
 
     # --- pause / resume ------------------------------------------------------------------------
 
-    def _pause(self, session_id: int) -> None:
+    def _pause(self, session_id: int, epoch: int) -> None:
         """No ZooKeeper here: works while the coordinator is blocked on ZooKeeper."""
-        if not self.gate.pause(session_id):
+        if not self.gate.pause(session_id, epoch):
             return
         self._set_state(CoordinatorState.PAUSED)
         log.warning("[%s] ZooKeeper session suspended: fetchers paused "
