@@ -16,6 +16,7 @@ from connector_helpers import StreamDrain, exactly_one_owner, fast_config, owner
 
 from zkconsumer import ZookeeperConsumerConnector
 from zkconsumer.admin import produce
+from zkconsumer.coordination.record import decode_assignment
 from zkconsumer.zk import paths
 
 PARTITIONS = 3
@@ -70,8 +71,6 @@ def test_watch_fired_while_its_read_returns_is_set_again(zk_connect, broker, new
         return conns[cid].metrics()["coordination"]["generation"]
 
     def published() -> int:
-        from zkconsumer.coordination.record import decode_assignment
-
         data, _ = kazoo_client.get(paths.assignment(group))
         return decode_assignment(paths.assignment(group), data).generation
 
