@@ -17,6 +17,9 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from zkconsumer.cli.broker_option import add_broker_option
+from zkconsumer.testing.servers import BROKER_ENV, TANSU, is_kafka_spec
+
 
 def register(sub: Any) -> None:
     p = sub.add_parser("calibrate", help="measure the simulator's latencies on real servers",
@@ -34,7 +37,8 @@ def register(sub: Any) -> None:
                         "busy in this process, ~15 s)")
     p.add_argument("--zk", "--zookeeper", dest="zookeeper",
                    default=os.environ.get("ZKCONSUMER_ZK"))
-    p.add_argument("--bootstrap", default=os.environ.get("ZKCONSUMER_BOOTSTRAP"))
+    p.add_argument("--bootstrap", default=None, help="existing broker bootstrap servers")
+    add_broker_option(p)
     p.set_defaults(func=run_calibrate)
 
 
@@ -51,6 +55,10 @@ def run_calibrate(args: argparse.Namespace) -> int:
         return 2
     with contextlib.ExitStack() as stack:
         zk, bootstrap = args.zookeeper, args.bootstrap
+        env_broker = os.environ.get(BROKER_ENV, "")
+        if zk and not bootstrap and env_broker and env_broker != TANSU \
+                and not is_kafka_spec(env_broker):
+            bootstrap = env_broker  # a running broker named host:port
         if not zk:
             from zkconsumer.testing.servers import broker_from_env, zookeeper_from_env
 

@@ -16,6 +16,7 @@ from typing import Any
 
 from zkconsumer.admin import create_topic, produce, zk_session
 from zkconsumer.admin.tree import tree_lines
+from zkconsumer.cli.broker_option import add_broker_option
 from zkconsumer.testing.servers import broker_from_env, zookeeper_from_env
 from zkconsumer.zk import paths
 
@@ -30,6 +31,7 @@ def register(sub: Any) -> None:
                            "(default: a new temporary directory)")
     demo.add_argument("--no-lab", action="store_true",
                       help="skip the herd sweep and the zombie scenario")
+    add_broker_option(demo)
     demo.set_defaults(func=run_demo)
 
 

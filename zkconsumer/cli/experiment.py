@@ -15,6 +15,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from zkconsumer.cli.broker_option import add_broker_option
 from zkconsumer.lab import EVENTS, PROTOCOLS, ExperimentSpec, RunStatus, Timing, run_experiment
 from zkconsumer.lab.output import write_outputs
 from zkconsumer.lab.report import summary_table, write_results
@@ -58,6 +59,7 @@ def register(sub: Any) -> None:
     cmp_.add_argument("--zk", "--zookeeper", dest="zookeeper", default=None,
                       help="existing ZooKeeper connect string")
     cmp_.add_argument("--bootstrap", default=None, help="existing broker bootstrap servers")
+    add_broker_option(cmp_)
     cmp_.add_argument("--out", required=True, type=Path, help="output directory")
     cmp_.add_argument("--json", type=Path, default=None, help="also write results.json here")
     cmp_.add_argument("--no-progress", action="store_true", help="no progress bar on stderr")
@@ -84,6 +86,8 @@ def finish_command(parts: list[str], args: argparse.Namespace) -> str:
         parts += ["--zk", args.zookeeper]
     if getattr(args, "bootstrap", None):
         parts += ["--bootstrap", args.bootstrap]
+    if getattr(args, "broker", None):
+        parts += ["--broker", args.broker]
     parts += ["--out", str(args.out)]
     return " ".join(shlex.quote(p) for p in parts)
 

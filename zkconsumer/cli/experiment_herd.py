@@ -16,6 +16,7 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
+from zkconsumer.cli.broker_option import add_broker_option
 from zkconsumer.cli.experiment import _csv, finish_command
 from zkconsumer.lab.drivers import DRIVERS
 from zkconsumer.lab.herd import DEFAULT_SIZES, HERD_EVENTS, HERD_TIMING, HerdSpec, run_herd
@@ -62,6 +63,7 @@ def register(verbs: Any) -> None:
     herd.add_argument("--bootstrap", default=None,
                       help="existing broker (registered in the ZooKeeper used); default: an "
                            "embedded one")
+    add_broker_option(herd)
     herd.add_argument("--out", required=True, type=Path, help="output directory")
     herd.add_argument("--json", type=Path, default=None, help="also write results.json here")
     herd.add_argument("--no-progress", action="store_true", help="no progress bar on stderr")

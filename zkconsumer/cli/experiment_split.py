@@ -15,6 +15,7 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
+from zkconsumer.cli.broker_option import add_broker_option
 from zkconsumer.cli.experiment import finish_command
 from zkconsumer.lab.spec import PROTOCOLS, RunStatus
 from zkconsumer.lab.splitbrain import SCENARIOS, SplitBrainSpec, run_split_brain
@@ -64,6 +65,7 @@ def register(verbs: Any) -> None:
     p.add_argument("--zk", "--zookeeper", dest="zookeeper", default=None,
                    help="existing ZooKeeper connect string")
     p.add_argument("--bootstrap", default=None, help="existing broker bootstrap servers")
+    add_broker_option(p)
     p.add_argument("--out", required=True, type=Path, help="output directory")
     p.add_argument("--no-progress", action="store_true", help="no progress bar on stderr")
     p.set_defaults(func=run_split)

@@ -9,6 +9,7 @@ from collections.abc import Sequence
 
 from zkconsumer import __version__
 from zkconsumer.cli import (
+    broker_option,
     calibrate,
     consume,
     demo,
@@ -47,6 +48,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     if args.verbose < 2:
         logging.getLogger("kazoo").setLevel(max(level, logging.WARNING))
     try:
+        broker_option.apply_broker_option(args)
         return int(args.func(args) or 0)
     except ZkConsumerError as exc:
         print(f"zkconsumer: error: {exc}", file=sys.stderr)
