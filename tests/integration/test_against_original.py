@@ -22,6 +22,7 @@ from zkconsumer.admin import create_topic, produce
 from zkconsumer.admin.groups import verify_group
 from zkconsumer.assignors.legacy import assign_legacy_range, assign_legacy_roundrobin
 from zkconsumer.testing import EmbeddedZooKeeper, KafkaBroker, shared_kafka_home
+from zkconsumer.testing.oracle import KILL, LEAVE, START, Event, OracleRun, Script, diff_states
 from zkconsumer.testing.original import (
     Assignment,
     MemberProcess,
@@ -270,3 +271,31 @@ def test_roundrobin_wildcard_mixed_group_with_a_kill_and_a_new_topic(home, lab, 
         assert_both_verifiers_pass(g)
     finally:
         g.close()
+
+
+def test_differential_oracle_same_script_same_states_for_both_kinds(home, lab, unique):
+    """Roundrobin with members on different wildcard subscriptions (Kafka 0.10.2's rule),
+    a stream count of two, a clean leave, a join and a SIGKILL: the original members and the
+    zkconsumer members leave the same owner znodes and offsets after every event."""
+    zk_connect, broker = lab
+    both = "{prefix}_(a|b)"
+    script = Script(
+        topics={"a": 3, "b": 2}, strategy="roundrobin", props=dict(PROPS),
+        events=[Event(START, ("x",), streams=2, subscription=both),
+                Event(START, ("y",), subscription="{prefix}_b", leave_after_s=10),
+                Event(LEAVE, ("y",)),
+                Event(START, ("z",), subscription=both),
+                Event(KILL, ("x",))])
+    runs = {}
+    for kind in ("original", "zkconsumer"):
+        prefix = unique(f"oracle_{kind}").replace("-", "_")
+        runs[kind] = OracleRun(kind, script, zk_connect, broker.bootstrap, prefix,
+                               kafka_home=home).run()
+    assert diff_states(runs["original"], runs["zkconsumer"]) == []
+    # Not vacuous: y took partitions of b only, then z shared both topics with x.
+    owners_after_y = {(t, p): th for t, p, th in runs["original"][1].owners}
+    assert {th for (t, _), th in owners_after_y.items() if t == "a"} <= {"x-0", "x-1"}
+    assert "y-0" in owners_after_y.values()
+    assert {th for _, _, th in runs["original"][-1].owners} == {"z-0"}
+    assert runs["original"][-1].offsets == (("a", 0, 10), ("a", 1, 10), ("a", 2, 10),
+                                            ("b", 0, 10), ("b", 1, 10))
