@@ -8,7 +8,7 @@ prints the same lines. A test or the lab can therefore mix both kinds in one gro
 SIGSTOP either, and compare what each decided line by line:
 
     READY streams=<n>
-    REBALANCE_RELEASE Map(<topic> -> List(<p>, ..), ..)
+    REBALANCE_RELEASE Map(<topic> -> ArrayBuffer(<p>, ..), ..)
     REBALANCE_ASSIGN <consumer id> Map(<topic> -> Map(<partition> -> <thread id>, ..), ..)
     MSG stream=<i> topic=<t> partition=<p> offset=<o> key=<k|null> value=<v>
     SHUTDOWN
@@ -87,7 +87,7 @@ def format_assignment(assignment: Mapping[str, Mapping[int, str]]) -> str:
 
 
 def format_release(owned: Mapping[str, object]) -> str:
-    topics = ", ".join(f"{t} -> List({', '.join(str(p) for p in sorted(ps))})"  # type: ignore[attr-defined]
+    topics = ", ".join(f"{t} -> ArrayBuffer({', '.join(str(p) for p in sorted(ps))})"  # type: ignore[attr-defined]
                        for t, ps in sorted(owned.items()))
     return f"Map({topics})"
 
