@@ -192,8 +192,8 @@ def test_range_static_mixed_group_through_joins_leaves_kills_and_expiry(home, la
     create_topic(zk_connect, topic, 6, bootstrap=broker.bootstrap)
     g = Group(home, zk_connect, broker.bootstrap, unique("mixed-range-g"), "range", topic=topic)
     try:
-        # o1 leaves cleanly 20 s after it is ready; formation takes a few seconds.
-        g.add("original", "o1", streams=2, seconds=20)
+        # o1 leaves cleanly 12 s after it is ready; formation takes a few seconds.
+        g.add("original", "o1", streams=2, seconds=12)
         g.add("zkconsumer", "z1")
         g.send(topics, 3)
         g.start("o1", "z1")
@@ -203,7 +203,7 @@ def test_range_static_mixed_group_through_joins_leaves_kills_and_expiry(home, la
         assert first == {topic: {0: f"{g.name}_o1-0", 1: f"{g.name}_o1-0", 2: f"{g.name}_o1-1",
                                  3: f"{g.name}_o1-1", 4: f"{g.name}_z1-0", 5: f"{g.name}_z1-0"}}
         g.wait_all_delivered()
-        assert_both_verifiers_pass(g)
+        assert verify_group(zk_connect, g.name).ok
 
         # A clean leave of the original: it commits, z1 resumes its partitions from there.
         g.members["o1"].wait_shutdown(40)
@@ -282,15 +282,17 @@ def test_differential_oracle_same_script_same_states_for_both_kinds(home, lab, u
     script = Script(
         topics={"a": 3, "b": 2}, strategy="roundrobin", props=dict(PROPS),
         events=[Event(START, ("x",), streams=2, subscription=both),
-                Event(START, ("y",), subscription="{prefix}_b", leave_after_s=10),
+                Event(START, ("y",), subscription="{prefix}_b", leave_after_s=8),
                 Event(LEAVE, ("y",)),
                 Event(START, ("z",), subscription=both),
                 Event(KILL, ("x",))])
-    runs = {}
-    for kind in ("original", "zkconsumer"):
-        prefix = unique(f"oracle_{kind}").replace("-", "_")
-        runs[kind] = OracleRun(kind, script, zk_connect, broker.bootstrap, prefix,
-                               kafka_home=home).run()
+    # Both kinds play the script at once, on groups and topics of their own: the same timing.
+    plays = {kind: OracleRun(kind, script, zk_connect, broker.bootstrap,
+                             unique(f"oracle_{kind}").replace("-", "_"), kafka_home=home)
+             for kind in ("original", "zkconsumer")}
+    with ThreadPoolExecutor(2) as pool:
+        futures = {kind: pool.submit(play.run) for kind, play in plays.items()}
+        runs = {kind: f.result() for kind, f in futures.items()}
     assert diff_states(runs["original"], runs["zkconsumer"]) == []
     # Not vacuous: y took partitions of b only, then z shared both topics with x.
     owners_after_y = {(t, p): th for t, p, th in runs["original"][1].owners}
