@@ -76,7 +76,7 @@ def consume_bare(zk_connect: str, bootstrap: str, topic: str, n: int,
     from confluent_kafka import Consumer, TopicPartition
 
     from zkconsumer.config import ConsumerConfig
-    from zkconsumer.fetcher import client_config
+    from zkconsumer.datapath.fetcher import client_config
 
     # The very librdkafka settings the connector's fetcher threads use, so that the ratio
     # measures the connector's own layers and not a difference in client tuning.
@@ -122,16 +122,18 @@ def _drain(stream: Any, n: int, started: float) -> Timing:
 
 def consume_connector(zk_connect: str, topic: str, n: int, group: str,
                       pure_python: bool = False) -> Timing:
-    import zkconsumer.stream
-    from zkconsumer import chunks, fetcher_thread
+    import zkconsumer.datapath.stream
     from zkconsumer.config import ConsumerConfig
     from zkconsumer.connector import ZookeeperConsumerConnector
+    from zkconsumer.datapath import fetcher_thread
+    from zkconsumer.datapath import records as records_module
 
     # The C parts are chosen at import (records in the stream, the batch sort in the fetcher);
     # this run may ask for the pure-Python ones.
-    _C_PARTS.setdefault("runs", fetcher_thread._runs)
-    zkconsumer.stream.records = chunks._py_records if pure_python else chunks.records
-    fetcher_thread._runs = None if pure_python else _C_PARTS["runs"]
+    _C_PARTS.setdefault("runs", fetcher_thread.runs_in_c)
+    zkconsumer.datapath.stream.records = (records_module.py_records if pure_python
+                                          else records_module.records)
+    fetcher_thread.runs_in_c = None if pure_python else _C_PARTS["runs"]
     started = time.perf_counter()
     connector = ZookeeperConsumerConnector(ConsumerConfig({
         "zookeeper.connect": zk_connect, "group.id": group, "auto.offset.reset": "smallest",
@@ -148,8 +150,10 @@ def consume_datapath(zk_connect: str, topic: str, n: int, group: str,
     from kazoo.client import KazooClient
 
     from zkconsumer.config import ConsumerConfig
-    from zkconsumer.fetcher import FetcherManager
-    from zkconsumer.stream import ChunkQueue, KafkaStream, PartitionTopicInfo
+    from zkconsumer.datapath.chunks import ChunkQueue
+    from zkconsumer.datapath.fetcher import FetcherManager
+    from zkconsumer.datapath.position import PartitionTopicInfo
+    from zkconsumer.datapath.stream import KafkaStream
 
     config = ConsumerConfig({"zookeeper.connect": zk_connect, "group.id": group,
                              "auto.offset.reset": "smallest", "consumer.timeout.ms": "30000"})
@@ -209,7 +213,7 @@ def main(argv: list[str] | None = None) -> int:
               f"{produced_s:.1f} s ({args.messages / produced_s:,.0f} msgs/s, "
               f"{'one record' if args.one_record_batches else 'linger.ms=5'} per batch)")
         print(f"load average before consuming: {_load()}")
-        from zkconsumer.chunks import speedups_enabled
+        from zkconsumer.datapath.records import speedups_enabled
 
         print("connector records built by: "
               f"{'the C extension' if speedups_enabled() else 'pure Python'}")

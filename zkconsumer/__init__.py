@@ -2,8 +2,9 @@
 
 from zkconsumer.config import ConsumerConfig
 from zkconsumer.connector import ZookeeperConsumerConnector
+from zkconsumer.datapath.records import MessageAndMetadata
+from zkconsumer.datapath.stream import KafkaStream
 from zkconsumer.errors import ConsumerRebalanceFailedException, ConsumerTimeoutException
-from zkconsumer.stream import KafkaStream, MessageAndMetadata
 from zkconsumer.topic_filter import Blacklist, Whitelist
 
 __version__ = "0.1.0"

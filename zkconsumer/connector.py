@@ -22,20 +22,21 @@ import uuid
 from collections.abc import Mapping
 from typing import Any
 
-from zkconsumer.assignors import TopicPartition, get_assignor
+from zkconsumer.assignors import get_assignor
 from zkconsumer.config import ConsumerConfig
 from zkconsumer.coordination import wiring
 from zkconsumer.coordination.coordinator import Coordinator
+from zkconsumer.datapath.fetcher import FetcherManager
+from zkconsumer.datapath.stream import KafkaStream
 from zkconsumer.errors import MessageStreamsExistException
 from zkconsumer.events import EventBus, EventListener
-from zkconsumer.fetcher import FetcherManager
+from zkconsumer.identity import TopicPartition
 from zkconsumer.metrics import RebalanceMetrics, ZkRequestCounter
 from zkconsumer.offsets import AutoCommitter, OffsetStore
 from zkconsumer.rebalance.attempt import RebalanceExecutor
 from zkconsumer.rebalance.listener import Rebalancer, RebalancerState
 from zkconsumer.rebalance.ownership import Ownership
 from zkconsumer.rebalance.triggers import Trigger, WatchSet
-from zkconsumer.stream import KafkaStream
 from zkconsumer.subscription import Subscription
 from zkconsumer.topic_filter import TopicFilter
 from zkconsumer.zk import paths

@@ -3,17 +3,9 @@
 The original exposed only gauges and timers (Yammer), which cannot be replayed; this follows
 ``verifiable_consumer.py``'s idea of a small JSON-friendly vocabulary instead. Every event is a
 plain ``dict`` with ``ts`` (epoch seconds, float), ``type`` and ``consumer_id`` plus the fields
-named below, so it can be written as one JSON line.
-
-Types emitted by the connector: ``session_state`` (state, session_id, new_session),
-``registered`` (path, session_id), ``watch_fired`` (path, watch, event), ``rebalance_started``
-(reasons), ``attempt_started`` (attempt), ``owner_conflict`` (topic, partition, owner,
-thread_id), ``rollback`` (partitions, conflicts), ``attempt_failed`` (attempt, error),
-``rebalance_succeeded`` (attempts, duration_ms, assignment, reasons), ``rebalance_failed``
-(attempts, duration_ms, error, reasons), ``offsets_committed`` (offsets),
-``fetchers_stopped_on_session_loss``, ``error`` (where, error), ``shutdown`` (duration_ms).
-Forwarded from the fetcher manager: ``fetchers_started`` / ``fetchers_stopped`` (partitions),
-``fetcher_error``.
+that :data:`EVENT_TYPES` lists for its type, so it can be written as one JSON line. An event
+type missing from the table cannot be emitted (``emit`` raises), and a test reads every
+``emit`` call in the package to check that its type and fields are listed here.
 """
 
 from __future__ import annotations
@@ -28,6 +20,40 @@ log = logging.getLogger(__name__)
 
 Event = dict[str, Any]
 EventListener = Callable[[Event], None]
+
+#: Every event type, with the fields it carries besides ``ts``, ``type`` and ``consumer_id``.
+EVENT_TYPES: dict[str, tuple[str, ...]] = {
+    # the ZooKeeper session and this member's registration
+    "session_state": ("state", "session_id", "new_session"),
+    "registered": ("path", "session_id"),
+    "group_unprotected": ("path",),  # an ACL was asked for but the group's znode has none
+    "corrupt_znode": ("path", "problem", "action"),
+    "watch_fired": ("path", "watch", "event"),
+    # rebalances (both modes; generation is None in the legacy mode)
+    "rebalance_started": ("reasons",),
+    "attempt_started": ("attempt", "generation"),
+    "assignment_decided": ("generation", "members", "partition_counts", "threads",
+                           "assignment"),
+    "owner_conflict": ("topic", "partition", "owner", "thread_id"),
+    "rollback": ("partitions", "conflicts"),
+    "attempt_failed": ("attempt", "error"),
+    "rebalance_succeeded": ("attempts", "duration_ms", "assignment", "reasons", "generation"),
+    "rebalance_failed": ("attempts", "duration_ms", "error", "reasons"),
+    # leader mode
+    "leader_elected": (),
+    "claim_waiting": ("path", "owner"),
+    "commit_fenced": ("offsets", "reason"),
+    "fetchers_paused_on_disconnect": ("session_id",),
+    "fetchers_resumed": ("partitions",),
+    # offsets, fetchers, errors, the end
+    "offsets_committed": ("offsets",),
+    "fetchers_started": ("partitions",),
+    "fetchers_stopped": ("partitions", "stuck_threads"),
+    "fetchers_stopped_on_session_loss": (),
+    "fetcher_error": ("thread", "partitions", "error"),
+    "error": ("where", "error"),
+    "shutdown": ("duration_ms",),
+}
 
 
 class EventBus:
@@ -51,6 +77,9 @@ class EventBus:
             self._listeners = [f for f in self._listeners if f is not fn]
 
     def emit(self, type_: str, **fields: Any) -> Event:
+        """Build and deliver one event; ``type_`` must be listed in :data:`EVENT_TYPES`."""
+        if type_ not in EVENT_TYPES:
+            raise ValueError(f"unknown event type {type_!r}: list it in EVENT_TYPES")
         event: Event = {"ts": time.time(), "type": type_, "consumer_id": self.consumer_id}
         event.update(fields)
         self.forward(event)

@@ -19,11 +19,11 @@ from collections.abc import Callable, Iterable, Mapping
 
 from kazoo.exceptions import NoNodeError
 
-from zkconsumer.assignors import TopicPartition
+from zkconsumer.datapath.position import PartitionTopicInfo
 from zkconsumer.errors import CorruptZnode
 from zkconsumer.events import EventBus
+from zkconsumer.identity import TopicPartition
 from zkconsumer.metrics import RebalanceMetrics
-from zkconsumer.stream import PartitionTopicInfo
 from zkconsumer.zk import codec, paths
 from zkconsumer.zk.corrupt import CorruptionReporter
 from zkconsumer.zk.session import ZkSession

@@ -13,13 +13,14 @@ import threading
 from collections.abc import Iterable
 
 from zkconsumer.config import ConsumerConfig
-from zkconsumer.stream import ChunkQueue, KafkaStream
+from zkconsumer.datapath.chunks import ChunkQueue
+from zkconsumer.datapath.stream import KafkaStream
+from zkconsumer.identity import thread_number
 from zkconsumer.topic_filter import (
     StaticTopicCount,
     TopicCount,
     TopicFilter,
     WildcardTopicCount,
-    thread_number,
 )
 
 log = logging.getLogger(__name__)

@@ -18,6 +18,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 
 from zkconsumer.errors import InvalidConfig
+from zkconsumer.identity import thread_id
 from zkconsumer.zk import paths
 from zkconsumer.zk.codec import (
     BLACK_LIST_PATTERN,
@@ -30,16 +31,6 @@ log = logging.getLogger(__name__)
 
 #: Kafka's ``Topic.InternalTopics`` in 0.8-0.10.
 INTERNAL_TOPICS = frozenset({"__consumer_offsets"})
-
-
-def thread_id(consumer_id: str, n: int) -> str:
-    """``ConsumerThreadId.toString``: ``<consumer id>-<n>``."""
-    return f"{consumer_id}-{n}"
-
-
-def thread_number(tid: str) -> int:
-    """The stream number of a thread id (the part after the last ``-``)."""
-    return int(tid.rsplit("-", 1)[1])
 
 
 def _normalise(raw: str) -> str:

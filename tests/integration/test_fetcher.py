@@ -14,9 +14,12 @@ from kazoo.client import KazooClient
 
 from zkconsumer.admin import produce
 from zkconsumer.config import ConsumerConfig
-from zkconsumer.fetcher import FetcherManager
-from zkconsumer.leaders import fetcher_id
-from zkconsumer.stream import ChunkQueue, KafkaStream, MessageAndMetadata, PartitionTopicInfo
+from zkconsumer.datapath.chunks import ChunkQueue
+from zkconsumer.datapath.fetcher import FetcherManager
+from zkconsumer.datapath.partition_leaders import fetcher_id
+from zkconsumer.datapath.position import PartitionTopicInfo
+from zkconsumer.datapath.records import MessageAndMetadata
+from zkconsumer.datapath.stream import KafkaStream
 from zkconsumer.zk import paths
 from zkconsumer.zk.codec import BrokerRegistration, encode_broker
 
@@ -124,7 +127,7 @@ def test_a_leaderless_partition_is_fetched_once_its_state_znode_appears(
     manager = manager_factory(cfg)
     stream = KafkaStream(queue, cfg.consumer_timeout_ms)
 
-    with caplog.at_level(logging.ERROR, logger="zkconsumer.leaders"):
+    with caplog.at_level(logging.ERROR, logger="zkconsumer.datapath.partition_leaders"):
         manager.start_connections(infos)
         assert [m.message for m in take(stream, 2)] == [b"a", b"b"]
         wait_until(lambda: manager.leaderless() == {(topic, 1)}, "partition 1 to wait for a leader")

@@ -11,10 +11,10 @@ import pytest
 from zkconsumer.assignors import (
     Subscription,
     TopicPartition,
-    consumer_id_of,
     get_assignor,
     sorted_thread_ids,
 )
+from zkconsumer.identity import consumer_id_of
 
 
 def owners_by_partition(owners: dict[TopicPartition, str]) -> dict[str, str]:

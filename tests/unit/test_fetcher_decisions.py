@@ -3,8 +3,9 @@
 from __future__ import annotations
 
 from zkconsumer.config import ConsumerConfig
-from zkconsumer.fetcher import client_config, reset_offset
-from zkconsumer.leaders import fetcher_id, java_string_hash
+from zkconsumer.datapath.fetcher import client_config, reset_offset
+from zkconsumer.datapath.partition_leaders import fetcher_id
+from zkconsumer.identity import java_string_hash
 
 
 def test_java_string_hash_matches_java() -> None:

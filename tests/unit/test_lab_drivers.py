@@ -8,7 +8,7 @@ from pathlib import Path
 from zkconsumer.lab.drivers import get_driver
 from zkconsumer.lab.drivers.base import MemberSpec, parse_seq
 from zkconsumer.lab.drivers.broker import consumer_config, request_counts
-from zkconsumer.lab.drivers.zk import _EventRecorder, connector_config
+from zkconsumer.lab.drivers.zk import EventRecorder, connector_config
 from zkconsumer.lab.records import RecordTail, RecordWriter, Timeline
 from zkconsumer.lab.spec import Timing
 
@@ -47,7 +47,7 @@ def test_both_sides_get_the_same_session_timeout(tmp_path: Path) -> None:
 def test_connector_events_become_timeline_and_coordination_records(tmp_path: Path) -> None:
     s = spec(tmp_path)
     writer = RecordWriter(s.records_path, s.member, s.incarnation)
-    rec = _EventRecorder(s, writer)
+    rec = EventRecorder(s, writer)
     rec({"type": "attempt_started", "ts": 1.0, "attempt": 0})
     rec({"type": "owner_conflict", "ts": 1.1, "topic": "t", "partition": 3})
     rec({"type": "fetchers_started", "ts": 2.0, "partitions": [["t", 3], ["other", 1], ["t", 2]]})

@@ -58,7 +58,7 @@ def test_metric_bars_write_a_png(tmp_path: Path) -> None:
     assert path is not None and path.read_bytes()[:8] == PNG_MAGIC
 
 
-def test_progress_bar_rewrites_one_line_on_a_terminal() -> None:
+def test_progress_bar_redraws_in_place_on_a_terminal() -> None:
     class Tty(io.StringIO):
         def isatty(self) -> bool:
             return True
@@ -67,8 +67,34 @@ def test_progress_bar_rewrites_one_line_on_a_terminal() -> None:
     p = Progress(4, stream=out)
     p.advance("zk-range/join/r0")
     p.advance("eager-range/join/r0")
+    p.note("eager-range/join/r0 failed: boom")
     p.close()
-    assert out.getvalue().count("\r") == 2 and "2/4" in out.getvalue()
+    text = out.getvalue()
+    assert "\x1b[" in text, "a terminal gets cursor control, not a new line per update"
+    assert "2/4" in text and "eager-range/join/r0" in text and "eta" in text
+    assert "eager-range/join/r0 failed: boom" in text
+
+
+def test_progress_off_a_terminal_is_one_plain_line_per_update_with_eta() -> None:
+    out = io.StringIO()
+    p = Progress(4, stream=out)
+    p.advance("zk-range/join/r0")
+    p.advance("eager-range/join/r0")
+    p.note("eager-range/join/r0 failed: boom")
+    p.close()
+    lines = out.getvalue().splitlines()
+    assert len(lines) == 3 and "\x1b" not in out.getvalue()
+    assert lines[0].startswith("1/4 ") and lines[0].endswith("zk-range/join/r0")
+    assert " eta " in lines[1] and lines[2] == "eager-range/join/r0 failed: boom"
+
+
+def test_disabled_progress_writes_nothing() -> None:
+    out = io.StringIO()
+    p = Progress(2, enabled=False, stream=out)
+    p.advance("a")
+    p.note("b")
+    p.close()
+    assert out.getvalue() == ""
 
 
 def parse(*argv: str) -> argparse.Namespace:

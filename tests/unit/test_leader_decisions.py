@@ -147,7 +147,7 @@ def test_leader_paths_are_built_from_validated_names():
 
 def test_lab_knows_the_three_leader_protocols_and_records_the_leaders_decision(tmp_path):
     from zkconsumer.lab.drivers import get_driver
-    from zkconsumer.lab.drivers.zk_leader import LeaderDecisionRecorder
+    from zkconsumer.lab.drivers.decisions import DecisionRecorder
     from zkconsumer.lab.records import RecordTail, RecordWriter
     from zkconsumer.lab.spec import PROTOCOLS
 
@@ -156,7 +156,7 @@ def test_lab_knows_the_three_leader_protocols_and_records_the_leaders_decision(t
         assert name in PROTOCOLS and driver.family == "zookeeper"
         assert driver.option("coordination.mode") == "leader"
     writer = RecordWriter(tmp_path / "m00.0.jsonl", "m00", 0)
-    recorder = LeaderDecisionRecorder(writer)
+    recorder = DecisionRecorder(writer)
     event = {"type": "assignment_decided", "members": ["g_b", "g_a"],
              "partition_counts": {"t": 2}, "threads": {"g_a": {"t": ["g_a-0"]},
                                                        "g_b": {"t": ["g_b-0"]}},

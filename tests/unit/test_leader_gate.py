@@ -5,8 +5,8 @@ from __future__ import annotations
 from zkconsumer.assignors import TopicPartition
 from zkconsumer.config import ConsumerConfig
 from zkconsumer.coordination.gate import LOST, FetchGate
+from zkconsumer.datapath.position import PartitionTopicInfo
 from zkconsumer.rebalance.ownership import Ownership
-from zkconsumer.stream import PartitionTopicInfo
 from zkconsumer.subscription import Subscription
 
 

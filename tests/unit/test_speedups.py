@@ -1,4 +1,4 @@
-"""The optional C record iterator (``zkconsumer._speedups``): selection and its own checks.
+"""The optional C record iterator (``zkconsumer.datapath._speedups``): selection and its own checks.
 
 Its behaviour inside the stream is tested with every stream test (``test_stream.py`` runs
 each of them on both record builders).
@@ -13,13 +13,13 @@ import sys
 import pytest
 from confluent_kafka import TIMESTAMP_CREATE_TIME, KafkaError, Message
 
-from zkconsumer import chunks
-from zkconsumer.chunks import MessageAndMetadata
+from zkconsumer.datapath import records as records_module
+from zkconsumer.datapath.records import MessageAndMetadata
 
 # The C parts are optional: without a compiler at install time there is nothing to test here
 # (the pure-Python paths are tested everywhere else).
-needs_c = pytest.mark.skipif(chunks._speedups is None,
-                             reason="zkconsumer._speedups was not built (no C compiler at "
+needs_c = pytest.mark.skipif(records_module.speedups is None,
+                             reason="zkconsumer.datapath._speedups was not built (no C compiler at "
                                     "install time)")
 
 
@@ -29,21 +29,21 @@ def msgs(topic: str, partition: int, offsets: range) -> list[Message]:
 
 
 def test_the_c_builder_is_used_when_built_and_can_be_switched_off() -> None:
-    probe = "from zkconsumer.chunks import speedups_enabled; print(speedups_enabled())"
+    probe = "from zkconsumer.datapath.records import speedups_enabled; print(speedups_enabled())"
     pure = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True,
                           env={**os.environ, "ZKCONSUMER_PURE_PYTHON": "1"}, check=True)
     assert pure.stdout.strip() == "False"
     default = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True,
                              env={k: v for k, v in os.environ.items()
                                   if k != "ZKCONSUMER_PURE_PYTHON"}, check=True)
-    assert default.stdout.strip() == str(chunks._speedups is not None)
+    assert default.stdout.strip() == str(records_module.speedups is not None)
 
 
 @needs_c
 def test_the_c_iterator_checks_its_arguments_and_clamps_its_position() -> None:
-    make = chunks._speedups.records
+    make = records_module.speedups.records
     raw = msgs("t", 0, range(5))
-    accessors = (chunks.OFFSET_OF, chunks._KEY, chunks._VALUE)
+    accessors = (records_module.OFFSET_OF, records_module.KEY_OF, records_module.VALUE_OF)
     with pytest.raises(TypeError, match="tuple subclass"):
         make(dict, "t", 0, raw, 0, *accessors)
     with pytest.raises(TypeError, match="list"):
@@ -76,7 +76,7 @@ def python_runs(messages: list[Message]) -> list[tuple[int, int, int, int]] | No
 @pytest.mark.parametrize("layout", [[], [0], [0] * 50, [0, 0, 1, 1, 1, 0, 2, 2], [3, 1, 3, 1],
                                     [7] * 10 + [300] * 5, "error"])
 def test_the_c_sort_of_a_batch_matches_the_plain_one(layout: list[int] | str) -> None:
-    sort = chunks._speedups.runs
+    sort = records_module.speedups.runs
     if layout == "error":
         batch = msgs("t", 0, range(3))
         batch.insert(2, Message(topic="t", partition=0, offset=3,
@@ -93,17 +93,18 @@ def test_the_c_sort_of_a_batch_matches_the_plain_one(layout: list[int] | str) ->
 @needs_c
 def test_the_fetcher_sorts_a_batch_the_same_with_or_without_the_c_sort(
         monkeypatch: pytest.MonkeyPatch) -> None:
-    from zkconsumer import fetcher_thread
     from zkconsumer.config import ConsumerConfig
-    from zkconsumer.leaders import Leader
-    from zkconsumer.stream import ChunkQueue, PartitionTopicInfo
+    from zkconsumer.datapath import fetcher_thread
+    from zkconsumer.datapath.chunks import ChunkQueue
+    from zkconsumer.datapath.partition_leaders import Leader
+    from zkconsumer.datapath.position import PartitionTopicInfo
 
     config = ConsumerConfig({"zookeeper.connect": "127.0.0.1:1", "group.id": "g"})
     batch = [Message(topic="t", partition=p, offset=o, value=b"v" * o)
              for p, o in [(0, 5), (0, 6), (1, 9), (2, 1), (2, 2), (0, 7), (9, 1)]]
     outcomes = []
-    for sort in (fetcher_thread._runs, None):
-        monkeypatch.setattr(fetcher_thread, "_runs", sort)
+    for sort in (fetcher_thread.runs_in_c, None):
+        monkeypatch.setattr(fetcher_thread, "runs_in_c", sort)
         thread = fetcher_thread.FetcherThread("f", 0, Leader(1, "127.0.0.1:1"), config,
                                               lambda *a: None, lambda *a: None)
         thread._topics.add("t")

@@ -14,17 +14,13 @@ import time
 import pytest
 from confluent_kafka import TIMESTAMP_CREATE_TIME, Message
 
-import zkconsumer.stream as stream_module
-from zkconsumer import chunks
+import zkconsumer.datapath.stream as stream_module
+from zkconsumer.datapath import records as records_module
+from zkconsumer.datapath.chunks import ChunkQueue, FetchedDataChunk
+from zkconsumer.datapath.position import PartitionTopicInfo
+from zkconsumer.datapath.records import MessageAndMetadata
+from zkconsumer.datapath.stream import IteratorState, KafkaStream
 from zkconsumer.errors import ConsumerTimeoutException
-from zkconsumer.stream import (
-    ChunkQueue,
-    FetchedDataChunk,
-    IteratorState,
-    KafkaStream,
-    MessageAndMetadata,
-    PartitionTopicInfo,
-)
 
 WAIT_S = 5.0
 
@@ -34,11 +30,12 @@ def records_implementation(request: pytest.FixtureRequest,
                            monkeypatch: pytest.MonkeyPatch) -> str:
     """Every stream test runs on both record builders: they must be indistinguishable."""
     if request.param == "c":
-        if chunks._speedups is None:
-            pytest.skip("zkconsumer._speedups was not built (no C compiler at install time)")
-        monkeypatch.setattr(stream_module, "records", chunks._c_records)
+        if records_module.speedups is None:
+            pytest.skip("zkconsumer.datapath._speedups was not built (no C compiler at "
+                        "install time)")
+        monkeypatch.setattr(stream_module, "records", records_module.c_records)
     else:
-        monkeypatch.setattr(stream_module, "records", chunks._py_records)
+        monkeypatch.setattr(stream_module, "records", records_module.py_records)
     return str(request.param)
 
 
@@ -91,7 +88,7 @@ def test_a_chunk_past_the_consumed_offset_moves_it_and_logs_possible_loss(
     queue, info, stream = setup(consumed=3)
     queue.put(chunk(info, range(7, 9), fetch_offset=7))
     it = iter(stream)
-    with caplog.at_level(logging.ERROR, logger="zkconsumer.stream"):
+    with caplog.at_level(logging.ERROR, logger="zkconsumer.datapath.stream"):
         assert next(it).offset == 7
     assert "consumed offset: 3 doesn't match fetch offset: 7" in caplog.text
     assert "Consumer may lose data" in caplog.text

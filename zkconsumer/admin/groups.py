@@ -14,7 +14,9 @@ from kazoo.client import KazooClient
 from kazoo.exceptions import NoNodeError
 
 from zkconsumer.admin.cluster import brokers, watermarks, zk_session
+from zkconsumer.admin.tree import children_of
 from zkconsumer.errors import CorruptZnode
+from zkconsumer.identity import consumer_id_of
 from zkconsumer.topic_filter import topic_count_from_registration
 from zkconsumer.zk import paths
 from zkconsumer.zk.codec import (
@@ -50,17 +52,10 @@ class GroupSnapshot:
         return sorted({t for m in self.members for t in m.threads_per_topic})
 
 
-def _children(client: KazooClient, path: str) -> list[str]:
-    try:
-        return list(client.get_children(path))
-    except NoNodeError:
-        return []
-
-
 def read_members(client: KazooClient, group: str, all_topics: list[str],
                  corrupt: list[str] | None = None) -> list[Member]:
     members = []
-    for cid in sorted(_children(client, paths.consumer_ids(group))):
+    for cid in sorted(children_of(client, paths.consumer_ids(group))):
         try:
             path = paths.consumer_registration(group, cid)
             data, _ = client.get(path)
@@ -81,19 +76,19 @@ def read_members(client: KazooClient, group: str, all_topics: list[str],
 def snapshot(client: KazooClient, group: str, topics: list[str] | None = None) -> GroupSnapshot:
     paths.validate_group(group)
     snap = GroupSnapshot(group)
-    all_topics = sorted(_children(client, paths.BROKER_TOPICS))
+    all_topics = sorted(children_of(client, paths.BROKER_TOPICS))
     snap.members = read_members(client, group, all_topics, snap.corrupt)
     wanted = set(topics) if topics else (
         set(snap.subscribed_topics())
-        | set(_children(client, paths.offsets(group)))
-        | set(_children(client, paths.owners(group))))
+        | set(children_of(client, paths.offsets(group)))
+        | set(children_of(client, paths.owners(group))))
     for topic in sorted(wanted):
         paths.validate_topic(topic)
         try:
             data, _ = client.get(paths.topic(topic))
             parts = list(decode_topic_assignment(paths.topic(topic), data))
         except NoNodeError:
-            parts = sorted(int(p) for p in _children(client, paths.topic_offsets(group, topic))
+            parts = sorted(int(p) for p in children_of(client, paths.topic_offsets(group, topic))
                            if p.isdigit())
         except CorruptZnode as exc:
             snap.corrupt.append(str(exc))
@@ -245,7 +240,7 @@ def check_ownership(snap: GroupSnapshot) -> list[Violation]:
             if owner is None:
                 violations.append(Violation(topic, p, UNOWNED, None))
             elif owner not in subscribed[topic]:
-                consumer = owner.rsplit("-", 1)[0]
+                consumer = consumer_id_of(owner)
                 kind = OWNER_NOT_SUBSCRIBED if consumer in registered else OWNER_NOT_REGISTERED
                 violations.append(Violation(topic, p, kind, owner))
     return violations
@@ -259,8 +254,8 @@ def verify_group(zk_connect: str, group: str) -> Verification:
 
 def list_groups(zk_connect: str) -> list[str]:
     with zk_session(zk_connect) as client:
-        return sorted(_children(client, paths.CONSUMERS))
+        return sorted(children_of(client, paths.CONSUMERS))
 
 
 def live_members(client: KazooClient, group: str) -> list[str]:
-    return sorted(_children(client, paths.consumer_ids(group)))
+    return sorted(children_of(client, paths.consumer_ids(group)))

@@ -22,7 +22,8 @@ from zkconsumer.admin.cluster import (
     watermarks,
     zk_session,
 )
-from zkconsumer.admin.groups import _children, live_members
+from zkconsumer.admin.groups import live_members
+from zkconsumer.admin.tree import children_of
 from zkconsumer.errors import CorruptZnode, TopicError, ZkConsumerError
 from zkconsumer.zk import paths
 from zkconsumer.zk.codec import decode_offset, decode_topic_assignment, encode_offset
@@ -90,8 +91,8 @@ def export_offsets(zk_connect: str, group: str) -> list[OffsetEntry]:
     paths.validate_group(group)
     entries = []
     with zk_session(zk_connect) as client:
-        for topic in sorted(_children(client, paths.offsets(group))):
-            for p in sorted(int(x) for x in _children(client, paths.topic_offsets(group, topic))
+        for topic in sorted(children_of(client, paths.offsets(group))):
+            for p in sorted(int(x) for x in children_of(client, paths.topic_offsets(group, topic))
                              if x.isdigit()):
                 path = paths.offset(group, topic, p)
                 try:

@@ -9,6 +9,7 @@ connections recover.
 
 from __future__ import annotations
 
+import logging
 import threading
 from collections.abc import Iterable, Sequence
 
@@ -16,6 +17,9 @@ from zkconsumer.errors import BrokerUnavailable, ZkConsumerError
 from zkconsumer.zk import paths
 
 ONE_RECORD_PER_BATCH = {"batch.num.messages": 1, "linger.ms": 0}
+# librdkafka's own lines (a broker that went away, ...) join the process's logging instead of
+# being written to stderr directly, so a command's log file keeps them and a console stays quiet.
+RDKAFKA_LOG = logging.getLogger("zkconsumer.rdkafka")
 
 
 class ProduceError(ZkConsumerError):
@@ -30,6 +34,7 @@ def producer_config(bootstrap: str, **overrides: object) -> dict[str, object]:
         "queue.buffering.max.messages": 1_000_000,
         "message.timeout.ms": 30_000,
         "log_level": 3,
+        "logger": RDKAFKA_LOG,
         **ONE_RECORD_PER_BATCH,
         **overrides,
     }

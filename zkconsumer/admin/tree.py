@@ -8,6 +8,14 @@ from kazoo.exceptions import NoNodeError
 from zkconsumer.zk import paths
 
 
+def children_of(client: KazooClient, path: str) -> list[str]:
+    """The children of ``path``; none if it does not exist (a group or topic not created yet)."""
+    try:
+        return list(client.get_children(path))
+    except NoNodeError:
+        return []
+
+
 def tree_lines(client: KazooClient, root: str = "/", max_value: int = 100,
                max_children: int = 20) -> list[str]:
     """One line per znode, indented; values shortened; long child lists elided with a count."""

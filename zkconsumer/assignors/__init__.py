@@ -28,7 +28,6 @@ from .legacy import (
     LegacyAssignor,
     LegacyRangeAssignor,
     LegacyRoundRobinAssignor,
-    consumer_id_of,
     sorted_thread_ids,
 )
 from .range import RangeAssignor
@@ -70,7 +69,6 @@ __all__ = [
     "StickyAssignor",
     "Subscription",
     "TopicPartition",
-    "consumer_id_of",
     "get_assignor",
     "sorted_thread_ids",
 ]

@@ -20,43 +20,20 @@ Example::
 
 from __future__ import annotations
 
-import struct
 from collections.abc import Iterable
+
+from zkconsumer.identity import java_order_key, java_string_hash, to_int32
+
+__all__ = ["hashmap_bucket", "hashmap_capacity", "hashmap_order", "java_order_key",
+           "java_string_hash", "topic_partition_hash"]
 
 _INT_MASK = 0xFFFFFFFF
 _HASHMAP_DEFAULT_CAPACITY = 16
 
 
-def _utf16_units(s: str) -> tuple[int, ...]:
-    data = s.encode("utf-16-be", "surrogatepass")
-    return struct.unpack(f">{len(data) // 2}H", data)
-
-
-def java_order_key(s: str) -> bytes:
-    """A sort key that orders strings exactly as Java's ``String.compareTo`` does.
-
-    Big-endian UTF-16 bytes compare byte by byte in the same order as the 16-bit code units
-    they encode, and a proper prefix sorts first, as in Java.
-    """
-    return s.encode("utf-16-be", "surrogatepass")
-
-
-def java_string_hash(s: str) -> int:
-    """Java's ``String.hashCode()``: a signed 32-bit int (``"[t,0]"`` -> 87540032)."""
-    h = 0
-    for unit in _utf16_units(s):
-        h = (31 * h + unit) & _INT_MASK
-    return h - (1 << 32) if h & 0x80000000 else h
-
-
-def _to_int32(value: int) -> int:
-    value &= _INT_MASK
-    return value - (1 << 32) if value & 0x80000000 else value
-
-
 def topic_partition_hash(topic: str, partition: int) -> int:
     """Kafka's ``TopicPartition.hashCode()``: ``31 * (31 + partition) + topic.hashCode()``."""
-    return _to_int32(31 * (31 + partition) + java_string_hash(topic))
+    return to_int32(31 * (31 + partition) + java_string_hash(topic))
 
 
 def hashmap_bucket(hash_code: int, capacity: int) -> int:

@@ -18,28 +18,20 @@ import logging
 from abc import ABC, abstractmethod
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
-from typing import ClassVar, Literal, NamedTuple
+from typing import ClassVar, Literal
 
 from zkconsumer.errors import ZkConsumerError
-
-from ._java import java_order_key
+from zkconsumer.identity import TopicPartition, java_order_key
 
 log = logging.getLogger(__name__)
 
 RebalanceProtocol = Literal["eager", "cooperative"]
-Assignment = dict[str, list["TopicPartition"]]
+Assignment = dict[str, list[TopicPartition]]
 
 
 class AssignmentError(ZkConsumerError, ValueError):
     """The input cannot be assigned: a bad partition count, a malformed subscription, or (for
     ``legacy-roundrobin``) consumers whose subscriptions differ. The message names the culprits."""
-
-
-class TopicPartition(NamedTuple):
-    """One partition of one topic; sorts by topic, then partition number."""
-
-    topic: str
-    partition: int
 
 
 @dataclass(frozen=True, init=False)

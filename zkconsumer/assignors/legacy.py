@@ -28,18 +28,13 @@ import logging
 from abc import abstractmethod
 from collections.abc import Iterable, Mapping, Sequence
 
-from ._java import java_order_key, java_string_hash
+from zkconsumer.identity import java_order_key, java_string_hash
+
 from .base import AssignmentError, PartitionAssignor, Subscription, TopicPartition
 
 log = logging.getLogger(__name__)
 
 PartitionOwners = dict[TopicPartition, str]
-
-
-def consumer_id_of(thread_id: str) -> str:
-    """The consumer id of a thread id ``"<consumerId>-<n>"``: everything before the last '-'."""
-    head, sep, _ = thread_id.rpartition("-")
-    return head if sep else thread_id
 
 
 def sorted_thread_ids(thread_ids: Iterable[str]) -> list[str]:

@@ -2,14 +2,16 @@
 
 It starts ZooKeeper and the broker, creates a topic, produces messages, and shows the znodes
 that the broker registration and the topic wrote, which is exactly what a legacy consumer reads.
-Then a two-member group consumes the topic, and the lab shows the design's two famous failures
-on a small scale: a herd sweep and a zombie.
+Then a two-member group consumes the topic, and the lab shows the design's failures on a small
+scale (a herd sweep, a zombie) and what broker-side coordination does instead (one join and one
+crash for four protocols). Everything lands in ``--out`` (``./demo-out``) with one report.html;
+the members' logs go to ``demo.log`` there, and the console shows each warning once.
 """
 
 from __future__ import annotations
 
 import argparse
-import tempfile
+import shutil
 import time
 from pathlib import Path
 from typing import Any
@@ -20,17 +22,19 @@ from zkconsumer.cli.broker_option import add_broker_option
 from zkconsumer.testing.servers import broker_from_env, zookeeper_from_env
 from zkconsumer.zk import paths
 
+LAB_FOLDERS = ("herd", "zombie", "compare")
+
 
 def register(sub: Any) -> None:
     demo = sub.add_parser("demo", help="run the main job on embedded servers and show the znodes")
     demo.add_argument("--topic", default="demo-orders")
     demo.add_argument("--partitions", type=int, default=6)
     demo.add_argument("--messages", type=int, default=1200)
-    demo.add_argument("--out", type=Path, default=None,
-                      help="where the herd sweep and the zombie scenario write their outputs "
-                           "(default: a new temporary directory)")
+    demo.add_argument("--out", type=Path, default=Path("demo-out"),
+                      help="where the lab's outputs, demo.log and report.html go "
+                           "(default: ./demo-out)")
     demo.add_argument("--no-lab", action="store_true",
-                      help="skip the herd sweep and the zombie scenario")
+                      help="skip the herd sweep, the zombie and the comparison")
     add_broker_option(demo)
     demo.set_defaults(func=run_demo)
 
@@ -39,25 +43,34 @@ def _section(title: str) -> None:
     print(f"\n== {title} " + "=" * max(0, 70 - len(title)), flush=True)
 
 
-def _run_lab(zk_connect: str, bootstrap: str, out: Path | None) -> bool:
+def _run_lab(zk_connect: str, bootstrap: str, broker: str, out: Path) -> bool:
+    from zkconsumer.cli.demo_compare import print_comparison, run_compare_demo
     from zkconsumer.cli.demo_lab import run_herd_demo, run_zombie_demo
 
-    out = out or Path(tempfile.mkdtemp(prefix="zkconsumer-demo-"))
     _section("herd effect: every member rebalances on one join")
     herd_ok = run_herd_demo(bootstrap, out / "herd")
     _section("split brain: a zombie keeps fetching partitions it no longer owns")
     zombie_ok = run_zombie_demo(zk_connect, bootstrap, out / "zombie")
-    return herd_ok and zombie_ok
+    _section("the alternatives: one join and one crash, four protocols")
+    results = run_compare_demo(zk_connect, bootstrap, broker, out / "compare")
+    return print_comparison(results, out / "compare") and herd_ok and zombie_ok
 
 
 def run_demo(args: argparse.Namespace) -> int:
+    from zkconsumer.cli.quiet import narrate_to
+    from zkconsumer.report import write_report
+
     started = time.monotonic()
+    out: Path = args.out.resolve()
+    for folder in LAB_FOLDERS:  # this demo's own outputs only: an older run's would mix in
+        shutil.rmtree(out / folder, ignore_errors=True)
+    console = narrate_to(out / "demo.log")
     lab_ok = True
     _section("servers")
     with zookeeper_from_env() as zk:
         print(f"ZooKeeper: {zk.connect_string}")
         with broker_from_env(zk.connect_string) as broker:
-            print(f"broker {broker.broker_id}: {broker.bootstrap}")
+            print(f"broker {broker.broker_id} ({broker.name}): {broker.bootstrap}")
             _section(f"topic {args.topic}")
             info = create_topic(zk.connect_string, args.topic, args.partitions,
                                 bootstrap=broker.bootstrap, exist_ok=True)
@@ -77,9 +90,14 @@ def run_demo(args: argparse.Namespace) -> int:
 
             run_group(zk.connect_string, args.topic, "demo-group", n)
             if not args.no_lab:
-                lab_ok = _run_lab(zk.connect_string, broker.bootstrap, args.out)
+                lab_ok = _run_lab(zk.connect_string, broker.bootstrap, broker.name, out)
     _section("done")
+    for times, line in console.repeats():
+        print(f"({line[:100]}{'...' if len(line) > 100 else ''}: {times} more like it, "
+              f"in {out / 'demo.log'})")
     print(f"every server stopped; demo took {time.monotonic() - started:.1f} s")
+    if not args.no_lab:
+        print(f"report: {write_report(out)}")
     if not lab_ok:
         print("a lab run failed (see its summary above)")
         return 1

@@ -1,6 +1,6 @@
 """The demo's second half: a short herd sweep and the zombie scenario on the demo's servers.
 
-Small on purpose (group sizes 4 to 32; a zombie among three members) so the whole demo stays
+Small on purpose (group sizes 4 to 16; a zombie among three members) so the whole demo stays
 within a few minutes; ``zkconsumer experiment herd|split-brain`` run the full versions. Both
 write their usual outputs (``results.json``, ``summary.md``, plots) under ``out_dir``.
 """
@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from zkconsumer.cli.console import show
 from zkconsumer.lab.herd import HerdSpec, run_herd
 from zkconsumer.lab.herd_report import fits_table, write_herd_outputs
 from zkconsumer.lab.herd_report import summary_table as herd_table
@@ -16,7 +17,7 @@ from zkconsumer.lab.splitbrain import SplitBrainSpec, run_split_brain
 from zkconsumer.lab.splitbrain.output import write_outputs as write_split_outputs
 from zkconsumer.lab.splitbrain.report import summary_table as split_table
 
-HERD_SIZES = (4, 8, 16, 32)
+HERD_SIZES = (4, 8, 16)
 HERD_PARTITIONS = 8
 ZOMBIE_MEMBERS = 3
 ZOMBIE_PARTITIONS = 6
@@ -31,9 +32,9 @@ def run_herd_demo(bootstrap: str, out_dir: Path) -> bool:
                f"--partitions {HERD_PARTITIONS} --protocols zk-range --events join "
                f"--out {out_dir}")
     written = write_herd_outputs(result, out_dir, command)
-    print(herd_table(result.runs))
+    show(herd_table(result.runs))
     print()
-    print(fits_table(result.fits))
+    show(fits_table(result.fits))
     print(f"(outputs in {out_dir}: {', '.join(p.name for p in written)})")
     return all(r.status == "ok" for r in result.runs)
 
@@ -47,6 +48,6 @@ def run_zombie_demo(zk_connect: str, bootstrap: str, out_dir: Path) -> bool:
     command = (f"zkconsumer experiment split-brain --scenario zombie --protocols zk-range "
                f"--members {ZOMBIE_MEMBERS} --partitions {ZOMBIE_PARTITIONS} --out {out_dir}")
     written = write_split_outputs(results, spec, out_dir, command)
-    print(split_table(results, "zombie"))
+    show(split_table(results, "zombie"))
     print(f"(outputs in {out_dir}: {', '.join(p.name for p in written)})")
     return all(r.status == "ok" for r in results)

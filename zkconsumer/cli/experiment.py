@@ -10,26 +10,17 @@ Starts embedded ZooKeeper and broker unless ``--zookeeper``/``--bootstrap`` (or
 from __future__ import annotations
 
 import argparse
-import shlex
 import sys
 from pathlib import Path
 from typing import Any
 
+from zkconsumer.cli import experiment_chaos, experiment_herd, experiment_split
 from zkconsumer.cli.broker_option import add_broker_option
+from zkconsumer.cli.console import show
+from zkconsumer.cli.experiment_args import csv_choice, finish_command
 from zkconsumer.lab import EVENTS, PROTOCOLS, ExperimentSpec, RunStatus, Timing, run_experiment
 from zkconsumer.lab.output import write_outputs
 from zkconsumer.lab.report import summary_table, write_results
-
-
-def _csv(choices: tuple[str, ...]) -> Any:
-    def parse(text: str) -> tuple[str, ...]:
-        items = tuple(x.strip() for x in text.split(",") if x.strip())
-        bad = [x for x in items if x not in choices]
-        if bad or not items:
-            raise argparse.ArgumentTypeError(
-                f"{text!r}: choose a comma-separated list from {', '.join(choices)}")
-        return items
-    return parse
 
 
 def register(sub: Any) -> None:
@@ -43,9 +34,9 @@ def register(sub: Any) -> None:
     cmp_.add_argument("--members", type=int, default=4,
                       help="stable group size before the event (a join makes it N+1)")
     cmp_.add_argument("--partitions", type=int, default=8)
-    cmp_.add_argument("--events", type=_csv(EVENTS), default=("join", "leave", "crash"),
+    cmp_.add_argument("--events", type=csv_choice(EVENTS), default=("join", "leave", "crash"),
                       help=f"comma-separated: {','.join(EVENTS)}")
-    cmp_.add_argument("--protocols", type=_csv(PROTOCOLS),
+    cmp_.add_argument("--protocols", type=csv_choice(PROTOCOLS),
                       default=("zk-range", "eager-range", "cooperative-sticky"),
                       help=f"comma-separated: {','.join(PROTOCOLS)}")
     cmp_.add_argument("--repeat", type=int, default=1)
@@ -63,10 +54,13 @@ def register(sub: Any) -> None:
     cmp_.add_argument("--out", required=True, type=Path, help="output directory")
     cmp_.add_argument("--json", type=Path, default=None, help="also write results.json here")
     cmp_.add_argument("--no-progress", action="store_true", help="no progress bar on stderr")
+    cmp_.add_argument("--parallel", type=int, default=1, metavar="K",
+                      help="run K cells at once, each on its own topic and group (a quick look: "
+                           "the runs share the machine and disturb each other's timings)")
     cmp_.set_defaults(func=run_compare)
-    __import__("zkconsumer.cli.experiment_chaos", fromlist=["register"]).register(verbs)
-    __import__("zkconsumer.cli.experiment_split", fromlist=["register"]).register(verbs)
-    __import__("zkconsumer.cli.experiment_herd", fromlist=["register"]).register(verbs)
+    experiment_chaos.register(verbs)
+    experiment_split.register(verbs)
+    experiment_herd.register(verbs)
 
 
 def reproduce_command(args: argparse.Namespace) -> str:
@@ -77,19 +71,9 @@ def reproduce_command(args: argparse.Namespace) -> str:
              "--session-timeout-ms", str(args.session_timeout_ms), "--rate", f"{args.rate:g}"]
     if args.processes:
         parts.append("--processes")
+    if args.parallel != 1:
+        parts += ["--parallel", str(args.parallel)]
     return finish_command(parts, args)
-
-
-def finish_command(parts: list[str], args: argparse.Namespace) -> str:
-    """End an experiment verb's reproduce command: named servers, ``--out``, shell quoting."""
-    if getattr(args, "zookeeper", None):
-        parts += ["--zk", args.zookeeper]
-    if getattr(args, "bootstrap", None):
-        parts += ["--bootstrap", args.bootstrap]
-    if getattr(args, "broker", None):
-        parts += ["--broker", args.broker]
-    parts += ["--out", str(args.out)]
-    return " ".join(shlex.quote(p) for p in parts)
 
 
 def run_compare(args: argparse.Namespace) -> int:
@@ -102,7 +86,7 @@ def run_compare(args: argparse.Namespace) -> int:
         partitions=args.partitions, repeat=args.repeat, processes=args.processes,
         out_dir=str(args.out), zk_connect=args.zookeeper, bootstrap=args.bootstrap,
         timing=Timing(session_timeout_ms=args.session_timeout_ms, produce_rate=args.rate),
-        progress=not args.no_progress)
+        progress=not args.no_progress, parallel=args.parallel)
     try:
         spec.validate()
     except ValueError as exc:
@@ -112,7 +96,7 @@ def run_compare(args: argparse.Namespace) -> int:
     results = run_experiment(
         spec, on_result=lambda so_far: write_results(so_far, args.out / "results.json", spec))
     written = write_outputs(results, spec, args.out, reproduce_command(args), args.json)
-    print(summary_table(results))
+    show(summary_table(results))
     for path in written:
         print(f"wrote {path}")
     failed = [r for r in results if r.status == RunStatus.FAILED.value]

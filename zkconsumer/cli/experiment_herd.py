@@ -17,7 +17,8 @@ from pathlib import Path
 from typing import Any
 
 from zkconsumer.cli.broker_option import add_broker_option
-from zkconsumer.cli.experiment import _csv, finish_command
+from zkconsumer.cli.console import show
+from zkconsumer.cli.experiment_args import csv_choice, finish_command
 from zkconsumer.lab.drivers import DRIVERS
 from zkconsumer.lab.herd import DEFAULT_SIZES, HERD_EVENTS, HERD_TIMING, HerdSpec, run_herd
 from zkconsumer.lab.herd_report import fits_table, write_herd_outputs, write_herd_results
@@ -46,9 +47,9 @@ def register(verbs: Any) -> None:
                       help="comma-separated stable group sizes before the event "
                            f"(default {','.join(map(str, DEFAULT_SIZES))})")
     herd.add_argument("--partitions", type=int, default=8)
-    herd.add_argument("--protocols", type=_csv(tuple(DRIVERS)), default=("zk-range",),
+    herd.add_argument("--protocols", type=csv_choice(tuple(DRIVERS)), default=("zk-range",),
                       help=f"comma-separated: {','.join(DRIVERS)}")
-    herd.add_argument("--events", type=_csv(HERD_EVENTS), default=HERD_EVENTS,
+    herd.add_argument("--events", type=csv_choice(HERD_EVENTS), default=HERD_EVENTS,
                       help="join, leave or both (default both)")
     herd.add_argument("--session-timeout-ms", type=int, default=HERD_TIMING.session_timeout_ms,
                       help="ZooKeeper session and broker group session timeout alike "
@@ -103,7 +104,7 @@ def run_herd_command(args: argparse.Namespace) -> int:
     finally:
         assignor_log.setLevel(level)
     written = write_herd_outputs(result, args.out, reproduce_command(args), args.json)
-    print(fits_table(result.fits))
+    show(fits_table(result.fits))
     for path in written:
         print(f"wrote {path}")
     failed = [r for r in result.runs if r.status == RunStatus.FAILED.value]

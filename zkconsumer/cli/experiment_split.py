@@ -16,21 +16,13 @@ from pathlib import Path
 from typing import Any
 
 from zkconsumer.cli.broker_option import add_broker_option
-from zkconsumer.cli.experiment import finish_command
+from zkconsumer.cli.console import show
+from zkconsumer.cli.experiment_args import csv_choice, finish_command
 from zkconsumer.lab.spec import PROTOCOLS, RunStatus
 from zkconsumer.lab.splitbrain import SCENARIOS, SplitBrainSpec, run_split_brain
 from zkconsumer.lab.splitbrain.output import write_outputs
 from zkconsumer.lab.splitbrain.report import summary_table, write_results
 from zkconsumer.lab.splitbrain.spec import DEFAULT_TIMING
-
-
-def _protocols(text: str) -> tuple[str, ...]:
-    items = tuple(x.strip() for x in text.split(",") if x.strip())
-    bad = [x for x in items if x not in PROTOCOLS]
-    if bad or not items:
-        raise argparse.ArgumentTypeError(
-            f"{text!r}: choose a comma-separated list from {', '.join(PROTOCOLS)}")
-    return items
 
 
 def register(verbs: Any) -> None:
@@ -42,7 +34,7 @@ def register(verbs: Any) -> None:
     p.add_argument("--scenario", required=True, choices=SCENARIOS)
     p.add_argument("--members", type=int, default=4, help="stable group size before the fault")
     p.add_argument("--partitions", type=int, default=8)
-    p.add_argument("--protocols", type=_protocols,
+    p.add_argument("--protocols", type=csv_choice(PROTOCOLS),
                    default=("zk-range", "eager-range", "cooperative-sticky"),
                    help=f"comma-separated: {','.join(PROTOCOLS)}")
     p.add_argument("--repeat", type=int, default=1)
@@ -112,7 +104,7 @@ def run_split(args: argparse.Namespace) -> int:
     results = run_split_brain(
         spec, on_result=lambda so_far: write_results(so_far, args.out / "results.json", spec))
     written = write_outputs(results, spec, args.out, reproduce_command(args))
-    print(summary_table(results, spec.scenario))
+    show(summary_table(results, spec.scenario))
     for path in written:
         print(f"wrote {path}")
     return 1 if any(r.status == RunStatus.FAILED.value for r in results) else 0

@@ -15,6 +15,7 @@ from zkconsumer.admin.offset_tools import (
     parse_lines,
     reset_offsets,
 )
+from zkconsumer.tables import fmt
 
 
 def register(sub: Any) -> None:
@@ -67,10 +68,6 @@ def register(sub: Any) -> None:
     rst.set_defaults(func=offsets_reset)
 
 
-def _fmt(value: object) -> str:
-    return "unknown" if value is None else str(value)
-
-
 def groups_list(args: argparse.Namespace) -> int:
     for group in list_groups(args.zk):
         print(group)
@@ -86,11 +83,12 @@ def groups_describe(args: argparse.Namespace) -> int:
         return 0
     print(f"{'GROUP':<20} {'TOPIC':<30} {'PID':>4} {'OFFSET':>10} {'LOG-END':>10} {'LAG':>8} OWNER")
     for r in desc.partitions:
-        print(f"{desc.group:<20} {r.topic:<30} {r.partition:>4} {_fmt(r.offset):>10} "
-              f"{_fmt(r.log_end):>10} {_fmt(r.lag):>8} {r.owner or 'none'}")
+        offset, log_end, lag = (fmt(v, missing="unknown") for v in (r.offset, r.log_end, r.lag))
+        print(f"{desc.group:<20} {r.topic:<30} {r.partition:>4} {offset:>10} "
+              f"{log_end:>10} {lag:>8} {r.owner or 'none'}")
     for topic, t in desc.totals().items():
-        print(f"{'TOTAL':<20} {topic:<30} {'':>4} {_fmt(t['offset']):>10} "
-              f"{_fmt(t['log_end']):>10} {_fmt(t['lag']):>8}")
+        offset, log_end, lag = (fmt(t[k], missing="unknown") for k in ("offset", "log_end", "lag"))
+        print(f"{'TOTAL':<20} {topic:<30} {'':>4} {offset:>10} {log_end:>10} {lag:>8}")
     print(f"\n{len(desc.consumers)} consumer(s):")
     for m in desc.consumers:
         print(f"  {m.consumer_id}  {m.pattern}  {json.dumps(m.subscription)}")

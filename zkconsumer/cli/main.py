@@ -16,13 +16,15 @@ from zkconsumer.cli import (
     experiment,
     figures,
     groups,
+    report,
     servers,
     spark,
     topics,
 )
 from zkconsumer.errors import ZkConsumerError
 
-VERB_MODULES = (servers, topics, consume, groups, demo, experiment, spark, calibrate, figures)
+VERB_MODULES = (servers, topics, consume, groups, demo, experiment, spark, calibrate, figures,
+                report)
 
 
 def build_parser() -> argparse.ArgumentParser:

@@ -22,12 +22,12 @@ from dataclasses import dataclass
 
 from kazoo.exceptions import NodeExistsError, NoNodeError
 
-from zkconsumer.assignors import TopicPartition
 from zkconsumer.coordination.multi import Check, Create, Delete, MultiSession, Op, SetData
+from zkconsumer.datapath.position import PartitionTopicInfo
 from zkconsumer.events import EventBus
+from zkconsumer.identity import TopicPartition
 from zkconsumer.metrics import RebalanceMetrics
 from zkconsumer.offsets import OffsetStore
-from zkconsumer.stream import PartitionTopicInfo
 from zkconsumer.zk import codec, paths
 
 log = logging.getLogger(__name__)

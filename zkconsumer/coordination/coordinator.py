@@ -40,7 +40,6 @@ from typing import Any
 from kazoo.exceptions import SessionExpiredError
 from kazoo.protocol.states import WatchedEvent
 
-from zkconsumer.assignors import TopicPartition
 from zkconsumer.config import ConsumerConfig
 from zkconsumer.coordination.assignment import AssignmentWatch
 from zkconsumer.coordination.claims import FencedOffsetStore, claim
@@ -51,13 +50,14 @@ from zkconsumer.coordination.gate import LOST, FetchGate
 from zkconsumer.coordination.leader import LeaderDuty
 from zkconsumer.coordination.multi import MultiSession
 from zkconsumer.coordination.record import AssignmentRecord
+from zkconsumer.datapath.position import PartitionTopicInfo
 from zkconsumer.errors import ConsumerRebalanceFailedException
 from zkconsumer.events import EventBus
+from zkconsumer.identity import TopicPartition
 from zkconsumer.metrics import RebalanceMetrics
 from zkconsumer.rebalance.ownership import Ownership
 from zkconsumer.rebalance.plan import assignment_by_topic
 from zkconsumer.rebalance.triggers import Trigger
-from zkconsumer.stream import PartitionTopicInfo
 from zkconsumer.subscription import Subscription
 from zkconsumer.zk import codec, paths
 from zkconsumer.zk.session import SessionClosedError, SessionEvent

@@ -19,9 +19,10 @@ import logging
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 
-from zkconsumer.assignors import Subscription, TopicPartition, get_assignor
+from zkconsumer.assignors import Subscription, get_assignor
 from zkconsumer.coordination.record import AssignmentRecord
-from zkconsumer.topic_filter import thread_number, topic_count_from_registration
+from zkconsumer.identity import TopicPartition, thread_number
+from zkconsumer.topic_filter import topic_count_from_registration
 from zkconsumer.zk.codec import ConsumerRegistration
 
 log = logging.getLogger(__name__)

@@ -23,10 +23,10 @@ import threading
 from collections.abc import Callable, Iterable
 from typing import Any
 
-from zkconsumer.assignors import TopicPartition
-from zkconsumer.fetcher import FetcherManager
-from zkconsumer.leaders import ZkReader
-from zkconsumer.stream import PartitionTopicInfo
+from zkconsumer.datapath.fetcher import FetcherManager
+from zkconsumer.datapath.partition_leaders import ZkReader
+from zkconsumer.datapath.position import PartitionTopicInfo
+from zkconsumer.identity import TopicPartition
 
 log = logging.getLogger(__name__)
 

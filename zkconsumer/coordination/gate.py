@@ -13,10 +13,10 @@ import logging
 import threading
 from collections.abc import Callable, Iterable
 
-from zkconsumer.assignors import TopicPartition
 from zkconsumer.coordination.fetchers import PartitionFetchers
+from zkconsumer.datapath.position import PartitionTopicInfo
+from zkconsumer.identity import TopicPartition
 from zkconsumer.rebalance.ownership import Ownership
-from zkconsumer.stream import PartitionTopicInfo
 from zkconsumer.subscription import Subscription
 
 log = logging.getLogger(__name__)

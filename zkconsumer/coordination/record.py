@@ -19,8 +19,8 @@ import logging
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 
-from zkconsumer.assignors import TopicPartition
 from zkconsumer.errors import CorruptZnode
+from zkconsumer.identity import TopicPartition
 
 log = logging.getLogger(__name__)
 

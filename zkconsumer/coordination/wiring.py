@@ -15,8 +15,8 @@ from zkconsumer.config import ConsumerConfig
 from zkconsumer.coordination.claims import FencedOffsetStore
 from zkconsumer.coordination.fetchers import PartitionFetchers
 from zkconsumer.coordination.multi import MultiSession
+from zkconsumer.datapath.fetcher import FetcherManager
 from zkconsumer.events import EventBus
-from zkconsumer.fetcher import FetcherManager
 from zkconsumer.metrics import RebalanceMetrics, ZkRequestCounter
 from zkconsumer.offsets import OffsetStore
 from zkconsumer.zk.security import ZkSecurity

@@ -212,6 +212,10 @@ class FaultProxy:
         ]
         try:
             await asyncio.wait(pumps, return_when=asyncio.FIRST_COMPLETED)
+        except asyncio.CancelledError:
+            # The proxy is stopping: the connection ends here. Re-raising would only make
+            # asyncio log the cancelled handler as an error for every open connection.
+            pass
         finally:
             for task in pumps:
                 task.cancel()

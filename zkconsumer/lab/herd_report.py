@@ -16,8 +16,9 @@ from pathlib import Path
 from typing import Any
 
 from zkconsumer.lab.herd import SCENARIO, HerdResult, HerdSpec, fit_runs
-from zkconsumer.lab.report import _fmt
 from zkconsumer.lab.spec import RunResult, RunStatus
+from zkconsumer.results.plotting import pyplot
+from zkconsumer.tables import fmt
 
 log = logging.getLogger(__name__)
 
@@ -55,7 +56,7 @@ def _cell(run: RunResult, metric: str) -> str:
     value = run.metrics.get(metric)
     if metric == "requests_disagreement" and value is not None:
         return f"{100 * value:.1f}%"
-    return _fmt(value)
+    return fmt(value)
 
 
 def summary_table(runs: Sequence[RunResult]) -> str:
@@ -123,15 +124,6 @@ def write_herd_summary(result: HerdResult, path: Path, command: str | None = Non
     path.write_text("\n".join(parts), encoding="utf-8")
 
 
-def _pyplot() -> Any:
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
-    return plt
-
-
 def _size_ticks(ax: Any, sizes: Sequence[int]) -> None:
     """The sweep's sizes as the only x ticks of a log axis (no 6×10⁰ minor labels)."""
     from matplotlib.ticker import NullLocator
@@ -156,7 +148,7 @@ def plot_requests(runs: Sequence[RunResult], fits: dict[str, dict[str, Any]], pa
     series = _series(runs, "coordination_requests")
     if not series:
         return None
-    plt = _pyplot()
+    plt = pyplot()
     fig, ax = plt.subplots(figsize=(7.5, 5.2))
     cmap = plt.get_cmap("tab10")
     for i, (key, pts) in enumerate(series.items()):
@@ -197,7 +189,7 @@ def plot_time_to_stable(runs: Sequence[RunResult], path: Path) -> Path | None:
     coordination = _series(runs, "coordination_s")
     if not series:
         return None
-    plt = _pyplot()
+    plt = pyplot()
     fig, ax = plt.subplots(figsize=(7.5, 4.8))
     cmap = plt.get_cmap("tab10")
     for i, (key, pts) in enumerate(series.items()):

@@ -12,19 +12,11 @@ from typing import Any
 
 from zkconsumer.lab.report import medians, run_intervals
 from zkconsumer.lab.spec import METRIC_NAMES, RunResult, RunStatus
+from zkconsumer.results.plotting import pyplot
 
 log = logging.getLogger(__name__)
 
 LEAD_S = 3.0     # seconds shown before the event
-
-
-def _pyplot() -> Any:
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
-    return plt
 
 
 def gantt(results: Sequence[RunResult], event: str, path: Path) -> Path | None:
@@ -39,7 +31,7 @@ def gantt(results: Sequence[RunResult], event: str, path: Path) -> Path | None:
             chosen[r.protocol] = (r, data)
     if not chosen:
         return None
-    plt = _pyplot()
+    plt = pyplot()
     t_max = max(d["end_s"] for _, d in chosen.values())
     partitions = max(r.partitions for r, _ in chosen.values())
     members = sorted({iv["member"] for _, d in chosen.values() for iv in d["fetching"]})
@@ -83,7 +75,7 @@ def metric_bars(results: Sequence[RunResult], path: Path) -> Path | None:
     cells = medians(results)
     if not any(c["_n"] for c in cells.values()):
         return None
-    plt = _pyplot()
+    plt = pyplot()
     protocols = list(dict.fromkeys(r.protocol for r in results))
     events = list(dict.fromkeys(r.event for r in results))
     cols = 6

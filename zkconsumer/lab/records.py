@@ -145,11 +145,6 @@ def decision_digest(partitions_for_topic: Mapping[str, Sequence[int]],
     return hashlib.sha1(text.encode("utf-8")).hexdigest()[:16]
 
 
-def consumer_ids_of(threads_per_topic: Mapping[str, Sequence[str]]) -> list[str]:
-    """Consumer ids behind legacy thread ids (``<consumer id>-<n>``), sorted and unique."""
-    return sorted({tid.rsplit("-", 1)[0] for ts in threads_per_topic.values() for tid in ts})
-
-
 @dataclass
 class RunRecords:
     """Everything the members of one run wrote, parsed."""

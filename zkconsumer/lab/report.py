@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import json
 import logging
-import statistics
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
@@ -17,6 +16,7 @@ from typing import Any
 from zkconsumer.lab.intervals import build_intervals
 from zkconsumer.lab.records import RecordTail, Timeline
 from zkconsumer.lab.spec import METRIC_NAMES, ExperimentSpec, RunResult, RunStatus
+from zkconsumer.tables import fmt, median
 
 log = logging.getLogger(__name__)
 
@@ -56,11 +56,6 @@ def read_results(path: Path) -> list[RunResult]:
     return [RunResult.from_json(r) for r in doc["runs"]]
 
 
-def median(values: Sequence[float | int | None]) -> float | None:
-    present = [v for v in values if v is not None]
-    return statistics.median(present) if present else None
-
-
 def medians(results: Sequence[RunResult]) -> dict[tuple[str, str], dict[str, Any]]:
     """``(protocol, event) -> {metric: median, "_n": measured runs, "_status": ..., ...}``."""
     cells: dict[tuple[str, str], list[RunResult]] = {}
@@ -78,14 +73,6 @@ def medians(results: Sequence[RunResult]) -> dict[tuple[str, str], dict[str, Any
         cell["_reason"] = others[0].reason if others else None
         out[key] = cell
     return out
-
-
-def _fmt(value: float | int | None) -> str:
-    if value is None:
-        return "—"
-    if isinstance(value, float) and not value.is_integer():
-        return f"{value:.1f}" if abs(value) >= 10 else f"{value:.2f}"
-    return str(int(value))
 
 
 def summary_table(results: Sequence[RunResult]) -> str:
@@ -106,7 +93,7 @@ def summary_table(results: Sequence[RunResult]) -> str:
                 row = [protocol, event, n, text] + [""] * (len(TABLE_METRICS) - 1)
                 notes.append(f"- {protocol}/{event}: {cell['_status']}: {cell['_reason']}")
             else:
-                row = [protocol, event, n] + [_fmt(cell[m]) for m in TABLE_METRICS]
+                row = [protocol, event, n] + [fmt(cell[m]) for m in TABLE_METRICS]
                 if cell["_unstable"]:
                     notes.append(f"- {protocol}/{event}: {cell['_unstable']} run(s) never "
                                  "became stable before the deadline")

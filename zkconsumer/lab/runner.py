@@ -18,8 +18,8 @@ import json
 import logging
 import shutil
 import tempfile
+import threading
 import time
-import traceback
 import uuid
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, replace
@@ -29,6 +29,7 @@ from typing import Any, TextIO
 from zkconsumer.admin import create_topic
 from zkconsumer.lab.drivers import get_driver
 from zkconsumer.lab.group import LabGroup, member_name
+from zkconsumer.lab.matrix import run_matrix
 from zkconsumer.lab.metrics import EventWindow, event_metrics, metric_notes
 from zkconsumer.lab.mntr import parse_mntr
 from zkconsumer.lab.probe import StaticSupport, broker_identity, probe_static_membership
@@ -87,36 +88,31 @@ def run_experiment(spec: ExperimentSpec,
     out_dir.mkdir(parents=True, exist_ok=True)
     runs = spec.runs()
     progress = Progress(len(runs), enabled=spec.progress, stream=progress_stream)
-    results: list[RunResult] = []
     progress.update("starting servers")
     with servers_for(spec) as servers:
-        broker = broker_identity(servers.bootstrap)
-        static: StaticSupport | None = None
-        for i, run in enumerate(runs):
-            progress.update(f"{run.label}: running", done=i)
-            if run.protocol == "static-range" and static is None:
-                progress.update("static-range: probing the broker for static membership", i)
-                static = _probe(spec, servers, out_dir)
-                if not static.supported:
-                    progress.note(f"static-range unsupported: {static.reason}")
-            if run.protocol == "static-range" and static is not None and not static.supported:
-                results.append(_result(spec, run, RunStatus.UNSUPPORTED, static.reason,
-                                       details={"broker": static.broker}))
-                if on_result is not None:
-                    on_result(list(results))
-                continue
-            try:
-                result = run_one(spec, run, servers, out_dir / "runs" / run.slug)
-            except Exception as exc:
-                log.exception("run %s failed", run.label)
-                progress.note(f"run {run.label} FAILED: {exc!r} (the other runs go on)")
-                result = _result(spec, run, RunStatus.FAILED, repr(exc),
-                                 details={"traceback": traceback.format_exc()})
-            result.details.setdefault("broker", broker)
-            results.append(result)
-            if on_result is not None:
-                on_result(list(results))
-        progress.update("done", done=len(runs))
+        static: list[StaticSupport] = []  # probed once, at the first static-range run
+        probe_lock = threading.Lock()
+
+        def run(i: int, cell: RunSpec) -> RunResult:
+            if cell.protocol == "static-range":
+                with probe_lock:
+                    if not static:
+                        progress.update("static-range: probing the broker for static "
+                                        "membership", i)
+                        static.append(_probe(spec, servers, out_dir))
+                        if not static[0].supported:
+                            progress.note(f"static-range unsupported: {static[0].reason}")
+                if not static[0].supported:
+                    return _result(spec, cell, RunStatus.UNSUPPORTED, static[0].reason,
+                                   details={"broker": static[0].broker})
+            return run_one(spec, cell, servers, out_dir / "runs" / cell.slug)
+
+        results = run_matrix(
+            runs, label=lambda r: r.label, run=run,
+            failed=lambda r, reason, tb: _result(spec, r, RunStatus.FAILED, reason,
+                                                 details={"traceback": tb}),
+            broker=broker_identity(servers.bootstrap), progress=progress, on_result=on_result,
+            parallel=spec.parallel)
     progress.close()
     return results
 

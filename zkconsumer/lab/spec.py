@@ -10,6 +10,8 @@ import enum
 from dataclasses import asdict, dataclass, field, fields
 from typing import Any
 
+from zkconsumer.lab.protocols import PROTOCOLS
+
 
 class Event(str, enum.Enum):
     """Membership events the lab applies to a stable group."""
@@ -29,9 +31,6 @@ class RunStatus(str, enum.Enum):
     FAILED = "failed"
 
 
-PROTOCOLS = ("zk-range", "zk-roundrobin", "eager-range", "eager-roundrobin",
-             "cooperative-sticky", "static-range",
-             "zk-leader-range", "zk-leader-sticky", "zk-leader-cooperative-sticky")
 EVENTS = tuple(e.value for e in Event)
 
 # The metric names every measured run carries, in the order the summary shows them.
@@ -85,8 +84,11 @@ class ExperimentSpec:
     timing: Timing = field(default_factory=Timing)
     seed: int = 1
     progress: bool = False
+    parallel: int = 1  # cells run at once; > 1 only for a quick look (timings disturb each other)
 
     def validate(self) -> None:
+        if self.parallel < 1:
+            raise ValueError(f"--parallel must be >= 1, got {self.parallel}")
         unknown = [p for p in self.protocols if p not in PROTOCOLS]
         if unknown:
             raise ValueError(f"unknown protocol(s) {unknown}; choose from {list(PROTOCOLS)}")

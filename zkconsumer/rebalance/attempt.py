@@ -30,10 +30,11 @@ from typing import Any, Protocol
 from kazoo.exceptions import NodeExistsError, NoNodeError, SessionExpiredError
 from kazoo.security import Permissions
 
-from zkconsumer.assignors import TopicPartition
 from zkconsumer.config import ConsumerConfig
+from zkconsumer.datapath.position import PartitionTopicInfo
 from zkconsumer.errors import CorruptZnode, InvalidConfig, InvalidName
 from zkconsumer.events import EventBus
+from zkconsumer.identity import TopicPartition, consumer_id_of, is_thread_id
 from zkconsumer.metrics import RebalanceMetrics
 from zkconsumer.offsets import OffsetStore
 from zkconsumer.rebalance.ownership import Ownership
@@ -43,12 +44,12 @@ from zkconsumer.rebalance.plan import (
     ReleasePlan,
     assignment_by_topic,
     consumers_per_topic,
+    decision_fields,
     needs_topic_list,
     plan_rebalance,
     plan_release,
 )
 from zkconsumer.rebalance.triggers import CHILDREN, DATA, Trigger, WatchSet
-from zkconsumer.stream import PartitionTopicInfo
 from zkconsumer.subscription import Subscription
 from zkconsumer.topic_filter import topic_count_from_registration
 from zkconsumer.zk import codec, paths
@@ -198,6 +199,7 @@ class RebalanceExecutor:
         my_threads = my_count.thread_ids_per_topic(view.all_topics)
         plan = plan_rebalance(view, my_threads, self.assignor,
                               self.config.partition_assignment_strategy)
+        self.events.emit("assignment_decided", **decision_fields(plan, view))
         offsets = self.offsets.read(plan.offsets_to_read)
         if self.is_shutting_down():
             return False
@@ -453,11 +455,10 @@ class RebalanceExecutor:
 
 def _is_thread_id(value: str) -> bool:
     """``<consumer id>-<n>``: what every member, original or ours, writes into owner znodes."""
-    consumer, sep, number = value.rpartition("-")
-    if not sep or not number.isdigit():
+    if not is_thread_id(value):
         return False
     try:
-        paths.validate_member(consumer)
+        paths.validate_member(consumer_id_of(value))
     except InvalidName:
         return False
     return True

@@ -13,8 +13,8 @@ import threading
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 
-from zkconsumer.assignors import TopicPartition
-from zkconsumer.stream import PartitionTopicInfo
+from zkconsumer.datapath.position import PartitionTopicInfo
+from zkconsumer.identity import TopicPartition
 
 log = logging.getLogger(__name__)
 

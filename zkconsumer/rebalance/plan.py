@@ -18,9 +18,9 @@ from __future__ import annotations
 import logging
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Protocol
+from typing import Any, Protocol
 
-from zkconsumer.assignors import TopicPartition
+from zkconsumer.identity import TopicPartition, consumer_id_of
 from zkconsumer.topic_filter import topic_count_from_registration
 from zkconsumer.zk.codec import ConsumerRegistration
 
@@ -123,6 +123,28 @@ def plan_rebalance(view: GroupView, my_threads: Mapping[str, Sequence[str]],
         listener_assignment=listener,
         consumers_per_topic=per_topic,
     )
+
+
+def decision_fields(plan: RebalancePlan, view: GroupView) -> dict[str, Any]:
+    """The ``assignment_decided`` event of one legacy attempt, shaped as leader mode's.
+
+    Every legacy member decides for the whole group on every attempt; members whose views differ
+    decide differently, which is what the lab's ``conflicting_decisions`` looks for. The fields
+    are leader mode's (``members``, ``partition_counts``, ``threads`` and ``assignment`` per
+    member), with ``generation`` None: the legacy protocol has no generations.
+    """
+    threads: dict[str, dict[str, list[str]]] = {}
+    for topic, tids in sorted(plan.consumers_per_topic.items()):
+        for tid in tids:
+            threads.setdefault(consumer_id_of(tid), {}).setdefault(topic, []).append(tid)
+    assignment: dict[str, dict[str, list[int]]] = {member: {} for member in threads}
+    for tp, tid in sorted(plan.global_assignment.items()):
+        assignment.setdefault(consumer_id_of(tid), {}).setdefault(tp.topic, []).append(
+            tp.partition)
+    return {"generation": None, "members": sorted(threads),
+            "partition_counts": {t: len(view.partitions.get(t, ()))
+                                 for t in sorted(plan.consumers_per_topic)},
+            "threads": threads, "assignment": assignment}
 
 
 def assignment_by_topic(claims: Mapping[TopicPartition, str]) -> dict[str, dict[int, str]]:

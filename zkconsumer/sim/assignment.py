@@ -19,18 +19,11 @@ from __future__ import annotations
 import logging
 from collections.abc import Mapping, Sequence
 
+from zkconsumer.identity import java_string_hash
+
 log = logging.getLogger(__name__)
 
 TOPIC = "t"
-
-
-def java_string_hash(s: str) -> int:
-    """Java ``String.hashCode`` (UTF-16 code units, signed 32-bit overflow)."""
-    h = 0
-    data = s.encode("utf-16-be")
-    for i in range(0, len(data), 2):
-        h = (31 * h + ((data[i] << 8) | data[i + 1])) & 0xFFFFFFFF
-    return h - (1 << 32) if h >= (1 << 31) else h
 
 
 def range_share(rank: int, members: int, partitions: int) -> range:

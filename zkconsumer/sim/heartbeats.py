@@ -23,10 +23,11 @@ from __future__ import annotations
 
 import logging
 import math
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 
 from zkconsumer.sim import costs
+from zkconsumer.sim.tally import OwnershipLedger, Tally
 
 log = logging.getLogger(__name__)
 
@@ -109,3 +110,28 @@ def count_heartbeats(members: Iterable[BrokerMember], interval: float, end: floa
             for q0, q1 in quiet:
                 total -= costs.heartbeats(phase, interval, max(lo, q0), min(hi, q1))
     return total
+
+
+def revoke(m: BrokerMember, partitions: set[int], tally: Tally, ledger: OwnershipLedger,
+           revoke_ms: float, commit_round_trip: Callable[[], float] | None,
+           count_pause: bool = True) -> float:
+    """``m`` stops fetching ``partitions`` (committing first when ``commit_round_trip`` is
+    given: auto-commit on); returns how long it takes.
+
+    Both broker-side protocols (eager/cooperative and KIP-848) give partitions up this way; a
+    partition whose ledger owner is already someone else (a new owner took it over meanwhile)
+    keeps that owner.
+    """
+    if not partitions:
+        return 0.0
+    if count_pause:
+        tally.paused.add(m.mid)
+    delay = revoke_ms / 1000.0
+    if commit_round_trip is not None:
+        tally.broker_requests += costs.OFFSET_COMMIT_REQUEST
+        delay += commit_round_trip()
+    m.owned -= partitions
+    for p in sorted(partitions):
+        if ledger.owner[p] == m.mid:
+            ledger.set_owner(p, None)
+    return delay

@@ -29,7 +29,7 @@ from zkconsumer.sim.assignment import sticky_target
 from zkconsumer.sim.config import SimConfig
 from zkconsumer.sim.engine import Engine
 from zkconsumer.sim.group import SimulatedGroup
-from zkconsumer.sim.heartbeats import BrokerMember, count_heartbeats, next_beat
+from zkconsumer.sim.heartbeats import BrokerMember, count_heartbeats, next_beat, revoke
 from zkconsumer.sim.tally import OwnershipLedger, Tally
 
 log = logging.getLogger(__name__)
@@ -178,18 +178,9 @@ class Kip848Group(SimulatedGroup):
         self._settle_if_done(m)
 
     def _revoke(self, m: BrokerMember, partitions: set[int], count_pause: bool = True) -> float:
-        if not partitions:
-            return 0.0
-        if count_pause:
-            self.tally.paused.add(m.mid)
-        delay = self.cal.revoke_ms / 1000.0
-        if self.cfg.auto_commit:
-            self.tally.broker_requests += costs.OFFSET_COMMIT_REQUEST
-            delay += 2 * self._half()
-        m.owned -= partitions
-        for p in sorted(partitions):
-            self.ledger.set_owner(p, None)
-        return delay
+        """Stop fetching ``partitions`` (commit first); returns how long it takes."""
+        return revoke(m, partitions, self.tally, self.ledger, self.cal.revoke_ms,
+                      (lambda: 2 * self._half()) if self.cfg.auto_commit else None, count_pause)
 
     def _acknowledged(self, m: BrokerMember, revoked: set[int]) -> None:
         m.inflight -= 1

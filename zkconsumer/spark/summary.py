@@ -13,6 +13,9 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+from zkconsumer.results.plotting import pyplot
+from zkconsumer.tables import fmt
+
 log = logging.getLogger(__name__)
 
 PLOTS = (
@@ -44,14 +47,6 @@ def aggregate(df: Any) -> list[dict[str, Any]]:
     return [r.asDict() for r in agg.collect()]
 
 
-def _fmt(value: Any, digits: int = 2) -> str:
-    if value is None:
-        return "—"
-    if isinstance(value, float):
-        return f"{value:,.{digits}f}"
-    return f"{value:,}"
-
-
 def summary_markdown(aggregates: Sequence[dict[str, Any]], title: str,
                      command: str | None = None, notes: Sequence[str] = ()) -> str:
     lines = [f"# {title}", ""]
@@ -65,22 +60,19 @@ def summary_markdown(aggregates: Sequence[dict[str, Any]], title: str,
     lines += [header, "|" + "|".join(["---"] * (header.count("|") - 1)) + "|"]
     for a in aggregates:
         star = "*" if a.get("simulated_only") else ""
+        cells = [fmt(a[k], 1 if k == "conflicts" else 2, thousands=True) for k in (
+            "requests", "attempts", "max_attempts", "conflicts", "time_to_stable_s",
+            "members_paused", "failed_rebalances", "lost", "unstable")]
         lines.append(
             f"| {a['mode']} | {a['protocol']}{star} | {a['partitions']} | {a['event']} | "
-            f"{a['members']:,} | {a['runs']} | {_fmt(a['requests'])} | {_fmt(a['attempts'])} | "
-            f"{_fmt(a['max_attempts'])} | {_fmt(a['conflicts'], 1)} | "
-            f"{_fmt(a['time_to_stable_s'])} | {_fmt(a['members_paused'])} | "
-            f"{_fmt(a['failed_rebalances'])} | {_fmt(a['lost'])} | {_fmt(a['unstable'])} |")
+            f"{a['members']:,} | {a['runs']} | " + " | ".join(cells) + " |")
     return "\n".join(lines) + "\n"
 
 
 def write_plots(aggregates: Sequence[dict[str, Any]], out_dir: Path, prefix: str = ""
                 ) -> list[Path]:
     """One PNG per metric: a panel per event, a line per (protocol, P), log-log axes."""
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
+    plt = pyplot()
 
     events = sorted({a["event"] for a in aggregates})
     written = []

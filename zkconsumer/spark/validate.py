@@ -18,7 +18,7 @@ from __future__ import annotations
 import csv
 import logging
 import statistics
-from collections.abc import Iterable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -26,6 +26,7 @@ from typing import Any
 from zkconsumer.lab.spec import Timing
 from zkconsumer.sim import PROTOCOLS, Calibration, SimConfig, simulate
 from zkconsumer.spark.real_metrics import SAMPLE_AFTER_S
+from zkconsumer.tables import median
 
 log = logging.getLogger(__name__)
 
@@ -96,9 +97,6 @@ def _num(value: Any) -> float | None:
     return None if value in (None, "") else float(value)
 
 
-def _median(values: Iterable[float | None]) -> float | None:
-    got = [v for v in values if v is not None]
-    return statistics.median(got) if got else None
 
 
 def lab_heartbeat_interval_ms(session_timeout_ms: int) -> int:
@@ -150,12 +148,12 @@ def validate(rows: Sequence[dict[str, Any]], cal: Calibration, seeds: int = 5,
                 for s in range(seeds)]
         checks.append(Check(
             protocol=protocol, members=n, partitions=p, event=event, real_runs=len(real),
-            real_requests=_median(_num(r["coordination_requests"]) for r in real) or 0.0,
+            real_requests=median(_num(r["coordination_requests"]) for r in real) or 0.0,
             sim_requests=statistics.median(s.coordination_requests for s in sims),
-            real_attempts=_median(_num(r["rebalance_attempts"]) for r in real) or 0.0,
+            real_attempts=median(_num(r["rebalance_attempts"]) for r in real) or 0.0,
             sim_attempts=statistics.median(s.rebalance_attempts for s in sims),
-            real_tts=_median(_num(r["time_to_stable_s"]) for r in real),
-            sim_tts=_median(s.time_to_stable_s for s in sims)))
+            real_tts=median(_num(r["time_to_stable_s"]) for r in real),
+            sim_tts=median(s.time_to_stable_s for s in sims)))
     return checks
 
 

@@ -9,7 +9,6 @@ still running at interpreter exit.
 from __future__ import annotations
 
 import atexit
-import ctypes
 import errno
 import logging
 import os
@@ -25,19 +24,11 @@ from pathlib import Path
 from typing import IO
 
 from zkconsumer.errors import ServerError
+from zkconsumer.orphans import die_with_parent
 
 log = logging.getLogger(__name__)
 
 _LIVE: weakref.WeakSet[ManagedProcess] = weakref.WeakSet()
-_PR_SET_PDEATHSIG = 1
-
-
-def _die_with_parent() -> None:  # pragma: no cover - runs in the child between fork and exec
-    try:
-        libc = ctypes.CDLL("libc.so.6", use_errno=True)
-        libc.prctl(_PR_SET_PDEATHSIG, signal.SIGKILL)
-    except OSError:
-        pass
 
 
 def free_port(host: str = "127.0.0.1") -> int:
@@ -113,7 +104,7 @@ class ManagedProcess:
             env=self.env,
             cwd=self.cwd,
             start_new_session=True,
-            preexec_fn=_die_with_parent if sys.platform.startswith("linux") else None,
+            preexec_fn=die_with_parent if sys.platform.startswith("linux") else None,
         )
         _LIVE.add(self)
 

@@ -9,7 +9,6 @@ of it refuses to connect upstream, so the member's client moves on to another se
 
 from __future__ import annotations
 
-import ctypes
 import logging
 import os
 import signal
@@ -19,6 +18,7 @@ from pathlib import Path
 
 from zkconsumer.faults.proxy import FaultProxy
 from zkconsumer.lab.chaos.member import ChaosMemberSpec
+from zkconsumer.orphans import die_with_parent
 
 log = logging.getLogger(__name__)
 
@@ -59,14 +59,6 @@ class MemberLink:
                 log.debug("stopping proxy %s failed", p.name, exc_info=True)
 
 
-def _die_with_parent() -> None:  # pragma: no cover - runs in the child between fork and exec
-    """An orphaned member (the runner died) is killed rather than left consuming."""
-    try:
-        ctypes.CDLL("libc.so.6", use_errno=True).prctl(1, signal.SIGKILL)  # PR_SET_PDEATHSIG
-    except OSError:
-        pass
-
-
 class ChaosMember:
     """A member process and its link; SIGTERM is a clean leave, SIGKILL a crash."""
 
@@ -86,7 +78,7 @@ class ChaosMember:
             self.proc = subprocess.Popen(
                 [sys.executable, "-m", "zkconsumer.lab.chaos.member", self.spec.to_json()],
                 stdout=out, stderr=subprocess.STDOUT, env=env,
-                preexec_fn=_die_with_parent if sys.platform.startswith("linux") else None)
+                preexec_fn=die_with_parent if sys.platform.startswith("linux") else None)
 
     def alive(self) -> bool:
         return self.proc is not None and self.proc.poll() is None

@@ -35,6 +35,8 @@ from kazoo.client import KazooClient
 
 from zkconsumer.admin import create_topic
 from zkconsumer.admin.groups import check_ownership, snapshot, verify_group
+from zkconsumer.admin.tree import children_of
+from zkconsumer.identity import consumer_ids_of
 from zkconsumer.lab.chaos.accounting import (
     all_deliveries,
     consumption,
@@ -464,7 +466,7 @@ def group_picture(client: KazooClient, run: _Run) -> tuple[bool, str, tuple[Any,
     violations = check_ownership(snap)
     if violations:
         return False, f"{len(violations)} violations, e.g. {violations[0]}", owners
-    owning = {o.rsplit("-", 1)[0] for _, o in owners}
+    owning = set(consumer_ids_of(o for _, o in owners))
     if not owning <= live:
         return False, f"owned by {sorted(owning - live)}", owners
     if run.spec.partitions >= len(live) and owning != live:
@@ -527,21 +529,12 @@ def _stray_znodes(client: KazooClient, run: _Run, grace_s: float = 2.0) -> list[
     give_up = time.monotonic() + grace_s
     while True:
         found = [f"{paths.consumer_ids(run.group)}/{c}"
-                 for c in _children(client, paths.consumer_ids(run.group))]
+                 for c in children_of(client, paths.consumer_ids(run.group))]
         found += [f"{paths.topic_owners(run.group, run.topic)}/{c}"
-                  for c in _children(client, paths.topic_owners(run.group, run.topic))]
+                  for c in children_of(client, paths.topic_owners(run.group, run.topic))]
         if not found or time.monotonic() >= give_up:
             return sorted(found)
         time.sleep(POLL_S)
-
-
-def _children(client: KazooClient, path: str) -> list[str]:
-    from kazoo.exceptions import NoNodeError
-
-    try:
-        return list(client.get_children(path))
-    except NoNodeError:
-        return []
 
 
 def _cleanup(run: _Run) -> None:

@@ -7,33 +7,22 @@ import functools
 from zkconsumer.lab.drivers.base import Driver, MemberSpec
 from zkconsumer.lab.drivers.broker import run_broker_member
 from zkconsumer.lab.drivers.zk import run_zk_member
-from zkconsumer.lab.drivers.zk_leader import LEADER_PROTOCOLS
+from zkconsumer.lab.protocols import PROTOCOL_TABLE, LabProtocol
 
-DRIVERS: dict[str, Driver] = {
-    "zk-range": Driver("zk-range", "zookeeper",
-                       functools.partial(run_zk_member, strategy="range"), None),
-    "zk-roundrobin": Driver("zk-roundrobin", "zookeeper",
-                            functools.partial(run_zk_member, strategy="roundrobin"), None),
-    "eager-range": Driver("eager-range", "broker",
-                          functools.partial(run_broker_member, strategy="range"), "JoinGroup"),
-    "eager-roundrobin": Driver("eager-roundrobin", "broker",
-                               functools.partial(run_broker_member, strategy="roundrobin"),
-                               "JoinGroup"),
-    "cooperative-sticky": Driver("cooperative-sticky", "broker",
-                                 functools.partial(run_broker_member,
-                                                   strategy="cooperative-sticky"),
-                                 "JoinGroup"),
-    "static-range": Driver("static-range", "broker",
-                           functools.partial(run_broker_member, strategy="range", static=True),
-                           "JoinGroup", options=(("static", "true"),)),
-}
-# coordination.mode=leader: one elected leader assigns; same driver, same records.
-DRIVERS.update({
-    name: Driver(name, "zookeeper",
-                 functools.partial(run_zk_member, strategy=strategy, mode="leader"), None,
-                 options=(("coordination.mode", "leader"),))
-    for name, strategy in LEADER_PROTOCOLS.items()
-})
+
+def _driver(p: LabProtocol) -> Driver:
+    """The member body and counters of one protocol of the table."""
+    if p.family == "zookeeper":
+        leader = p.mode == "leader"
+        return Driver(p.name, p.family,
+                      functools.partial(run_zk_member, strategy=p.strategy, mode=p.mode), None,
+                      options=(("coordination.mode", "leader"),) if leader else ())
+    return Driver(p.name, p.family,
+                  functools.partial(run_broker_member, strategy=p.strategy, static=p.static),
+                  "JoinGroup", options=(("static", "true"),) if p.static else ())
+
+
+DRIVERS: dict[str, Driver] = {name: _driver(p) for name, p in PROTOCOL_TABLE.items()}
 
 
 def get_driver(name: str) -> Driver:

@@ -8,10 +8,10 @@ the connector's own per-operation counters.
 
 Two more records serve the herd and split-brain scenarios: every ``watch_fired`` event (a
 ZooKeeper watch notification delivered to this member) becomes a ``watch_fired`` coordination
-record, and every decision (the legacy assignor run over the view one attempt read) becomes a
-``dc`` decision record. The connector emits no event for the decision, so the member wraps its
-connector's assignor (:class:`DecisionRecorder`) just before the first attempt; if the connector
-is ever built differently the member simply records no decisions (and the metric says so).
+record, and every ``assignment_decided`` event (the legacy assignor run over the view one attempt
+read, or a leader's published generation) becomes a ``dc`` decision record
+(:class:`~zkconsumer.lab.drivers.decisions.DecisionRecorder`). Everything is recorded from the
+connector's events and public metrics, never from its internals.
 """
 
 from __future__ import annotations
@@ -19,19 +19,16 @@ from __future__ import annotations
 import logging
 import threading
 import time
-from collections.abc import Mapping, Sequence
 from typing import Any
 
 from zkconsumer import ConsumerConfig, ConsumerTimeoutException, ZookeeperConsumerConnector
 from zkconsumer.lab.drivers.base import MemberSpec, parse_seq
-from zkconsumer.lab.drivers.zk_leader import LeaderDecisionRecorder
+from zkconsumer.lab.drivers.decisions import DecisionRecorder
 from zkconsumer.lab.records import (
     Coord,
     Lifecycle,
     RecordWriter,
     Timeline,
-    consumer_ids_of,
-    decision_digest,
 )
 
 log = logging.getLogger(__name__)
@@ -69,56 +66,12 @@ def connector_config(spec: MemberSpec, strategy: str, mode: str = "legacy"
     }
 
 
-class DecisionRecorder:
-    """Stands in for the connector's legacy assignor: each call is one attempt's decision.
-
-    ``assign_threads`` receives exactly the view the attempt decided from (every topic's
-    partitions, every member's thread ids) and returns the global assignment; both are hashed
-    into one ``dc`` record. Everything else is the wrapped assignor's.
-    """
-
-    def __init__(self, inner: Any, writer: RecordWriter) -> None:
-        self._inner = inner
-        self._writer = writer
-
-    def assign_threads(self, partitions_for_topic: Mapping[str, Any],
-                       consumer_threads_per_topic: Mapping[str, Sequence[str]]) -> Any:
-        partitions = {t: sorted(ps) for t, ps in partitions_for_topic.items()}
-        result = self._inner.assign_threads(partitions_for_topic=partitions,
-                                            consumer_threads_per_topic=consumer_threads_per_topic)
-        try:
-            self._writer.decision(
-                decision_digest(partitions, consumer_threads_per_topic, dict(result)),
-                consumer_ids_of(consumer_threads_per_topic),
-                {t: len(ps) for t, ps in partitions.items()})
-        except Exception:  # a record is an observation; never fail the attempt over it
-            log.exception("could not record a decision")
-        return result
-
-    def __getattr__(self, name: str) -> Any:
-        return getattr(self._inner, name)
-
-
-def install_decision_recorder(conn: ZookeeperConsumerConnector, writer: RecordWriter) -> bool:
-    """Wrap the connector's assignor once; False if this connector has no executor to wrap."""
-    executor = getattr(conn, "_executor", None)
-    assignor = getattr(executor, "assignor", None)
-    if executor is None or assignor is None:
-        return False
-    if not isinstance(assignor, DecisionRecorder):
-        executor.assignor = DecisionRecorder(assignor, writer)
-    return True
-
-
-class _EventRecorder:
+class EventRecorder:
     """Connector listener: events become records; runs on the emitting thread, so it is quick."""
 
-    def __init__(self, spec: MemberSpec, writer: RecordWriter,
-                 conn: ZookeeperConsumerConnector | None = None) -> None:
+    def __init__(self, spec: MemberSpec, writer: RecordWriter) -> None:
         self._topic = spec.topic
         self._writer = writer
-        self._conn = conn
-        self._decisions_wired = False
 
     def _partitions(self, event: dict[str, Any]) -> list[int]:
         out = []
@@ -151,9 +104,6 @@ class _EventRecorder:
         elif kind == "error" and event.get("where") == "auto_commit":
             self._writer.write("co", ts=ts, w="commit_rejected:auto_commit_error")
         elif kind in _COORD:
-            if kind == "attempt_started" and not self._decisions_wired and self._conn is not None:
-                # The rebalancer thread, just before the attempt plans: wrap the assignor now.
-                self._decisions_wired = install_decision_recorder(self._conn, self._writer)
             self._writer.write("co", ts=ts, w=_COORD[kind].value)
 
 
@@ -165,9 +115,8 @@ def run_zk_member(spec: MemberSpec, writer: RecordWriter, stop: threading.Event,
                   *, strategy: str, mode: str = "legacy") -> None:
     """Consume until ``stop``; then shut the connector down cleanly (a leave)."""
     conn = ZookeeperConsumerConnector(ConsumerConfig(connector_config(spec, strategy, mode)))
-    conn.add_event_listener(_EventRecorder(spec, writer, conn))
-    if mode == "leader":
-        conn.add_event_listener(LeaderDecisionRecorder(writer))
+    conn.add_event_listener(EventRecorder(spec, writer))
+    conn.add_event_listener(DecisionRecorder(writer))
     try:
         streams = conn.create_message_streams({spec.topic: 1})
         it = iter(streams[spec.topic][0])

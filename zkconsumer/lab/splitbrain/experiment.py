@@ -10,12 +10,12 @@ from __future__ import annotations
 import contextlib
 import logging
 import tempfile
-import traceback
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import TextIO
 
 from zkconsumer.lab.drivers import get_driver
+from zkconsumer.lab.matrix import run_matrix
 from zkconsumer.lab.probe import broker_identity
 from zkconsumer.lab.progress import Progress
 from zkconsumer.lab.runner import Servers, servers_for
@@ -48,42 +48,36 @@ def run_split_brain(spec: SplitBrainSpec,
     out_dir = Path(spec.out_dir) if spec.out_dir else Path(tempfile.mkdtemp(prefix="zksplit-"))
     runs = _runs(spec)
     progress = Progress(len(runs), enabled=spec.progress, stream=progress_stream)
-    results: list[RunResult] = []
     progress.update("starting servers")
     with _servers(spec) as servers, contextlib.ExitStack() as stack:
-        broker = broker_identity(servers.bootstrap)
-        cluster: FailoverCluster | None = None
-        for i, (protocol, event, repeat) in enumerate(runs):
-            label = f"{protocol}/{event}/r{repeat}"
-            progress.update(f"{label}: running", done=i)
+        clusters: list[FailoverCluster] = []  # one ensemble, started for the first failover
+
+        def run(i: int, cell: tuple[str, str, int]) -> RunResult:
+            protocol, event, repeat = cell
             records_dir = out_dir / "runs" / f"{protocol}-{event}-r{repeat}"
-            try:
-                if spec.scenario == "failover" and get_driver(protocol).family != "zookeeper":
-                    result = _unsupported(spec, protocol, event, repeat,
-                                          "a broker-coordinated group does not use ZooKeeper: "
-                                          "the ensemble's leader can die without it noticing")
-                elif spec.scenario == "failover":
-                    if cluster is None:
-                        progress.update("starting a 3-server ZooKeeper ensemble", done=i)
-                        cluster = stack.enter_context(FailoverCluster(servers.bootstrap))
-                    result = run_failover(spec, protocol, event, repeat, cluster, records_dir)
-                elif spec.scenario == "zombie":
-                    result = run_zombie(spec, protocol, repeat, servers, records_dir)
-                else:
-                    result = run_stale_view(spec, protocol, repeat, servers, records_dir)
-            except Exception as exc:
-                log.exception("run %s failed", label)
-                progress.note(f"run {label} FAILED: {exc!r} (the other runs go on)")
-                result = RunResult(protocol=protocol, members=spec.members,
-                                   partitions=spec.partitions, event=event, repeat=repeat,
-                                   status=RunStatus.FAILED.value, reason=repr(exc),
-                                   details={"traceback": traceback.format_exc()},
-                                   scenario=SCENARIO, params=spec.params())
-            result.details.setdefault("broker", broker)
-            results.append(result)
-            if on_result is not None:
-                on_result(list(results))
-        progress.update("done", done=len(runs))
+            if spec.scenario == "failover" and get_driver(protocol).family != "zookeeper":
+                return _unsupported(spec, protocol, event, repeat,
+                                    "a broker-coordinated group does not use ZooKeeper: "
+                                    "the ensemble's leader can die without it noticing")
+            if spec.scenario == "failover":
+                if not clusters:
+                    progress.update("starting a 3-server ZooKeeper ensemble", done=i)
+                    clusters.append(stack.enter_context(FailoverCluster(servers.bootstrap)))
+                return run_failover(spec, protocol, event, repeat, clusters[0], records_dir)
+            if spec.scenario == "zombie":
+                return run_zombie(spec, protocol, repeat, servers, records_dir)
+            return run_stale_view(spec, protocol, repeat, servers, records_dir)
+
+        def failed(cell: tuple[str, str, int], reason: str, tb: str) -> RunResult:
+            protocol, event, repeat = cell
+            return RunResult(protocol=protocol, members=spec.members,
+                             partitions=spec.partitions, event=event, repeat=repeat,
+                             status=RunStatus.FAILED.value, reason=reason,
+                             details={"traceback": tb}, scenario=SCENARIO, params=spec.params())
+
+        results = run_matrix(runs, label=lambda c: f"{c[0]}/{c[1]}/r{c[2]}", run=run,
+                             failed=failed, broker=broker_identity(servers.bootstrap),
+                             progress=progress, on_result=on_result)
     progress.close()
     return results
 

@@ -25,6 +25,7 @@ from typing import Any
 
 from kazoo.client import KazooClient
 
+from zkconsumer.identity import consumer_id_of
 from zkconsumer.lab.group import member_name
 from zkconsumer.lab.runner import Servers
 from zkconsumer.lab.spec import RunResult
@@ -122,7 +123,7 @@ def exactly_one_owner(owners: dict[int, str | None], registered: list[str]) -> b
     Owner values are thread ids ``<consumer id>-<n>``; registrations are consumer ids.
     """
     alive = set(registered)
-    return all(o is not None and o.rsplit("-", 1)[0] in alive for o in owners.values())
+    return all(o is not None and consumer_id_of(o) in alive for o in owners.values())
 
 
 def session_view(coord: list[tuple[str, float, str]], since: float) -> dict[str, dict[str, int]]:

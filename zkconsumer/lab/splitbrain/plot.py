@@ -17,20 +17,12 @@ from typing import Any
 from zkconsumer.lab.records import RecordTail
 from zkconsumer.lab.report import run_intervals
 from zkconsumer.lab.spec import RunResult, RunStatus
+from zkconsumer.results.plotting import pyplot
 
 log = logging.getLogger(__name__)
 
 LEAD_S = 2.0
 ZOMBIE_COLOUR = "#d62728"
-
-
-def _pyplot() -> Any:
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
-    return plt
 
 
 def zombie_timeline(results: Sequence[RunResult], path: Path) -> Path | None:
@@ -43,7 +35,7 @@ def zombie_timeline(results: Sequence[RunResult], path: Path) -> Path | None:
             chosen[r.protocol] = (r, data)
     if not chosen:
         return None
-    plt = _pyplot()
+    plt = pyplot()
     lanes_max = max(len(r.details.get("zombie_partitions") or [0]) for r, _ in chosen.values())
     fig, axes = plt.subplots(len(chosen), 1, figsize=(10, 1.6 + 1.1 * lanes_max * len(chosen)),
                              squeeze=False)

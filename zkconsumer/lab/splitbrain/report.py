@@ -9,13 +9,13 @@ and names the broker every run used.
 from __future__ import annotations
 
 import json
-import statistics
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
 from zkconsumer.lab.spec import RunResult, RunStatus
 from zkconsumer.lab.splitbrain.spec import SplitBrainSpec
+from zkconsumer.tables import fmt, median
 
 COLUMNS: dict[str, tuple[tuple[str, str], ...]] = {
     "stale-view": (
@@ -51,22 +51,11 @@ def write_results(results: Sequence[RunResult], path: Path, spec: SplitBrainSpec
 
 
 def _median(values: list[Any]) -> Any:
+    """The median, or for yes/no metrics how many said yes (``"k/n"``)."""
     present = [v for v in values if v is not None]
-    if not present:
-        return None
-    if all(isinstance(v, bool) for v in present):
+    if present and all(isinstance(v, bool) for v in present):
         return f"{sum(present)}/{len(present)}"
-    return statistics.median(present)
-
-
-def _fmt(value: Any) -> str:
-    if value is None:
-        return "—"
-    if isinstance(value, str):
-        return value
-    if isinstance(value, float) and not value.is_integer():
-        return f"{value:.2f}"
-    return str(int(value))
+    return median(present)
 
 
 def summary_table(results: Sequence[RunResult], scenario: str) -> str:
@@ -85,7 +74,7 @@ def summary_table(results: Sequence[RunResult], scenario: str) -> str:
                                            + [""] * (len(cols) - 1)) + " |")
             notes.append(f"- {protocol}/{event}: {runs[0].status}: {runs[0].reason}")
             continue
-        row = [_fmt(_median([r.metrics.get(k) for r in ok])) for k, _ in cols]
+        row = [fmt(_median([r.metrics.get(k) for r in ok]), 2) for k, _ in cols]
         lines.append("| " + " | ".join([protocol, event, n, *row]) + " |")
         for r in runs:
             if r.reason:

@@ -9,7 +9,7 @@ counted as consumed once the application has received it and never before (at-le
 
 The iterator is the hot path of the whole consumer, so it runs no Python code per message: it
 is an ``itertools.chain`` over per-chunk record iterables that build each ``MessageAndMetadata``
-from the client's message in C as it is taken (``chunks.records``), and Python runs once per
+from the client's message in C as it is taken (``records.records``), and Python runs once per
 chunk to take the next one from the queue. The consumed offset of the chunk in progress is
 therefore not stored on every ``next()`` but derived, when someone asks, from the position of
 the chunk's list iterator, which is exactly the offset after the last message ``next()``
@@ -27,104 +27,12 @@ from typing import NamedTuple
 
 from confluent_kafka import Message
 
-from zkconsumer.chunks import (
-    OFFSET_OF,
-    SHUTDOWN_COMMAND,
-    ChunkQueue,
-    FetchedDataChunk,
-    MessageAndMetadata,
-    records,
-    value_bytes,
-)
+from zkconsumer.datapath.chunks import SHUTDOWN_COMMAND, ChunkQueue
+from zkconsumer.datapath.position import PartitionTopicInfo
+from zkconsumer.datapath.records import OFFSET_OF, MessageAndMetadata, records, value_bytes
 from zkconsumer.errors import ConsumerTimeoutException
 
-__all__ = ["SHUTDOWN_COMMAND", "ChunkQueue", "ConsumerIterator", "FetchedDataChunk",
-           "IteratorState", "KafkaStream", "MessageAndMetadata", "PartitionTopicInfo"]
-
 log = logging.getLogger(__name__)
-
-
-class PartitionTopicInfo:
-    """Fetch and consume positions of one owned partition, shared by fetcher, iterator, committer.
-
-    ``consumed_offset`` is the next offset the application should see, which is the value to
-    commit; ``fetched_offset`` is the next offset to fetch. Both start at the committed offset
-    (-1 when there is none; the fetcher then resolves it by ``auto.offset.reset``).
-
-    While an iterator is inside one of this partition's chunks (``_reader``), the consumed
-    offset and the counters include the part of that chunk returned so far; the iterator folds
-    them into the stored values when it leaves the chunk.
-    """
-
-    __slots__ = ("topic", "partition", "queue", "thread_id", "_consumed", "_fetched", "_hw",
-                 "_messages", "_bytes", "_reader")
-
-    def __init__(self, topic: str, partition: int, queue: ChunkQueue, consumed_offset: int,
-                 fetched_offset: int, thread_id: str) -> None:
-        self.topic = topic
-        self.partition = partition
-        self.queue = queue
-        self.thread_id = thread_id
-        self._consumed = consumed_offset
-        self._fetched = fetched_offset
-        self._hw: int | None = None
-        self._messages = 0
-        self._bytes = 0
-        self._reader: _Reader | None = None
-
-    @property
-    def consumed_offset(self) -> int:
-        reader = self._reader
-        if reader is not None:
-            cur = reader.cur
-            if cur is not None and cur.info is self:
-                returned = len(cur.msgs) - length_hint(cur.it)
-                if returned > cur.start:
-                    return OFFSET_OF(cur.msgs[returned - 1]) + 1  # type: ignore[no-any-return]
-        return self._consumed
-
-    @property
-    def fetched_offset(self) -> int:
-        return self._fetched
-
-    @property
-    def high_watermark(self) -> int | None:
-        """The partition's high watermark as the last fetch response reported it."""
-        return self._hw
-
-    @high_watermark.setter
-    def high_watermark(self, value: int | None) -> None:
-        self._hw = value
-
-    @property
-    def lag(self) -> int | None:
-        """Messages the application has not received yet: ``max(0, hw - consumed_offset)``."""
-        hw, consumed = self._hw, self.consumed_offset
-        if hw is None or consumed < 0:
-            return None
-        return max(0, hw - consumed)
-
-    @property
-    def messages_consumed(self) -> int:
-        reader = self._reader
-        return self._messages + (reader.in_progress(self)[0] if reader is not None else 0)
-
-    @property
-    def bytes_consumed(self) -> int:
-        reader = self._reader
-        return self._bytes + (reader.in_progress(self)[1] if reader is not None else 0)
-
-    def reset_consume_offset(self, offset: int) -> None:
-        """Set the consumed offset; the rest of a chunk in progress no longer moves it."""
-        self._reader = None
-        self._consumed = offset
-
-    def reset_fetch_offset(self, offset: int) -> None:
-        self._fetched = offset
-
-    def __repr__(self) -> str:  # the original's toString
-        return (f"{self.topic}:{self.partition}: fetched offset = {self._fetched}: "
-                f"consumed offset = {self.consumed_offset}")
 
 
 class IteratorState(enum.Enum):
@@ -140,7 +48,7 @@ class _Current(NamedTuple):
 
     info: PartitionTopicInfo
     msgs: list[Message]
-    it: object  # the position of the records the chain reads (see chunks.records)
+    it: object  # the position of the records the chain reads (see records.records)
     start: int
     nbytes: int
 
@@ -214,10 +122,19 @@ class _Reader:
         assert self.ahead is not None
         info, msgs, start, nbytes = self.ahead
         self.ahead = None
-        position, recs = records(info, msgs, start)
+        position, recs = records(info.topic, info.partition, msgs, start)
         self.cur = _Current(info, msgs, position, start, nbytes)
-        info._reader = self
+        info.attach(self)
         return recs
+
+    def consumed_offset_in(self, info: PartitionTopicInfo) -> int | None:
+        """The offset after the last message returned from ``info``'s chunk in progress."""
+        cur = self.cur
+        if cur is not None and cur.info is info:
+            returned = len(cur.msgs) - length_hint(cur.it)
+            if returned > cur.start:
+                return OFFSET_OF(cur.msgs[returned - 1]) + 1  # type: ignore[no-any-return]
+        return None
 
     def in_progress(self, info: PartitionTopicInfo) -> tuple[int, int]:
         """Messages and bytes returned so far from the chunk in progress, if it is ``info``'s."""
@@ -243,12 +160,7 @@ class _Reader:
         if end is None:
             end = len(cur.msgs) - length_hint(cur.it)
         count, nbytes = self._returned(cur, end)
-        if info._reader is self:  # not reset meanwhile
-            if count:
-                info._consumed = OFFSET_OF(cur.msgs[end - 1]) + 1
-            info._reader = None
-        info._messages += count
-        info._bytes += nbytes
+        info.fold(self, OFFSET_OF(cur.msgs[end - 1]) + 1 if count else None, count, nbytes)
 
 
 class _Waiter:

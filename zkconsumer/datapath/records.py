@@ -1,7 +1,8 @@
-"""Chunks and the bounded queues that carry them from fetcher threads to streams.
+"""The message record the application receives, and how a chunk's records are built.
 
-The original's ``FetchedDataChunk`` and the ``LinkedBlockingQueue`` of capacity
-``queued.max.message.chunks`` per (topic, consumer thread), plus the message record itself.
+The bottom of the data path: ``MessageAndMetadata`` and :func:`records`, which turns the client's
+messages of one partition into records as they are taken (in C when ``_speedups`` was built).
+It knows nothing of partitions' positions, queues or streams, which all build on it.
 """
 
 from __future__ import annotations
@@ -9,26 +10,19 @@ from __future__ import annotations
 import itertools
 import logging
 import os
-import threading
-import time
-from collections import deque
 from collections.abc import Iterable, Iterator
-from typing import TYPE_CHECKING, Any, NamedTuple
+from types import ModuleType
+from typing import Any, NamedTuple
 
 from confluent_kafka import TIMESTAMP_NOT_AVAILABLE, Message
 
+speedups: ModuleType | None
 try:
-    from zkconsumer import _speedups
+    from zkconsumer.datapath import _speedups as speedups
 except ImportError:  # built without a C compiler: the pure-Python records below
-    _speedups = None
-
-if TYPE_CHECKING:
-    from zkconsumer.stream import PartitionTopicInfo
+    speedups = None
 
 log = logging.getLogger(__name__)
-
-# How often a blocked put() looks at its stop event. A stop is also signalled by wake_putters().
-_PUT_POLL_S = 0.05
 
 
 class _Layout(NamedTuple):
@@ -98,7 +92,7 @@ class MessageAndMetadata(_Layout):
 
     def __eq__(self, other: object) -> bool:
         if isinstance(other, MessageAndMetadata):
-            return self._values() == other._values()
+            return self._values() == MessageAndMetadata._values(other)
         if isinstance(other, tuple):
             return self._values() == other
         return NotImplemented
@@ -145,16 +139,16 @@ class MessageAndMetadata(_Layout):
 
 
 def _as_values(other: object) -> object:
-    return other._values() if isinstance(other, MessageAndMetadata) else other
+    return MessageAndMetadata._values(other) if isinstance(other, MessageAndMetadata) else other
 
 
 OFFSET_OF = Message.offset  # unbound accessors of the client's Message, for C-level maps
-_KEY, _VALUE = Message.key, Message.value
+KEY_OF, VALUE_OF = Message.key, Message.value
 _new_tuple = tuple.__new__
 
 
-def _py_records(info: PartitionTopicInfo, msgs: list[Message], start: int = 0
-                ) -> tuple[Iterator[Message], Iterator[MessageAndMetadata]]:
+def py_records(topic: str, partition: int, msgs: list[Message], start: int = 0
+               ) -> tuple[Iterator[Message], Iterator[MessageAndMetadata]]:
     """The pure-Python :func:`records`: C-level ``map``/``zip``, no bytecode per record.
 
     The position is a list iterator over ``msgs`` that the record iterable advances exactly
@@ -166,20 +160,21 @@ def _py_records(info: PartitionTopicInfo, msgs: list[Message], start: int = 0
         for it in (position, keys, values, sources):
             it.__setstate__(start)  # type: ignore[attr-defined]
     return position, map(_new_tuple, itertools.repeat(MessageAndMetadata), zip(
-        itertools.repeat(info.topic), itertools.repeat(info.partition), map(OFFSET_OF, position),
-        map(_KEY, keys), map(_VALUE, values), sources))
+        itertools.repeat(topic), itertools.repeat(partition), map(OFFSET_OF, position),
+        map(KEY_OF, keys), map(VALUE_OF, values), sources))
 
 
-def _c_records(info: PartitionTopicInfo, msgs: list[Message], start: int = 0
-               ) -> tuple[Iterator[Message], Iterator[MessageAndMetadata]]:
+def c_records(topic: str, partition: int, msgs: list[Message], start: int = 0
+              ) -> tuple[Iterator[Message], Iterator[MessageAndMetadata]]:
     """:func:`records` by the C iterator, which is its own position."""
-    it = _speedups.records(MessageAndMetadata, info.topic, info.partition, msgs, start,
-                           OFFSET_OF, _KEY, _VALUE)
+    assert speedups is not None
+    it = speedups.records(MessageAndMetadata, topic, partition, msgs, start,
+                          OFFSET_OF, KEY_OF, VALUE_OF)
     return it, it
 
 
 def speedups_enabled() -> bool:
-    """Whether the C extension (``zkconsumer._speedups``) builds records and sorts batches.
+    """Whether the C extension (``zkconsumer.datapath._speedups``) builds records and sorts batches.
 
     It is compiled when the package is installed, if a C compiler is there; without it, or
     with ``ZKCONSUMER_PURE_PYTHON=1`` in the environment, the pure-Python paths do the same,
@@ -188,7 +183,8 @@ def speedups_enabled() -> bool:
     return _USE_C
 
 
-# records(info, msgs, start=0) -> (position, records): MessageAndMetadata for msgs[start:],
+# records(topic, partition, msgs, start=0) -> (position, records): MessageAndMetadata for
+# msgs[start:],
 # built one by one as they are taken, with no Python bytecode per record. The position is an
 # iterator whose length_hint is the number of messages not returned yet and whose
 # __setstate__(i) moves it to index i, so len(msgs) - length_hint(position) is the number of
@@ -196,126 +192,10 @@ def speedups_enabled() -> bool:
 # when it is taken, so a record the application drops dies young; built ahead, a whole chunk of
 # them would survive into the older garbage-collector generations and make every collection
 # longer. The C iterator when it was built (and not disabled), else the same in Python.
-_USE_C = _speedups is not None and not os.environ.get("ZKCONSUMER_PURE_PYTHON")
-records = _c_records if _USE_C else _py_records
+_USE_C = speedups is not None and not os.environ.get("ZKCONSUMER_PURE_PYTHON")
+records = c_records if _USE_C else py_records
 
 
 def value_bytes(messages: list[Message]) -> int:
     """Bytes of the values of ``messages`` (``len`` of a client Message is its value's size)."""
     return sum(map(len, messages))
-
-
-class FetchedDataChunk:
-    """Messages of one partition from one fetch; ``fetch_offset`` is where that fetch started.
-
-    ``messages`` are the client's ``confluent_kafka.Message`` objects as ``consume()`` returned
-    them (errors removed); the stream turns them into MessageAndMetadata as they are taken.
-    """
-
-    __slots__ = ("messages", "topic_info", "fetch_offset", "nbytes")
-
-    def __init__(self, messages: list[Message], topic_info: PartitionTopicInfo | None,
-                 fetch_offset: int, nbytes: int | None = None) -> None:
-        self.messages = messages
-        self.topic_info = topic_info
-        self.fetch_offset = fetch_offset
-        self.nbytes = value_bytes(messages) if nbytes is None else nbytes
-
-    def __repr__(self) -> str:
-        return f"FetchedDataChunk({self.topic_info!r}, fetch_offset={self.fetch_offset}, " \
-               f"{len(self.messages)} messages)"
-
-
-# Compared by identity, as the original's ``shutdownCommand``.
-SHUTDOWN_COMMAND = FetchedDataChunk([], None, -1)
-
-
-class ChunkQueue:
-    """A bounded FIFO of chunks (``queued.max.message.chunks``) with a stoppable blocking put.
-
-    ``put`` blocks while the queue is full, which stalls the fetcher thread exactly as the
-    original's ``LinkedBlockingQueue.put`` did; unlike it, the wait gives up as soon as the
-    caller's stop event is set, so that stopping fetchers never waits for the application.
-    """
-
-    def __init__(self, capacity: int, name: str = "") -> None:
-        if isinstance(capacity, bool) or not isinstance(capacity, int) or capacity < 1:
-            raise ValueError(f"queued.max.message.chunks must be >= 1, got {capacity!r}")
-        self.capacity = capacity
-        self.name = name
-        self._items: deque[FetchedDataChunk] = deque()
-        self._lock = threading.Lock()
-        self._not_empty = threading.Condition(self._lock)
-        self._not_full = threading.Condition(self._lock)
-
-    def __len__(self) -> int:
-        """Chunks waiting (the original's ``FetchQueueSize`` gauge)."""
-        return len(self._items)
-
-    def put(self, chunk: FetchedDataChunk, stop_event: threading.Event | None = None) -> bool:
-        """Append ``chunk``, waiting for room; False (and nothing queued) once stop_event is set.
-
-        The stop event is checked under the queue's lock right before appending, so after
-        ``stop_event.set()`` followed by :meth:`barrier` no put can add anything.
-        """
-        with self._lock:
-            while len(self._items) >= self.capacity:
-                if stop_event is not None and stop_event.is_set():
-                    return False
-                self._not_full.wait(_PUT_POLL_S)
-            if stop_event is not None and stop_event.is_set():
-                return False
-            self._items.append(chunk)
-            self._not_empty.notify()
-            return True
-
-    def get(self, timeout: float | None = None) -> FetchedDataChunk | None:
-        """The oldest chunk; None if none came within ``timeout`` seconds (None: wait forever)."""
-        with self._lock:
-            if not self._items:
-                if timeout is None:
-                    while not self._items:
-                        self._not_empty.wait()
-                else:
-                    deadline = time.monotonic() + timeout
-                    while not self._items:
-                        remaining = deadline - time.monotonic()
-                        if remaining <= 0:
-                            return None
-                        self._not_empty.wait(remaining)
-            chunk = self._items.popleft()
-            self._not_full.notify()
-            return chunk
-
-    def clear(self) -> int:
-        """Drop every queued chunk (a rebalance does this); returns how many were dropped."""
-        with self._lock:
-            dropped = len(self._items)
-            self._items.clear()
-            self._not_full.notify_all()
-        if dropped:
-            log.debug("cleared %d chunks from queue %s", dropped, self.name)
-        return dropped
-
-    def put_shutdown(self) -> None:
-        """Queue the shutdown sentinel, ignoring the bound (it must never block a shutdown).
-
-        Chunks already queued are still delivered first; call :meth:`clear` before, as the
-        original's ``sendShutdownToAllQueues`` did, to end the stream at once.
-        """
-        with self._lock:
-            self._items.append(SHUTDOWN_COMMAND)
-            self._not_empty.notify_all()
-
-    def wake_putters(self) -> None:
-        """Let blocked puts re-check their stop event now instead of at the next poll."""
-        with self._lock:
-            self._not_full.notify_all()
-
-    def barrier(self) -> None:
-        """Return once no put is in progress (see :meth:`put`)."""
-        with self._lock:
-            pass
-
-    def __repr__(self) -> str:
-        return f"ChunkQueue({self.name!r}, {len(self._items)}/{self.capacity})"

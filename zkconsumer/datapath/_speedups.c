@@ -1,5 +1,5 @@
 /*
- * zkconsumer._speedups: the record iterator of the stream and the fetcher's sort, in C.
+ * zkconsumer.datapath._speedups: the record iterator of the stream and the fetcher's sort, in C.
  *
  * Why: the application's loop over a KafkaStream is the consumer's hot path. The pure-Python
  * version (zkconsumer/chunks.py, `_py_records`) already runs no bytecode per message, but its
@@ -137,7 +137,7 @@ static PyMethodDef records_methods[] = {
 
 static PyTypeObject RecordsType = {
     PyVarObject_HEAD_INIT(NULL, 0)
-    .tp_name = "zkconsumer._speedups.Records",
+    .tp_name = "zkconsumer.datapath._speedups.Records",
     .tp_doc = "Records of one chunk, built as they are taken.",
     .tp_basicsize = sizeof(RecordsObject),
     .tp_flags = Py_TPFLAGS_DEFAULT | Py_TPFLAGS_HAVE_GC,
@@ -286,7 +286,7 @@ static PyMethodDef module_methods[] = {
 
 static struct PyModuleDef module_def = {
     PyModuleDef_HEAD_INIT,
-    .m_name = "zkconsumer._speedups",
+    .m_name = "zkconsumer.datapath._speedups",
     .m_doc = "The stream's record iterator in C (optional; chunks.py has the same in Python).",
     .m_size = -1,
     .m_methods = module_methods,

@@ -22,9 +22,11 @@ from typing import Any
 from confluent_kafka import Consumer, KafkaError, KafkaException, Message
 from confluent_kafka import TopicPartition as KafkaTopicPartition
 
-from zkconsumer.chunks import _speedups, speedups_enabled
-from zkconsumer.leaders import Leader, TopicPartition
-from zkconsumer.stream import FetchedDataChunk, PartitionTopicInfo
+from zkconsumer.datapath.chunks import FetchedDataChunk
+from zkconsumer.datapath.partition_leaders import Leader
+from zkconsumer.datapath.position import PartitionTopicInfo
+from zkconsumer.datapath.records import speedups, speedups_enabled
+from zkconsumer.identity import TopicPartition
 
 log = logging.getLogger(__name__)
 librdkafka_log = logging.getLogger(__name__ + ".librdkafka")
@@ -43,8 +45,8 @@ _OUT_OF_RANGE = frozenset({KafkaError.OFFSET_OUT_OF_RANGE, KafkaError._AUTO_OFFS
 # Unbound accessors, so that per-message work runs in C (map) rather than in bytecode.
 _M_ERROR, _M_TOPIC, _M_PARTITION, _M_OFFSET = Message.error, Message.topic, Message.partition, \
     Message.offset
-# The same sort in C, one pass per batch (zkconsumer/_speedups.c), when the records use it too.
-_runs = _speedups.runs if _speedups is not None and speedups_enabled() else None
+# The same sort in C, one pass per batch (datapath/_speedups.c), when the records use it too.
+runs_in_c = speedups.runs if speedups is not None and speedups_enabled() else None
 
 
 def reset_offset(auto_offset_reset: str, low: int, high: int) -> int:
@@ -258,8 +260,8 @@ class FetcherThread(threading.Thread):
         from them as the application takes them.
         """
         single = next(iter(self._topics)) if len(self._topics) == 1 else None
-        if _runs is not None and single is not None:
-            runs = _runs(msgs, _M_ERROR, _M_PARTITION)  # None: some message carries an error
+        if runs_in_c is not None and single is not None:
+            runs = runs_in_c(msgs, _M_ERROR, _M_PARTITION)  # None: some message carries an error
             if runs is not None:
                 whole = len(runs) == 1
                 for part, start, end, nbytes in runs:

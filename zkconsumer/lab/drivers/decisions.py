@@ -1,9 +1,10 @@
-"""Lab records particular to ``coordination.mode=leader`` members (the ``zk-leader-*`` drivers).
+"""Decision records of the ZooKeeper-coordinated members, from ``assignment_decided`` events.
 
-Only the leader decides, and it says so with an ``assignment_decided`` connector event; that
-event becomes the same ``dc`` decision record the legacy members write from their assignor, so
-``conflicting_decisions`` is measured the same way for both families. Everything else (timeline,
-coordination and request records) is the ZooKeeper driver's, unchanged.
+Both coordination modes say what they decided with the same connector event: a legacy member
+after running the assignor over the view one rebalance attempt read (every member decides), a
+``coordination.mode=leader`` member when it publishes a generation (only the leader decides).
+Each event becomes one ``dc`` decision record, so ``conflicting_decisions`` is measured the same
+way for both, from events only.
 """
 
 from __future__ import annotations
@@ -14,14 +15,6 @@ from typing import Any
 from zkconsumer.lab.records import RecordWriter, decision_digest
 
 log = logging.getLogger(__name__)
-
-#: lab protocol -> partition.assignment.strategy, for the leader-mode drivers.
-LEADER_PROTOCOLS = {
-    "zk-leader-range": "range",
-    "zk-leader-sticky": "sticky",
-    "zk-leader-cooperative-sticky": "cooperative-sticky",
-}
-
 
 def decision_view(event: dict[str, Any]) -> tuple[dict[str, list[int]], dict[str, list[str]],
                                                   dict[tuple[str, int], str]]:
@@ -38,8 +31,8 @@ def decision_view(event: dict[str, Any]) -> tuple[dict[str, list[int]], dict[str
     return partitions, threads, assignment
 
 
-class LeaderDecisionRecorder:
-    """Connector listener: each published generation is one decision by this member."""
+class DecisionRecorder:
+    """Connector listener: each ``assignment_decided`` event is one decision by this member."""
 
     def __init__(self, writer: RecordWriter) -> None:
         self._writer = writer
@@ -53,4 +46,4 @@ class LeaderDecisionRecorder:
                                   sorted(event.get("members") or ()),
                                   {t: len(ps) for t, ps in partitions.items()})
         except Exception:  # an observation must never break the member
-            log.exception("could not record a leader decision")
+            log.exception("could not record a decision")

@@ -12,24 +12,25 @@ from __future__ import annotations
 import logging
 import threading
 import time
-from collections.abc import Callable, Iterable
+from collections.abc import Iterable
 from typing import Any
 
-from zkconsumer.fetcher_thread import (
+from zkconsumer.datapath.fetcher_thread import (
     FetcherState,
     FetcherThread,
     client_config,
     reset_offset,
 )
-from zkconsumer.leaders import (
+from zkconsumer.datapath.partition_leaders import (
     Leader,
     LeaderFinderThread,
     LeaderLookup,
-    TopicPartition,
     ZkReader,
     fetcher_id,
 )
-from zkconsumer.stream import PartitionTopicInfo
+from zkconsumer.datapath.position import PartitionTopicInfo
+from zkconsumer.events import EventBus, EventListener
+from zkconsumer.identity import TopicPartition
 
 __all__ = ["FetcherManager", "FetcherState", "FetcherThread", "client_config", "reset_offset"]
 
@@ -60,18 +61,11 @@ class FetcherManager:
         self._partitions: dict[TopicPartition, PartitionTopicInfo] = {}
         self._fetchers: dict[tuple[int, str, int], FetcherThread] = {}
         self._finder: LeaderFinderThread | None = None
-        self._listeners: list[Callable[[dict[str, Any]], None]] = []
+        self._events = EventBus(consumer_id)  # a listener's bug never stops the fetchers
+        self._emit = self._events.emit
 
-    def add_event_listener(self, fn: Callable[[dict[str, Any]], None]) -> None:
-        self._listeners.append(fn)
-
-    def _emit(self, kind: str, **fields: Any) -> None:
-        event = {"type": kind, "ts": time.time(), "consumer_id": self.consumer_id, **fields}
-        for fn in list(self._listeners):
-            try:
-                fn(event)
-            except Exception:  # a listener's bug must not stop the fetchers
-                log.exception("event listener %r failed on %s", fn, kind)
+    def add_event_listener(self, fn: EventListener) -> None:
+        self._events.add_listener(fn)
 
     @property
     def running(self) -> bool:

@@ -21,22 +21,11 @@ from typing import Any, Protocol
 from kazoo.exceptions import KazooException, NoNodeError
 
 from zkconsumer.errors import CorruptZnode
+from zkconsumer.identity import TopicPartition, java_string_hash
 from zkconsumer.zk import paths
 from zkconsumer.zk.codec import decode_broker, decode_partition_state
 
 log = logging.getLogger(__name__)
-
-TopicPartition = tuple[str, int]
-
-
-def java_string_hash(s: str) -> int:
-    """Java's ``String.hashCode`` (UTF-16 code units, 32-bit signed overflow)."""
-    data = s.encode("utf-16-be")
-    h = 0
-    for i in range(0, len(data), 2):
-        h = (31 * h + ((data[i] << 8) | data[i + 1])) & 0xFFFFFFFF
-    return h - (1 << 32) if h >= (1 << 31) else h
-
 
 def fetcher_id(topic: str, partition: int, num_fetchers: int) -> int:
     """``Utils.abs(31 * topic.hashCode + partition) % num.consumer.fetchers``, in Java ints.

@@ -1,0 +1,31 @@
+"""What every ``experiment`` verb parses the same way: comma-separated choices, the rerun line."""
+
+from __future__ import annotations
+
+import argparse
+import shlex
+from collections.abc import Callable
+
+
+def csv_choice(choices: tuple[str, ...]) -> Callable[[str], tuple[str, ...]]:
+    """An argparse type: a non-empty comma-separated list, each item one of ``choices``."""
+    def parse(text: str) -> tuple[str, ...]:
+        items = tuple(x.strip() for x in text.split(",") if x.strip())
+        bad = [x for x in items if x not in choices]
+        if bad or not items:
+            raise argparse.ArgumentTypeError(
+                f"{text!r}: choose a comma-separated list from {', '.join(choices)}")
+        return items
+    return parse
+
+
+def finish_command(parts: list[str], args: argparse.Namespace) -> str:
+    """End an experiment verb's reproduce command: named servers, ``--out``, shell quoting."""
+    if getattr(args, "zookeeper", None):
+        parts += ["--zk", args.zookeeper]
+    if getattr(args, "bootstrap", None):
+        parts += ["--bootstrap", args.bootstrap]
+    if getattr(args, "broker", None):
+        parts += ["--broker", args.broker]
+    parts += ["--out", str(args.out)]
+    return " ".join(shlex.quote(p) for p in parts)

@@ -1,0 +1,37 @@
+"""The protocols the lab compares: one table, from which the drivers and the CLI choices come.
+
+Each entry says how a member of that protocol is built: the family (members coordinating through
+ZooKeeper, or a broker-side group), the ``partition.assignment.strategy``, the ZooKeeper
+``coordination.mode`` and whether members are static (KIP-345). Adding a protocol is one line
+here; the driver for it is derived (``zkconsumer.lab.drivers``), as the simulator derives its
+list from its own registry (``zkconsumer.sim.registry``).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True)
+class LabProtocol:
+    name: str
+    family: str  # "zookeeper" (our connector) or "broker" (confluent-kafka's group)
+    strategy: str
+    mode: str = "legacy"  # coordination.mode of the ZooKeeper family
+    static: bool = False  # group.instance.id set (broker family)
+
+
+PROTOCOL_TABLE: dict[str, LabProtocol] = {p.name: p for p in (
+    LabProtocol("zk-range", "zookeeper", "range"),
+    LabProtocol("zk-roundrobin", "zookeeper", "roundrobin"),
+    LabProtocol("eager-range", "broker", "range"),
+    LabProtocol("eager-roundrobin", "broker", "roundrobin"),
+    LabProtocol("cooperative-sticky", "broker", "cooperative-sticky"),
+    LabProtocol("static-range", "broker", "range", static=True),
+    LabProtocol("zk-leader-range", "zookeeper", "range", mode="leader"),
+    LabProtocol("zk-leader-sticky", "zookeeper", "sticky", mode="leader"),
+    LabProtocol("zk-leader-cooperative-sticky", "zookeeper", "cooperative-sticky",
+                mode="leader"),
+)}
+
+PROTOCOLS = tuple(PROTOCOL_TABLE)
