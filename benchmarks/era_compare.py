@@ -22,7 +22,7 @@ import sys
 import tempfile
 from pathlib import Path
 
-from zkconsumer.cli.broker_option import check_broker_spec
+from zkconsumer.cli.broker_option import broker_spec
 from zkconsumer.results import capture, write_provenance
 from zkconsumer.testing.kafka import kafka_home_from_env, kafka_version
 from zkconsumer.testing.servers import KAFKA, is_kafka_spec
@@ -57,7 +57,7 @@ def main() -> int:
     ap.add_argument("--protocols", default=PROTOCOLS)
     ap.add_argument("--repeat", type=int, default=3)
     args = ap.parse_args()
-    spec = check_broker_spec(args.broker)
+    spec = broker_spec(args.broker)
     name = broker_name(spec)
     command = "python benchmarks/era_compare.py " + " ".join(
         shlex.quote(a) for a in sys.argv[1:])

@@ -1,46 +1,73 @@
-"""``--broker SPEC``: one option, shared by every verb that starts a broker.
+"""``--broker SPEC``: which broker a lab or Spark command starts for its runs.
 
-``SPEC`` is what ``ZKCONSUMER_BOOTSTRAP`` takes (:mod:`zkconsumer.testing.servers`): ``tansu`` (the
-embedded default), ``kafka`` (Apache Kafka from ``ZKCONSUMER_KAFKA_HOME``), ``kafka:DIR`` (from the
-Kafka directory ``DIR``, e.g. ``../shared/kafka-0.10.2``) or ``host:port`` of a running broker. The
-option sets that variable for this process, so every path that starts servers (the lab's
-experiments and their child processes, calibrate, the demo) picks the same broker.
+One option shared by ``experiment compare``, ``herd``, ``split-brain`` and ``spark herd``, so
+every verb names brokers the same way as ``ZKCONSUMER_BOOTSTRAP`` does: ``tansu`` (the embedded
+default), ``kafka`` (an Apache Kafka broker started from ``ZKCONSUMER_KAFKA_HOME``) or
+``kafka:DIR`` (from the Kafka directory ``DIR``, laid out like ``../shared/kafka-2.4.1``). A
+Kafka broker started this way runs on a ZooKeeper of its own.
 """
 
 from __future__ import annotations
 
 import argparse
-import os
+from collections.abc import Sequence
 from typing import Any
 
 from zkconsumer.errors import ServerError
-from zkconsumer.testing.kafka import kafka_home_from_env
-from zkconsumer.testing.servers import BROKER_ENV, KAFKA, TANSU, is_kafka_spec
 
-HELP = ("broker to start: tansu (default), kafka (from $ZKCONSUMER_KAFKA_HOME), kafka:DIR (a "
-        "Kafka directory such as ../shared/kafka-0.10.2) or HOST:PORT of a running one; "
-        f"default ${BROKER_ENV}")
+BROKER_HELP = ("broker to start for the runs: tansu (embedded, default), kafka "
+               "(ZKCONSUMER_KAFKA_HOME) or kafka:DIR (a Kafka directory such as "
+               "../shared/kafka-2.4.1); results name the broker they measured")
 
 
-def add_broker_option(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("--broker", default=None, metavar="SPEC", help=HELP)
+def broker_spec(text: str) -> str:
+    """Validate ``--broker`` before anything starts: a bad directory is named at once."""
+    from zkconsumer.testing.servers import TANSU, is_kafka_spec, kafka_home_from_env
+
+    if text == TANSU:
+        return text
+    if not is_kafka_spec(text):
+        raise argparse.ArgumentTypeError(
+            f"--broker {text!r}: choose tansu, kafka or kafka:DIR")
+    try:
+        kafka_home_from_env(text[len("kafka:"):] if text.startswith("kafka:") else None)
+    except ServerError as exc:
+        raise argparse.ArgumentTypeError(f"--broker {text!r}: {exc}") from None
+    return text
 
 
-def check_broker_spec(spec: str) -> str:
-    """``spec`` if usable; a clear error naming it otherwise (a Kafka directory must exist)."""
-    if spec == TANSU or spec == "":
-        return spec
-    if is_kafka_spec(spec):
-        kafka_home_from_env(spec[len(KAFKA) + 1:] if spec.startswith(KAFKA + ":") else None)
-        return spec
-    host, _, port = spec.split(",")[0].rpartition(":")
-    if not host or not port.isdigit():
-        raise ServerError(f"--broker {spec!r}: expected tansu, kafka, kafka:DIR or HOST:PORT")
-    return spec
+def add_broker_option(parser: Any) -> None:
+    parser.add_argument("--broker", type=broker_spec, default=None, metavar="SPEC",
+                        help=BROKER_HELP)
+
+
+def broker_conflict(args: argparse.Namespace) -> str | None:
+    """The error when ``--broker`` and ``--bootstrap`` are both given (one broker per run)."""
+    if getattr(args, "broker", None) and getattr(args, "bootstrap", None):
+        return "--broker starts a broker; --bootstrap names a running one: give one of them"
+    return None
+
+
+def check_servers(args: argparse.Namespace) -> str | None:
+    """The error in an experiment verb's server options, if any."""
+    if bool(getattr(args, "zookeeper", None)) != bool(getattr(args, "bootstrap", None)):
+        return "--zookeeper and --bootstrap go together (or neither: embedded servers)"
+    return broker_conflict(args)
+
+
+def results_broker(results: Sequence[Any]) -> str:
+    """The broker the runs name (``tansu-0.6.0``, ``apache-kafka-2.4.1``), for meta.json."""
+    names = {str(r.details.get("broker", "")) for r in results} - {""}
+    return ", ".join(sorted(names))
 
 
 def apply_broker_option(args: Any) -> None:
-    """Export ``--broker`` as ``ZKCONSUMER_BOOTSTRAP`` (children inherit it too)."""
+    """Export ``--broker`` as ``ZKCONSUMER_BOOTSTRAP`` for this command and its children, so
+    every path that starts servers (the demo, calibrate, member processes) picks the same one."""
+    import os
+
+    from zkconsumer.testing.servers import BROKER_ENV
+
     spec = getattr(args, "broker", None)
     if spec:
-        os.environ[BROKER_ENV] = check_broker_spec(spec)
+        os.environ[BROKER_ENV] = spec
