@@ -19,6 +19,8 @@ COLUMNS = (("time_to_stable_s", "stable s"), ("partition_seconds_unavailable", "
            ("members_paused", "paused"), ("coordination_requests", "coord. reqs"),
            ("group_rebalances", "group rebal."), ("duplicates", "dups"), ("lost", "lost"))
 EVENT_ORDER = ("join", "leave", "crash")
+# The runs.csv columns benchmarks/era_compare.py writes (the renderer reads these).
+FIELDS_FOR_TESTS = ("protocol", "event", "repeat", "status", *(m for m, _ in COLUMNS), "reason")
 
 
 def broker_folders(results: Path) -> list[Path]:
