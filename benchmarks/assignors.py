@@ -13,11 +13,13 @@ legacy assignors are thread ids (``member-00042-0``).
 
     python benchmarks/assignors.py            # full table, a few seconds
     python benchmarks/assignors.py --quick    # smaller sizes, one repeat
+    python benchmarks/assignors.py --results DIR   # also times.csv + meta.json (docs' raw data)
 """
 
 from __future__ import annotations
 
 import argparse
+import csv
 import logging
 import platform
 import sys
@@ -119,14 +121,37 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--quick", action="store_true",
                         help="only (10, 100) and (100, 1000), one repeat each")
+    parser.add_argument("--results", type=Path, default=None,
+                        help="write times.csv and meta.json here")
     args = parser.parse_args(argv)
+    from zkconsumer.results import capture, write_provenance
+
+    prov = capture("python benchmarks/assignors.py" + (" --quick" if args.quick else ""))
     # Keep the table readable: legacy-range warns about idle threads at every size here.
     logging.basicConfig(level=logging.ERROR)
     print(f"Python {platform.python_version()} on {platform.machine()}, "
           f"{'quick' if args.quick else 'full'} run")
     rows = run(args.quick)
     print_table(rows)
-    return 0 if check_targets(rows) else 1
+    met = check_targets(rows)
+    if args.results is not None:
+        write_rows(args.results, rows, args.quick)
+        print(f"wrote {write_provenance(args.results, prov)}")
+    return 0 if met else 1
+
+
+def write_rows(folder: Path, rows: list[tuple[int, int, str, str, float | None, float | None]],
+               quick: bool) -> None:
+    """One line per cell: the best time in seconds (empty: refused) and its repeat count."""
+    folder.mkdir(parents=True, exist_ok=True)
+    with open(folder / "times.csv", "w", newline="") as fh:
+        out = csv.writer(fh)
+        out.writerow(("members", "partitions", "subscriptions", "strategy", "best_s",
+                      "repeats"))
+        for members, partitions, shape, name, seconds, _ in rows:
+            out.writerow((members, partitions, shape, name,
+                          "" if seconds is None else f"{seconds:.6f}",
+                          repeats_for(partitions, quick)))
 
 
 if __name__ == "__main__":

@@ -8,6 +8,9 @@ script measures both: the big event in this process (CPU time, one core), and th
 
     .venv/bin/python benchmarks/sim.py
     .venv/bin/python benchmarks/sim.py --big-protocols all --seeds 3 --serial
+    .venv/bin/python benchmarks/sim.py --big-protocols all --serial --results DIR
+
+``--results DIR`` writes ``speed.csv`` (one line per timed run) and ``meta.json``.
 """
 
 from __future__ import annotations
@@ -37,6 +40,9 @@ def _row(cell: Cell) -> dict[str, object]:
     return simulate(SimConfig(*cell.key()[:4], seed=cell.seed)).row()
 
 
+SPEED: list[dict[str, object]] = []  # every timed run, for --results
+
+
 def time_big(protocols: Sequence[str], members: int, partitions: int) -> None:
     print(f"one join at N={members:,}, P={partitions} (one core):")
     for protocol in protocols:
@@ -46,6 +52,10 @@ def time_big(protocols: Sequence[str], members: int, partitions: int) -> None:
         wall, cpu = time.perf_counter() - wall, time.process_time() - cpu
         verdict = "ok" if cpu < BIG_TARGET_S else "OVER TARGET"
         tts = "never" if r.time_to_stable_s is None else f"{r.time_to_stable_s:.2f} s"
+        SPEED.append({"run": "big-join", "protocol": protocol, "members": members,
+                      "partitions": partitions, "configs": 1, "wall_s": round(wall, 3),
+                      "cpu_s": round(cpu, 3), "requests": r.coordination_requests,
+                      "events": r.sim_events})
         print(f"  {protocol:<19} {wall:6.2f} s wall {cpu:6.2f} s cpu  {verdict:<4}  "
               f"requests={r.coordination_requests:,} stable after {tts} (simulated), "
               f"{r.sim_events:,} events")
@@ -66,13 +76,22 @@ def time_grid(configs: list[Cell], master: str, serial: bool) -> list[dict[str, 
     finally:
         spark.stop()
     elapsed = time.perf_counter() - started
+    SPEED.append({"run": f"grid-spark-{master}", "protocol": "all", "members": 0,
+                  "partitions": 0, "configs": len(configs), "wall_s": round(elapsed, 3),
+                  "cpu_s": "", "requests": "", "events": ""})
     print(f"  Spark {master}:      {elapsed:7.2f} s wall incl. {session_s:.1f} s session start "
           f"({'ok' if elapsed < GRID_TARGET_S else 'OVER TARGET'}, target "
           f"{GRID_TARGET_S / 60:.0f} min)")
     if serial:
         started = time.perf_counter()
+        cpu = time.process_time()
         plain = [_row(c) for c in configs]
-        print(f"  serial, 1 core:       {time.perf_counter() - started:7.2f} s")
+        serial_s = time.perf_counter() - started
+        SPEED.append({"run": "grid-serial", "protocol": "all", "members": 0, "partitions": 0,
+                      "configs": len(configs), "wall_s": round(serial_s, 3),
+                      "cpu_s": round(time.process_time() - cpu, 3), "requests": "",
+                      "events": ""})
+        print(f"  serial, 1 core:       {serial_s:7.2f} s")
         key = ("protocol", "members", "partitions", "event", "seed", "coordination_requests")
         same = sorted(tuple(r[k] for k in key) for r in plain) == sorted(
             tuple(r[k] for k in key) for r in rows)
@@ -108,11 +127,29 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--master", default="local[2]", help="Spark master for the grid")
     parser.add_argument("--serial", action="store_true",
                         help="also run the grid serially here and compare the rows")
+    parser.add_argument("--results", default=None, help="write speed.csv and meta.json here")
     args = parser.parse_args(argv)
+    from zkconsumer.results import capture
+
+    prov = capture("python benchmarks/sim.py " + " ".join(sys.argv[1:] if argv is None
+                                                          else argv))
     protocols = PROTOCOLS if args.big_protocols == "all" else args.big_protocols.split(",")
     time_big(protocols, args.members, args.partitions)
     rows = time_grid(grid(args.seeds), args.master, args.serial)
     summary(rows)
+    if args.results:
+        import csv
+        from pathlib import Path
+
+        from zkconsumer.results import write_provenance
+
+        folder = Path(args.results)
+        folder.mkdir(parents=True, exist_ok=True)
+        with open(folder / "speed.csv", "w", newline="") as fh:
+            out = csv.DictWriter(fh, fieldnames=list(SPEED[0]))
+            out.writeheader()
+            out.writerows(SPEED)
+        print(f"wrote {write_provenance(folder, prov)}")
     return 0
 
 

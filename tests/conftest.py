@@ -20,6 +20,19 @@ from zkconsumer.admin import create_topic
 from zkconsumer.testing.servers import broker_from_env, zookeeper_from_env
 
 _counter = itertools.count()
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    """With ZKCONSUMER_REQUIRE_SPEEDUPS=1 (``make test`` where a C compiler exists) a run
+    without the C extension stops here instead of skipping its tests."""
+    if os.environ.get("ZKCONSUMER_REQUIRE_SPEEDUPS") != "1":
+        return
+    # raises ImportError naming the variable when the extension was not built
+    from zkconsumer.datapath import records
+
+    if not records.speedups_enabled():
+        raise pytest.UsageError("ZKCONSUMER_REQUIRE_SPEEDUPS=1 and ZKCONSUMER_PURE_PYTHON "
+                                "contradict each other: unset one")
 _RUN = uuid.uuid4().hex[:6]
 
 

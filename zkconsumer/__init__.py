@@ -5,6 +5,7 @@ from zkconsumer.connector import ZookeeperConsumerConnector
 from zkconsumer.datapath.records import MessageAndMetadata
 from zkconsumer.datapath.stream import KafkaStream
 from zkconsumer.errors import ConsumerRebalanceFailedException, ConsumerTimeoutException
+from zkconsumer.rebalance.user_listener import ConsumerRebalanceListener, RebalanceListenerBase
 from zkconsumer.topic_filter import Blacklist, Whitelist
 
 __version__ = "0.1.0"
@@ -12,10 +13,12 @@ __version__ = "0.1.0"
 __all__ = [
     "Blacklist",
     "ConsumerConfig",
+    "ConsumerRebalanceListener",
     "ConsumerRebalanceFailedException",
     "ConsumerTimeoutException",
     "KafkaStream",
     "MessageAndMetadata",
+    "RebalanceListenerBase",
     "Whitelist",
     "ZookeeperConsumerConnector",
     "__version__",

@@ -2,7 +2,7 @@
 
 Names, defaults and error texts follow Kafka 0.10.2's ``kafka.consumer.ConsumerConfig`` (spec
 detailed §2). Values may be given as strings (as in a ``.properties`` file) or already typed.
-Two deliberate deviations from the original, both documented in ``docs/connector.md``:
+Two deliberate deviations from the original, both in the table of ``docs/connector.md``:
 
 * unknown keys are rejected (the original only logged ``Property <k> is not valid``), because a
   misspelt property silently falling back to its default is the commonest configuration bug;
@@ -33,6 +33,9 @@ _ACCEPTED_UNUSED = frozenset({
 
 #: zkconsumer's own extension properties (not in the original).
 SESSION_LOST_POLICIES = ("legacy", "stop-fetchers")
+#: ``fail``: as the original, an unreadable member registration fails the rebalance attempt;
+#: ``skip``: the registration is left out of the plan (only safe if every member skips it).
+UNREADABLE_REGISTRATION_POLICIES = ("fail", "skip")
 COORDINATION_MODES = ("legacy", "leader")
 #: Assignors the leader mode accepts (any member-level assignor; see docs/leader.md).
 LEADER_STRATEGIES = ("range", "roundrobin", "sticky", "cooperative-sticky")
@@ -110,6 +113,10 @@ _PROPERTIES: dict[str, _Spec] = {
     "partition.assignment.strategy": ("partition_assignment_strategy", _str, "range", None),
     # zkconsumer extension: what to do when the session is lost (see docs/connector.md).
     "zkconsumer.session.lost.policy": ("session_lost_policy", _str, "legacy", None),
+    # zkconsumer extension: a member registration this member cannot read fails the attempt
+    # (the original's behaviour) or is skipped (see docs/connector.md for the mixed-group risk).
+    "zkconsumer.unreadable.registration.policy": (
+        "unreadable_registration_policy", _str, "fail", None),
     # zkconsumer extensions: ZooKeeper credentials and the ACL of created znodes
     # (see docs/reliability.md and zk/security.py).
     "zookeeper.auth": ("zookeeper_auth", parse_auth, None, None),
@@ -156,6 +163,7 @@ class ConsumerConfig:
     exclude_internal_topics: bool
     partition_assignment_strategy: str
     session_lost_policy: str
+    unreadable_registration_policy: str
     zookeeper_auth: ZkAuth | None
     zookeeper_acl: str
     coordination_mode: str
@@ -205,12 +213,6 @@ class ConsumerConfig:
     def as_properties(self) -> dict[str, Any]:
         """Every effective property by dotted name (defaults applied), for logs and docs."""
         return {name: getattr(self, spec[0]) for name, spec in _PROPERTIES.items()}
-
-    def with_overrides(self, **props: object) -> ConsumerConfig:
-        """A copy with some dotted properties replaced (keys use ``_`` for ``.``)."""
-        merged = dict(self.raw)
-        merged.update({k.replace("_", "."): v for k, v in props.items()})
-        return ConsumerConfig(merged)
 
     def __repr__(self) -> str:
         shown = ", ".join(f"{f.name}={getattr(self, f.name)!r}" for f in fields(self)
@@ -294,6 +296,11 @@ def _validate(v: dict[str, Any]) -> None:
             f"Wrong value {v['session_lost_policy']} of zkconsumer.session.lost.policy; "
             f"Valid values are {', '.join(SESSION_LOST_POLICIES)}"
         )
+    if v["unreadable_registration_policy"] not in UNREADABLE_REGISTRATION_POLICIES:
+        raise InvalidConfig(
+            f"Wrong value {v['unreadable_registration_policy']} of "
+            "zkconsumer.unreadable.registration.policy; "
+            f"Valid values are {', '.join(UNREADABLE_REGISTRATION_POLICIES)}")
     if v["zookeeper_acl"] != "open" and v["zookeeper_auth"] is None:
         raise InvalidConfig(
             f"zookeeper.acl={v['zookeeper_acl']} needs zookeeper.auth: a creator ACL protects "

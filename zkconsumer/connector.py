@@ -37,6 +37,7 @@ from zkconsumer.rebalance.attempt import RebalanceExecutor
 from zkconsumer.rebalance.listener import Rebalancer, RebalancerState
 from zkconsumer.rebalance.ownership import Ownership
 from zkconsumer.rebalance.triggers import Trigger, WatchSet
+from zkconsumer.rebalance.user_listener import ConsumerRebalanceListener, as_rebalance_listener
 from zkconsumer.subscription import Subscription
 from zkconsumer.topic_filter import TopicFilter
 from zkconsumer.zk import paths
@@ -75,7 +76,7 @@ class ZookeeperConsumerConnector:
         self._ownership = Ownership()
         self._lock = threading.RLock()
         self._shutdown_started = threading.Event()
-        self._listener: Any | None = None
+        self._listener: ConsumerRebalanceListener | None = None
         self._started = False
         self._session: ZkSession | None = None
         self._fetchers: FetcherManager | None = None
@@ -104,14 +105,18 @@ class ZookeeperConsumerConnector:
         """Receive every structured event (see ``zkconsumer.events``); keep ``fn`` quick."""
         self._events.add_listener(fn)
 
-    def set_consumer_rebalance_listener(self, listener: Any) -> None:
-        """``before_releasing_partitions`` / ``before_starting_fetchers``; before any stream."""
+    def set_consumer_rebalance_listener(self, listener: ConsumerRebalanceListener) -> None:
+        """``before_releasing_partitions`` / ``before_starting_fetchers``; before any stream.
+
+        A listener defining only one of the two gets a no-op for the other; one defining
+        neither is refused (TypeError).
+        """
         with self._lock:
             if self._subscription is not None:
                 raise MessageStreamsExistException(
                     f"{type(self).__name__} can only set consumer rebalance listener before "
                     "creating streams")
-            self._listener = listener
+            self._listener = as_rebalance_listener(listener)
 
     # --- lifecycle -------------------------------------------------------------------------------
 
@@ -283,6 +288,7 @@ class ZookeeperConsumerConnector:
             for tp, info in sorted(gen.infos.items())
         }
         rebalancer = self._rebalancer
+        queues = self._subscription.queues() if self._subscription is not None else []
         return {
             "consumer_id": self._consumer_id,
             "group_id": self.config.group_id,
@@ -291,6 +297,10 @@ class ZookeeperConsumerConnector:
             "generation": gen.number,
             "messages_consumed": messages,
             "bytes_consumed": size,
+            # Value bytes waiting in the streams' chunk queues, now and at most so far: bounded
+            # by streams x queued.max.message.chunks x fetch.message.max.bytes.
+            "queued_bytes": sum(q.queued_bytes for q in queues),
+            "queued_bytes_peak": sum(q.peak_bytes for q in queues),
             "partitions": partitions,
             "zookeeper": self._zk_counter.snapshot(),
             "rebalancer_state": (self._coordinator.state if self._coordinator else

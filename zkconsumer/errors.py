@@ -21,6 +21,16 @@ class CorruptZnode(ZkConsumerError, ValueError):
     """A znode holds data that cannot be decoded; the message names the path and the value."""
 
 
+class UnreadableRegistration(CorruptZnode):
+    """A member registration this member cannot plan with (the original's rebalance throws).
+
+    The attempt fails and is retried; after ``rebalance.max.retries`` attempts the rebalance
+    ends in :class:`ConsumerRebalanceFailedException`, as a JVM member's does.
+    """
+
+    retriable = True
+
+
 class ServerError(ZkConsumerError, RuntimeError):
     """An embedded server (ZooKeeper or broker) could not be started or did not become ready."""
 
@@ -53,6 +63,14 @@ class ConsumerTimeoutException(ZkConsumerError):
 
 class ConsumerRebalanceFailedException(ZkConsumerError):
     """Every rebalance attempt failed (``rebalance.max.retries`` in total), as in the original."""
+
+
+class MessageSizeTooLargeException(ZkConsumerError):
+    """A message larger than ``fetch.message.max.bytes``: the stream's iterator cannot return it.
+
+    As the original's ``ConsumerIterator``, raised (naming topic, partition and offset) each
+    time the stream reaches that message, until the fetch size is raised.
+    """
 
 
 class MessageStreamsExistException(ZkConsumerError):

@@ -72,10 +72,6 @@ class EventBus:
         with self._lock:
             self._listeners = [*self._listeners, fn]
 
-    def remove_listener(self, fn: EventListener) -> None:
-        with self._lock:
-            self._listeners = [f for f in self._listeners if f is not fn]
-
     def emit(self, type_: str, **fields: Any) -> Event:
         """Build and deliver one event; ``type_`` must be listed in :data:`EVENT_TYPES`."""
         if type_ not in EVENT_TYPES:

@@ -2,8 +2,11 @@
 
 Reproduces ``TopicFilter.scala`` and ``TopicCount.scala`` (spec detailed §1.3, §1.4, §3.7):
 
-* a filter's regex is normalised as the original did (trim, ``,`` -> ``|``, spaces removed,
-  surrounding quotes stripped) and matched against the *whole* topic name (Java ``matches``);
+* a filter's regex is normalised as the original did (Java ``String.trim``, ``,`` -> ``|``,
+  spaces removed, surrounding quotes stripped with the original's own ``replaceAll`` patterns),
+  compiled in *Java's* regex dialect (:mod:`zkconsumer.jregex`: what ``Pattern.compile``
+  rejects is rejected, what it accepts decides as it does) and matched against the *whole*
+  topic name (Java ``matches``);
 * internal topics (``__consumer_offsets``) are excluded from wildcard matches when
   ``exclude.internal.topics`` is on; static subscriptions never filter them;
 * consumer thread ids are ``"<consumer id>-<n>"``, numbered from 0 per topic, and they sort as
@@ -13,12 +16,12 @@ Reproduces ``TopicFilter.scala`` and ``TopicCount.scala`` (spec detailed §1.3, 
 from __future__ import annotations
 
 import logging
-import re
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 
 from zkconsumer.errors import InvalidConfig
 from zkconsumer.identity import thread_id
+from zkconsumer.jregex import JavaSyntaxError, compile_java
 from zkconsumer.zk import paths
 from zkconsumer.zk.codec import (
     BLACK_LIST_PATTERN,
@@ -33,10 +36,27 @@ log = logging.getLogger(__name__)
 INTERNAL_TOPICS = frozenset({"__consumer_offsets"})
 
 
-def _normalise(raw: str) -> str:
-    regex = raw.strip().replace(",", "|").replace(" ", "")
-    regex = re.sub(r"""^["']+""", "", regex)
-    return re.sub(r"""["']+$""", "", regex)
+#: The original's quote-stripping patterns, in Java's dialect (``$`` also matches before a final
+#: line terminator there, so they go through the same translation as every filter).
+_LEADING_QUOTES = compile_java("""^["']+""")
+_TRAILING_QUOTES = compile_java("""["']+$""")
+
+
+def java_trim(s: str) -> str:
+    """``String.trim``: strips every char <= U+0020 from both ends (not Unicode whitespace)."""
+    start, end = 0, len(s)
+    while start < end and s[start] <= " ":
+        start += 1
+    while end > start and s[end - 1] <= " ":
+        end -= 1
+    return s[start:end]
+
+
+def normalise(raw: str) -> str:
+    """``TopicFilter.regex``: trim, ``,`` -> ``|``, spaces removed, quotes stripped."""
+    regex = java_trim(raw).replace(",", "|").replace(" ", "")
+    regex = _LEADING_QUOTES.sub("", regex)
+    return _TRAILING_QUOTES.sub("", regex)
 
 
 class TopicFilter:
@@ -47,11 +67,12 @@ class TopicFilter:
     def __init__(self, raw_regex: str) -> None:
         if not isinstance(raw_regex, str):
             raise InvalidConfig(f"topic filter must be a string regex, got {raw_regex!r}")
-        self.regex = _normalise(raw_regex)
+        self.regex = normalise(raw_regex)
         try:
-            self._compiled = re.compile(self.regex)
-        except re.error as exc:
-            raise InvalidConfig(f"{self.regex} is an invalid regex. ({exc})") from None
+            self._compiled = compile_java(self.regex)
+        except JavaSyntaxError as exc:
+            raise InvalidConfig(
+                f"{self.regex} is an invalid regex. (java.util.regex: {exc})") from None
 
     def matches(self, topic: str) -> bool:
         return self._compiled.fullmatch(topic) is not None

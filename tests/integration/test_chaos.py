@@ -35,8 +35,10 @@ def test_chaos_soak_loses_nothing_and_leaves_a_clean_group(tmp_path, capsys):
     code = main(["experiment", "chaos", "--duration", "30", "--members", "4", "--partitions",
                  "8", "--seed", str(SEED), "--out", str(tmp_path / "run"), "--json", str(out)])
     report = json.loads(out.read_text())
-    printed = capsys.readouterr().out
-    assert "lost" in printed and "verify_ok" in printed
+    printed = capsys.readouterr().out.splitlines()
+    # the printed summary states the report's figures, one "name value" line each
+    for key in ("produced", "lost", "duplicates", "verify_ok", "stray_znodes"):
+        assert f"{key:<18} {report[key]}" in printed, (key, printed)
 
     # every kind of action happened, as the seed scheduled it
     kinds = {k.value for k in ACTION_KINDS}
@@ -62,6 +64,13 @@ def test_chaos_soak_loses_nothing_and_leaves_a_clean_group(tmp_path, capsys):
     assert report["settled"], (report["phases_s"], report["verify_violations"])
     assert report["verify_ok"], report["verify_violations"]
     assert code == 0 and report["ok"]
+
+    # every duplicate is tied to a cause, and the run's provenance sits beside its figures
+    run = tmp_path / "run"
+    causes = json.loads((run / "duplicate-causes.json").read_text())
+    assert sum(causes["by_cause"].values()) == causes["duplicates"] == report["duplicates"]
+    meta = json.loads((run / "meta.json").read_text())
+    assert f"--seed {SEED}" in meta["command"] and meta["broker"] == "tansu-0.6.0"
 
 
 def test_broker_registration_is_written_again_when_its_session_ends(zk_connect, kazoo_client):

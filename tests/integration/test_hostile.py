@@ -49,13 +49,17 @@ def _values(topic: str, partition: int, n: int) -> list[bytes]:
 
 def test_foreign_registrations_and_a_topic_without_partitions_are_skipped_and_reported_once(
         zk_connect, broker, new_topic, unique, kazoo_client, caplog):
+    """With the opt-in skipping policy (the default, fail as the original does, is tested in
+    test_original_interop.py)."""
     topic, group = new_topic(4), unique("g")
     broken_topic = unique("topic")  # exists only as a znode without "partitions"
     kazoo_client.create(paths.topic(broken_topic), b'{"version":1}', makepath=True)
     for p in range(4):
         produce(broker.bootstrap, topic, _values(topic, p, 3), partition=p)
     events = Events()
-    conn = ZookeeperConsumerConnector(fast_config(zk_connect, group, consumer_id="healthy"))
+    conn = ZookeeperConsumerConnector(fast_config(
+        zk_connect, group, consumer_id="healthy",
+        **{"zkconsumer.unreadable.registration.policy": "skip"}))
     conn.add_event_listener(events)
     caplog.set_level(logging.WARNING, logger="zkconsumer.zk.corrupt")
     try:

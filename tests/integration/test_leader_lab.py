@@ -10,7 +10,8 @@ from dataclasses import replace
 
 import pytest
 
-from zkconsumer.lab.herd import HERD_TIMING, HerdSpec, run_herd
+from zkconsumer.lab.herd import run_herd
+from zkconsumer.lab.herd_spec import HERD_TIMING, HerdSpec
 from zkconsumer.lab.runner import Servers
 from zkconsumer.lab.spec import RunStatus
 from zkconsumer.lab.splitbrain import SplitBrainSpec, run_stale_view, run_zombie

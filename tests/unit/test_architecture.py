@@ -236,3 +236,75 @@ def test_the_checks_see_the_whole_package() -> None:
     graph = _edges(runtime_only=False)
     assert "zkconsumer.zk.paths" in graph["zkconsumer.connector"] | {
         dst for dst in graph if "zkconsumer.zk" in dst}
+
+
+MAX_MODULE_LINES = 450
+
+
+def test_no_module_is_past_450_lines() -> None:
+    long = {m.path.relative_to(ROOT).as_posix(): n for m in MODULES.values()
+            if (n := len(m.path.read_text().splitlines())) > MAX_MODULE_LINES}
+    assert long == {}
+
+
+# Concepts with one home each: (name, the module defining it).
+ONE_HOME = {
+    "TopicPartition": "zkconsumer.identity",
+    "java_string_hash": "zkconsumer.identity",
+    "consumer_id_of": "zkconsumer.identity",
+    "thread_id": "zkconsumer.identity",
+    "thread_number": "zkconsumer.identity",
+    "median": "zkconsumer.tables",
+    "fmt": "zkconsumer.tables",
+    "pyplot": "zkconsumer.results.plotting",
+    "die_with_parent": "zkconsumer.orphans",
+    "children_of": "zkconsumer.admin.tree",
+    "run_matrix": "zkconsumer.lab.matrix",
+    "revoke": "zkconsumer.sim.heartbeats",
+}
+
+
+def test_shared_concepts_are_defined_in_one_module_only() -> None:
+    """A second module-level definition (even private, ``_median``) of a shared concept is a
+    copy; a method delegating to the one home (``BrokerGroup._revoke``) is not."""
+    homes: dict[str, set[str]] = {}
+    for module in MODULES.values():
+        for node in module.tree.body:
+            if isinstance(node, (ast.FunctionDef, ast.ClassDef)):
+                name = node.name.lstrip("_")
+                if name in ONE_HOME:
+                    homes.setdefault(name, set()).add(module.name)
+        for node in ast.walk(module.tree):
+            if isinstance(node, ast.Call) and ast.unparse(node.func).endswith(".rsplit") \
+                    and [ast.unparse(a) for a in node.args] == ["'-'", "1"]:
+                homes.setdefault("consumer_id_of", set()).add(module.name)  # id parsing
+    assert homes == {name: {home} for name, home in ONE_HOME.items()}
+
+
+# The layers of docs/architecture.md, bottom up: a module imports from its own layer or below.
+LAYERS = (
+    ("shared", ("identity", "errors", "extras", "orphans", "tables", "events", "metrics")),
+    ("zk plumbing", ("zk",)),
+    ("connector core", ("config", "topic_filter", "jregex", "datapath", "offsets",
+                        "subscription", "assignors")),
+    ("rebalance / coordination", ("rebalance", "coordination", "connector", "")),
+    ("tools and servers", ("admin", "faults", "testing")),
+    ("lab", ("lab", "results", "report")),
+    ("spark / sim", ("spark", "sim")),
+    ("cli", ("cli", "__main__")),
+)
+
+
+def _layer(module: str) -> int:
+    top = module.split(".")[1] if "." in module else ""
+    for rank, (_name, tops) in enumerate(LAYERS):
+        if top in tops:
+            return rank
+    raise AssertionError(f"{module} is in no layer: add its package to LAYERS and the doc")
+
+
+def test_imports_only_go_down_the_layers() -> None:
+    upward = [f"{src} ({LAYERS[_layer(src)][0]}) imports {dst} ({LAYERS[_layer(dst)][0]})"
+              for src, dsts in _without_package_inits(_edges(runtime_only=False)).items()
+              for dst in dsts if _layer(dst) > _layer(src)]
+    assert upward == []

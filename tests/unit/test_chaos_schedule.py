@@ -114,3 +114,26 @@ def test_cli_prints_the_seeded_schedule(capsys):
     assert main(argv) == 0
     assert capsys.readouterr().out == first
     assert "zk-leader-kill" in first and "expire" in first and "join" in first
+
+
+def test_a_chaos_group_is_good_only_when_live_members_own_everything() -> None:
+    from zkconsumer.admin.groups import GroupSnapshot, Member
+    from zkconsumer.lab.chaos.settle import judge
+
+    def member(cid: str) -> Member:
+        return Member(cid, {"t": 1}, "static", {"t": [f"{cid}-0"]})
+
+    def snap(owners: dict[int, str | None], *cids: str) -> GroupSnapshot:
+        return GroupSnapshot("g", members=[member(c) for c in cids], partitions={"t": [0, 1]},
+                             owners={("t", p): o for p, o in owners.items()})
+
+    good, why, owners = judge(snap({0: "g_a-0", 1: "g_b-0"}, "g_a", "g_b"), {"g_a", "g_b"}, 2)
+    assert (good, why, owners) == (True, "", ((0, "g_a-0"), (1, "g_b-0")))
+    # a killed member still registered (its session not expired yet)
+    assert judge(snap({0: "g_a-0", 1: "g_b-0"}, "g_a", "g_b"), {"g_a"}, 2)[1] == \
+        "registered ['g_b'] not live, live [] not registered"
+    # an unowned partition is a verify-tool violation
+    assert judge(snap({0: "g_a-0", 1: None}, "g_a"), {"g_a"}, 2)[1].startswith("1 violations")
+    # enough partitions for both, yet b owns none
+    assert judge(snap({0: "g_a-0", 1: "g_a-0"}, "g_a", "g_b"), {"g_a", "g_b"}, 2)[1] == \
+        "idle members ['g_b']"

@@ -28,6 +28,7 @@ def test_defaults_are_the_originals():
         "auto.offset.reset": "largest",
         "consumer.timeout.ms": -1, "client.id": "g", "exclude.internal.topics": True,
         "partition.assignment.strategy": "range", "zkconsumer.session.lost.policy": "legacy",
+        "zkconsumer.unreadable.registration.policy": "fail",
         "coordination.mode": "legacy", "zookeeper.pause.fetchers.on.disconnect": False,
         "zookeeper.auth": None, "zookeeper.acl": "open",
     }
@@ -89,3 +90,12 @@ def test_unused_legacy_keys_load_and_the_config_is_immutable():
     with pytest.raises(AttributeError):
         c.group_id = "other"  # type: ignore[misc]
     assert c == ConsumerConfig(c) and hash(c) == hash(ConsumerConfig(c))
+
+
+def test_unreadable_registration_policy_is_fail_or_skip_and_named_when_wrong():
+    base = {"zookeeper.connect": "zk:2181", "group.id": "g"}
+    assert ConsumerConfig(base).unreadable_registration_policy == "fail"
+    skip = ConsumerConfig({**base, "zkconsumer.unreadable.registration.policy": "skip"})
+    assert skip.unreadable_registration_policy == "skip"
+    with pytest.raises(InvalidConfig, match="ignore of zkconsumer.unreadable.registration.policy"):
+        ConsumerConfig({**base, "zkconsumer.unreadable.registration.policy": "ignore"})

@@ -7,8 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from zkconsumer.lab.herd import HerdResult, HerdSpec, _unchanged_since, fit_runs
 from zkconsumer.lab.herd_report import read_herd_results, summary_table, write_herd_outputs
+from zkconsumer.lab.herd_spec import HerdResult, HerdSpec, fit_runs
 from zkconsumer.lab.spec import RunResult
 
 PNG_MAGIC = b"\x89PNG\r\n\x1a\n"
@@ -71,11 +71,3 @@ def test_summary_rows_show_sizes_and_not_applicable_cells() -> None:
     table = summary_table(sweep())
     row = next(line for line in table.splitlines() if line.startswith("| eager-range | join | 4 "))
     assert "| 4→5 |" in row and "| — |" in row        # no ZooKeeper count for a broker group
-
-
-def test_counters_quiet_needs_an_old_sample_and_a_fresh_one() -> None:
-    samples = [(1.0, 10), (2.0, 12), (3.0, 12), (4.0, 12)]
-    assert _unchanged_since(samples, since=2.5, fresh_after=3.5)
-    assert not _unchanged_since(samples, since=1.5, fresh_after=3.5)   # moved at 2.0
-    assert not _unchanged_since(samples, since=2.5, fresh_after=4.5)   # last sample too old
-    assert not _unchanged_since([(3.0, 1)], since=2.5, fresh_after=2.9)  # nothing older

@@ -46,3 +46,12 @@ def test_partition_must_be_a_non_negative_int(bad):
 def test_consumer_ids_cannot_escape_the_ids_folder(bad):
     with pytest.raises(InvalidName):
         paths.consumer_registration("g", bad)
+
+
+def test_children_listed_by_zookeeper_join_without_validation_and_runs_are_validated():
+    # A corrupt member id must still be reported at its real path.
+    assert paths.child(paths.consumer_ids("g"), "bad/../id") == "/consumers/g/ids/bad/../id"
+    assert paths.child("/", "consumers") == "/consumers"
+    assert paths.spark_run("zk-range-n4-s1") == "/zkconsumer-spark/zk-range-n4-s1"
+    with pytest.raises(ValueError):
+        paths.spark_run("../brokers")

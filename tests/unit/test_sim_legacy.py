@@ -24,14 +24,74 @@ def test_a_join_wakes_every_member_and_each_attempt_reads_every_registration():
     assert r.members_paused == 8  # every member that owned something stopped its fetchers
 
 
+def _shares(members: int, partitions: int) -> list[int]:
+    """Partitions per member under range (and roundrobin, one topic): sizes only."""
+    q, r = divmod(partitions, members)
+    return [q + 1] * r + [q] * (members - r)
+
+
+def _claims(shares: list[int], brokers: int) -> int:
+    """Per claimer: offsets read, owner created, partition state read (k each), and the
+    distinct leader brokers' registrations (min(B, k), leaders spread over brokers)."""
+    return sum(3 * k + min(brokers, k) for k in shares)
+
+
+def spec_join(members: int, partitions: int, brokers: int = 1, topics: int = 1,
+              changed: int = 0) -> int:
+    """A conflict-free join, step by step from the legacy spec (not from sim/costs.py).
+
+    All n = N + 1 members run one attempt: their own registration (1), the broker list and
+    each broker (1 + B), the group's children, every registration and each topic (1 + n + T).
+    The N old members re-arm their children watch (1 each) and release every owner znode (P)
+    after committing the changed offsets (c); the joiner registers (1) and arms its watches on
+    the children and the topics (1 + T); then every claimer claims its share.
+    """
+    n = members + 1
+    return (n * (1 + (1 + brokers) + (1 + n + topics)) + members + partitions + changed
+            + 1 + (1 + topics) + _claims(_shares(n, partitions), brokers))
+
+
+def spec_leave(staying: int, partitions: int, brokers: int = 1, topics: int = 1) -> int:
+    """A clean leave: the leaver deletes its owner znodes and registration (o + 1), the M
+    staying members re-arm (1 each), release the rest (P - o) and run one attempt each."""
+    m = staying
+    return (m * (1 + (1 + brokers) + (1 + m + topics)) + m + partitions + 1
+            + _claims(_shares(m, partitions), brokers))
+
+
+def test_the_spec_formula_reproduces_the_hand_worked_join_and_leave_at_n_4() -> None:
+    # Join of m04 to 4 members, P = 8, one broker: 5 attempts x (1 + 2 + 7) = 50 reads, 4
+    # re-arms, 8 releases, register + 2 watch reads = 3, claims 2,2,2,1,1 -> 3 x 8 = 24 plus
+    # 5 leader-broker reads: 50 + 4 + 8 + 3 + 29 = 94.
+    assert spec_join(4, 8) == 94
+    # m04 leaves: 4 attempts x (1 + 2 + 6) = 36, 4 re-arms, 8 owner deletes + 1 registration,
+    # claims 2 each: 24 + 4 leader-broker reads: 36 + 4 + 9 + 28 = 77.
+    assert spec_leave(4, 8) == 77
+    # with every member owning one partition or none (M >= P = 8), the closed forms
+    for m in (9, 17, 33, 65):
+        assert spec_join(m - 1, 8) == m * m + 6 * m + 42
+        assert spec_leave(m, 8) == m * m + 6 * m + 41
+
+
 @pytest.mark.parametrize("protocol", ["zk-range", "zk-roundrobin"])
-@pytest.mark.parametrize("members,partitions,brokers", [(4, 8, 1), (16, 8, 2), (5, 17, 3)])
-def test_requests_of_a_conflict_free_join_match_the_cost_table(protocol, members, partitions,
-                                                               brokers):
+@pytest.mark.parametrize("members,partitions,brokers", [(4, 8, 1), (16, 8, 2), (5, 17, 3),
+                                                        (64, 8, 1)])
+def test_requests_of_a_conflict_free_join_match_the_spec(protocol, members, partitions,
+                                                         brokers):
     r = simulate(SimConfig(protocol, members, partitions, "join", seed=1, brokers=brokers,
                            calibration=NO_RACE))
     assert r.conflicts == 0 and r.rebalance_attempts == 1
-    assert r.coordination_requests == clean_join_requests(members, partitions, brokers)
+    assert r.coordination_requests == spec_join(members, partitions, brokers)
+    assert clean_join_requests(members, partitions, brokers) == r.coordination_requests
+
+
+@pytest.mark.parametrize("staying,partitions,brokers", [(4, 8, 1), (8, 8, 1), (7, 20, 3),
+                                                        (64, 8, 1)])
+def test_requests_of_a_conflict_free_leave_match_the_spec(staying, partitions, brokers):
+    r = simulate(SimConfig("zk-range", staying + 1, partitions, "leave", seed=1,
+                           brokers=brokers, calibration=NO_RACE))
+    assert r.conflicts == 0
+    assert r.coordination_requests == spec_leave(staying, partitions, brokers)
 
 
 def test_requests_per_join_grow_quadratically():
@@ -97,4 +157,4 @@ def test_members_sharing_a_process_share_its_cpu():
 def test_changed_offsets_are_committed_when_the_fetchers_close():
     r = simulate(SimConfig("zk-range", 6, 12, "join", seed=1, calibration=NO_RACE,
                            offsets_changed=1.0))
-    assert r.coordination_requests == clean_join_requests(6, 12, changed=12)
+    assert r.coordination_requests == spec_join(6, 12, changed=12)

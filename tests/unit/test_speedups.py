@@ -118,3 +118,33 @@ def test_the_fetcher_sorts_a_batch_the_same_with_or_without_the_c_sort(
         assert not errors
     assert outcomes[0] == outcomes[1] == {("t", 0): ([5, 6, 7], 18, 8), ("t", 1): ([9], 9, 10),
                                           ("t", 2): ([1, 2], 3, 3)}
+
+
+# A child interpreter where the extension cannot be imported (as if it had not been built).
+_HIDDEN = ("import sys; sys.modules['zkconsumer.datapath._speedups'] = None; "
+           "import zkconsumer.datapath.stream, zkconsumer.datapath.records as r; "
+           "print(r.speedups_enabled())")
+
+
+def test_a_missing_extension_fails_the_import_when_it_is_required() -> None:
+    env = {k: v for k, v in os.environ.items() if k != "ZKCONSUMER_PURE_PYTHON"}
+    required = subprocess.run([sys.executable, "-c", _HIDDEN], capture_output=True, text=True,
+                              env={**env, "ZKCONSUMER_REQUIRE_SPEEDUPS": "1"})
+    assert required.returncode == 1
+    assert ("ImportError: ZKCONSUMER_REQUIRE_SPEEDUPS=1 but the C extension "
+            "zkconsumer.datapath._speedups is not built") in required.stderr
+    optional = subprocess.run([sys.executable, "-c", _HIDDEN], capture_output=True, text=True,
+                              env={**env, "ZKCONSUMER_REQUIRE_SPEEDUPS": "0"}, check=True)
+    assert optional.stdout.strip() == "False", "without the requirement: pure Python"
+
+
+def test_the_test_command_requires_the_extension_where_a_compiler_exists() -> None:
+    import shutil
+
+    out = subprocess.run(["make", "-n", "test"], capture_output=True, text=True, check=True,
+                         cwd=os.path.dirname(os.path.dirname(os.path.dirname(__file__))))
+    line = next(x for x in out.stdout.splitlines() if "pytest" in x)
+    assert "ZKCONSUMER_REQUIRE_SPEEDUPS=$(command -v cc" in line
+    if shutil.which("cc"):
+        # this machine has a compiler, so the extension must be here and in use
+        assert records_module.speedups is not None and records_module.speedups_enabled()

@@ -87,19 +87,34 @@ def _require_idle(client: KazooClient, group: str, force: bool, action: str) -> 
             "use --force")
 
 
-def export_offsets(zk_connect: str, group: str) -> list[OffsetEntry]:
-    paths.validate_group(group)
+def export_offsets(zk_connect: str, groups: str | list[str] | None = None) -> list[OffsetEntry]:
+    """``ExportZkOffsets``: every offset of the named groups (all groups when none is named).
+
+    Groups come in the order given, or in ZooKeeper's order of ``/consumers``' children; topics
+    and partitions in ZooKeeper's order too, which is what the original wrote. A group without
+    an offsets znode contributes nothing (the original stopped with a NoNode error there).
+    """
+    if isinstance(groups, str):
+        groups = [groups]
     entries = []
     with zk_session(zk_connect) as client:
-        for topic in sorted(children_of(client, paths.offsets(group))):
-            for p in sorted(int(x) for x in children_of(client, paths.topic_offsets(group, topic))
-                             if x.isdigit()):
-                path = paths.offset(group, topic, p)
-                try:
-                    data, _ = client.get(path)
-                    entries.append(OffsetEntry(group, topic, p, decode_offset(path, data)))
-                except (NoNodeError, CorruptZnode) as exc:
-                    log.error("not exported: %s", exc)
+        if not groups:
+            groups = children_of(client, paths.CONSUMERS)
+        for group in groups:
+            paths.validate_group(group)
+            for topic in children_of(client, paths.offsets(group)):
+                for child in children_of(client, paths.topic_offsets(group, topic)):
+                    if not child.isdigit():
+                        log.error("not exported: %s/%s is not a partition",
+                                  paths.topic_offsets(group, topic), child)
+                        continue
+                    path = paths.offset(group, topic, int(child))
+                    try:
+                        data, _ = client.get(path)
+                        entries.append(OffsetEntry(group, topic, int(child),
+                                                   decode_offset(path, data)))
+                    except (NoNodeError, CorruptZnode) as exc:
+                        log.error("not exported: %s", exc)
     return entries
 
 

@@ -56,7 +56,7 @@ def _walk(client: KazooClient, path: str, report: SecureReport) -> None:
     except NoNodeError:
         return
     for child in sorted(children):
-        _walk(client, f"{path}/{child}", report)
+        _walk(client, paths.child(path, child), report)
     wanted = client.default_acl
     try:
         current, stat = client.get_acls(path)

@@ -34,7 +34,7 @@ def tree_lines(client: KazooClient, root: str = "/", max_value: int = 100,
         mark = " (ephemeral)" if stat.ephemeralOwner else ""
         lines.append(f"{'  ' * depth}{name}{mark}" + (f" = {value}" if value else ""))
         for child in children[:max_children]:
-            walk(path.rstrip("/") + "/" + child, depth + 1)
+            walk(paths.child(path, child), depth + 1)
         if len(children) > max_children:
             lines.append(f"{'  ' * (depth + 1)}... {len(children) - max_children} more")
 

@@ -17,7 +17,7 @@ from typing import Any
 from zkconsumer.cli import experiment_chaos, experiment_herd, experiment_split
 from zkconsumer.cli.broker_option import add_broker_option
 from zkconsumer.cli.console import show
-from zkconsumer.cli.experiment_args import csv_choice, finish_command
+from zkconsumer.cli.experiment_args import csv_choice, finish_command, servers_named_together
 from zkconsumer.lab import EVENTS, PROTOCOLS, ExperimentSpec, RunStatus, Timing, run_experiment
 from zkconsumer.lab.output import write_outputs
 from zkconsumer.lab.report import summary_table, write_results
@@ -77,9 +77,7 @@ def reproduce_command(args: argparse.Namespace) -> str:
 
 
 def run_compare(args: argparse.Namespace) -> int:
-    if bool(args.zookeeper) != bool(args.bootstrap):
-        print("zkconsumer: error: --zookeeper and --bootstrap go together (or neither: "
-              "embedded servers)", file=sys.stderr)
+    if not servers_named_together(args):
         return 2
     spec = ExperimentSpec(
         protocols=args.protocols, events=args.events, members=args.members,

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import shlex
+import sys
 from collections.abc import Callable
 
 
@@ -29,3 +30,13 @@ def finish_command(parts: list[str], args: argparse.Namespace) -> str:
         parts += ["--broker", args.broker]
     parts += ["--out", str(args.out)]
     return " ".join(shlex.quote(p) for p in parts)
+
+
+def servers_named_together(args: argparse.Namespace) -> bool:
+    """``--zookeeper`` and ``--bootstrap`` go together (or neither: embedded servers); if not,
+    say so on stderr and return False."""
+    if bool(args.zookeeper) == bool(args.bootstrap):
+        return True
+    print("zkconsumer: error: --zookeeper and --bootstrap go together (or neither: "
+          "embedded servers)", file=sys.stderr)
+    return False

@@ -11,10 +11,12 @@ from __future__ import annotations
 
 import argparse
 import json
+import shlex
 import sys
 from pathlib import Path
 from typing import Any
 
+from zkconsumer.cli import run_meta
 from zkconsumer.config import SESSION_LOST_POLICIES
 from zkconsumer.lab.chaos import ChaosSpec, run_chaos
 
@@ -45,6 +47,36 @@ def register(verbs: Any) -> None:
     chaos.add_argument("--schedule", action="store_true",
                        help="print the schedule the seed gives and exit")
     chaos.set_defaults(func=run_chaos_verb)
+    causes = verbs.add_parser(
+        "chaos-causes", help="tie every duplicate of a chaos run to the fault behind it",
+        description="Read a chaos run's member files (the run's --out) and its report, rebuild "
+                    "the schedule from the report's seed, and write the compact report, the "
+                    "duplicates by cause and one row per duplicate episode to --out.")
+    causes.add_argument("--run", required=True, type=Path,
+                        help="the chaos run's --out folder (holding members/)")
+    causes.add_argument("--report", required=True, type=Path, help="the run's --json report")
+    causes.add_argument("--out", required=True, type=Path, help="where the compact files go")
+    causes.add_argument("--command", default=None,
+                        help="the command that produced the run (for meta.json; default: "
+                             "rebuilt from the report)")
+    causes.add_argument("--revision", default=None,
+                        help="the revision the run ran from (for meta.json; default: this "
+                             "checkout's)")
+    causes.add_argument("--date", default=None,
+                        help="when the run started (for meta.json; default: now)")
+    causes.set_defaults(func=run_causes_verb)
+
+
+def reproduce_command(args: argparse.Namespace) -> str:
+    parts = ["zkconsumer", "experiment", "chaos", "--duration", f"{args.duration:g}",
+             "--members", str(args.members), "--partitions", str(args.partitions),
+             "--seed", str(args.seed), "--session-timeout-ms", str(args.session_timeout_ms),
+             "--rate", f"{args.rate:g}", "--session-lost-policy", args.session_lost_policy]
+    if args.json:
+        parts += ["--json", str(args.json)]
+    if args.out:
+        parts += ["--out", str(args.out)]
+    return " ".join(shlex.quote(p) for p in parts)
 
 
 def run_chaos_verb(args: argparse.Namespace) -> int:
@@ -63,6 +95,7 @@ def run_chaos_verb(args: argparse.Namespace) -> int:
             print(f"{action.at:8.3f}  {action.kind.value:<15} {action.target}"
                   + (f"  hold {action.hold_s:.1f} s" if action.hold_s else ""))
         return 0
+    prov = run_meta.start(reproduce_command(args), args)
     report = run_chaos(spec, progress=lambda msg: print(f"chaos: {msg}", file=sys.stderr))
     data = report.as_dict()
     for key in SUMMARY_KEYS:
@@ -72,4 +105,52 @@ def run_chaos_verb(args: argparse.Namespace) -> int:
         args.json.parent.mkdir(parents=True, exist_ok=True)
         args.json.write_text(json.dumps(data, indent=2) + "\n")
         print(f"wrote {args.json}")
+    if args.out is not None:
+        for path in analyse(args.out, data, args.out):
+            print(f"wrote {path}")
+    meta_dir = args.out or (args.json.parent if args.json else None)
+    if meta_dir is not None:
+        print(f"wrote {run_meta.finish(meta_dir, prov)}")
     return 0 if report.ok else 1
+
+
+def analyse(run_dir: Path, report: dict[str, Any], out_dir: Path) -> list[Path]:
+    """Duplicates by cause (``lab/chaos/causes.py``) and the compact report, into ``out_dir``."""
+    from zkconsumer.lab.chaos.causes import duplicate_causes, read_timelines, write_cause_outputs
+
+    spec = ChaosSpec(duration_s=float(report["duration_s"]), members=int(report["members"]),
+                     partitions=int(report["partitions"]), seed=int(report["seed"]),
+                     session_timeout_ms=int(report["session_timeout_ms"]))
+    causes = duplicate_causes(read_timelines(run_dir / "members"), spec.schedule())
+    if causes.duplicates != report.get("duplicates"):
+        print(f"zkconsumer: warning: {causes.duplicates} duplicates attributed, the report "
+              f"counts {report.get('duplicates')}", file=sys.stderr)
+    return write_cause_outputs(causes, report, out_dir)
+
+
+def run_causes_verb(args: argparse.Namespace) -> int:
+    from zkconsumer.results import Provenance, write_provenance
+    from zkconsumer.results.provenance import machine_facts
+
+    try:
+        report = json.loads(args.report.read_text())
+    except (OSError, ValueError) as exc:
+        print(f"zkconsumer: error: cannot read the report {args.report}: {exc}", file=sys.stderr)
+        return 2
+    if not (args.run / "members").is_dir():
+        print(f"zkconsumer: error: {args.run} has no members/ folder of a chaos run",
+              file=sys.stderr)
+        return 2
+    for path in analyse(args.run, report, args.out):
+        print(f"wrote {path}")
+    prov = run_meta.start(args.command or "", args)
+    command = args.command or (
+        f"zkconsumer experiment chaos --duration {report['duration_s']:g} --members "
+        f"{report['members']} --partitions {report['partitions']} --seed {report['seed']} "
+        f"--session-timeout-ms {report['session_timeout_ms']}")
+    prov = Provenance(command=command, revision=args.revision or prov.revision,
+                      date=args.date or prov.date,
+                      machine=machine_facts(), broker=run_meta.EMBEDDED_BROKER,
+                      extra={"analysed_by": "zkconsumer experiment chaos-causes"})
+    print(f"wrote {write_provenance(args.out, prov)}")
+    return 0

@@ -16,13 +16,16 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
+from zkconsumer.cli import run_meta
 from zkconsumer.cli.broker_option import add_broker_option
 from zkconsumer.cli.console import show
 from zkconsumer.cli.experiment_args import csv_choice, finish_command
 from zkconsumer.lab.drivers import DRIVERS
-from zkconsumer.lab.herd import DEFAULT_SIZES, HERD_EVENTS, HERD_TIMING, HerdSpec, run_herd
+from zkconsumer.lab.herd import run_herd
 from zkconsumer.lab.herd_report import fits_table, write_herd_outputs, write_herd_results
+from zkconsumer.lab.herd_spec import DEFAULT_SIZES, HERD_EVENTS, HERD_TIMING, HerdSpec
 from zkconsumer.lab.spec import RunStatus
+from zkconsumer.results.compact import write_compact
 
 
 def _sizes(text: str) -> tuple[int, ...]:
@@ -94,6 +97,7 @@ def run_herd_command(args: argparse.Namespace) -> int:
         return 2
     # With N >> P most members own nothing, and the legacy assignor says so on every attempt:
     # quiet for this run only (the verb may run inside a larger program, e.g. the tests).
+    prov = run_meta.start(reproduce_command(args), args)
     assignor_log = logging.getLogger("zkconsumer.assignors.legacy")
     level = assignor_log.level
     assignor_log.setLevel(logging.ERROR)
@@ -104,6 +108,7 @@ def run_herd_command(args: argparse.Namespace) -> int:
     finally:
         assignor_log.setLevel(level)
     written = write_herd_outputs(result, args.out, reproduce_command(args), args.json)
+    written += [write_compact(args.out), run_meta.finish(args.out, prov)]
     show(fits_table(result.fits))
     for path in written:
         print(f"wrote {path}")

@@ -15,14 +15,16 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
+from zkconsumer.cli import run_meta
 from zkconsumer.cli.broker_option import add_broker_option
 from zkconsumer.cli.console import show
-from zkconsumer.cli.experiment_args import csv_choice, finish_command
+from zkconsumer.cli.experiment_args import csv_choice, finish_command, servers_named_together
 from zkconsumer.lab.spec import PROTOCOLS, RunStatus
 from zkconsumer.lab.splitbrain import SCENARIOS, SplitBrainSpec, run_split_brain
 from zkconsumer.lab.splitbrain.output import write_outputs
 from zkconsumer.lab.splitbrain.report import summary_table, write_results
 from zkconsumer.lab.splitbrain.spec import DEFAULT_TIMING
+from zkconsumer.results.compact import write_compact
 
 
 def register(verbs: Any) -> None:
@@ -82,9 +84,7 @@ def reproduce_command(args: argparse.Namespace) -> str:
 
 
 def run_split(args: argparse.Namespace) -> int:
-    if bool(args.zookeeper) != bool(args.bootstrap):
-        print("zkconsumer: error: --zookeeper and --bootstrap go together (or neither: "
-              "embedded servers)", file=sys.stderr)
+    if not servers_named_together(args):
         return 2
     timing = replace(DEFAULT_TIMING, session_timeout_ms=args.session_timeout_ms,
                      rebalance_backoff_ms=args.backoff_ms,
@@ -101,9 +101,11 @@ def run_split(args: argparse.Namespace) -> int:
         print(f"zkconsumer: error: {exc}", file=sys.stderr)
         return 2
     args.out.mkdir(parents=True, exist_ok=True)
+    prov = run_meta.start(reproduce_command(args), args)
     results = run_split_brain(
         spec, on_result=lambda so_far: write_results(so_far, args.out / "results.json", spec))
     written = write_outputs(results, spec, args.out, reproduce_command(args))
+    written += [write_compact(args.out), run_meta.finish(args.out, prov)]
     show(summary_table(results, spec.scenario))
     for path in written:
         print(f"wrote {path}")

@@ -8,6 +8,7 @@ import sys
 from typing import Any
 
 from zkconsumer.admin.groups import describe_group, list_groups, verify_group
+from zkconsumer.admin.offset_checker import CheckerExit, check_offsets
 from zkconsumer.admin.offset_tools import (
     delete_group,
     export_offsets,
@@ -15,7 +16,6 @@ from zkconsumer.admin.offset_tools import (
     parse_lines,
     reset_offsets,
 )
-from zkconsumer.tables import fmt
 
 
 def register(sub: Any) -> None:
@@ -25,10 +25,13 @@ def register(sub: Any) -> None:
     lst = groups.add_parser("list", help="groups under /consumers")
     lst.add_argument("--zk", required=True)
     lst.set_defaults(func=groups_list)
-    desc = groups.add_parser("describe", help="offsets, log end, lag and owner per partition")
+    desc = groups.add_parser("describe", help="offsets, log size, lag and owner per partition "
+                             "(the original ConsumerOffsetChecker's output)")
     desc.add_argument("--zk", required=True)
     desc.add_argument("--group", required=True)
-    desc.add_argument("--topic", action="append", default=None, help="only these topics")
+    desc.add_argument("--topic", action="append", default=None,
+                      help="comma-separated topics (default: those the group has owned)")
+    desc.add_argument("--broker-info", action="store_true", help="list the brokers asked")
     desc.add_argument("--json", action="store_true")
     desc.set_defaults(func=groups_describe)
     ver = groups.add_parser("verify", help="exit 0 when every partition has one valid owner")
@@ -51,7 +54,8 @@ def register(sub: Any) -> None:
     offsets.required = True
     exp = offsets.add_parser("export", help="write '<znode>:<offset>' lines")
     exp.add_argument("--zk", required=True)
-    exp.add_argument("--group", required=True)
+    exp.add_argument("--group", action="append", default=None,
+                     help="a group to export (repeatable; default: every group)")
     exp.add_argument("--output", required=True, help="file, or - for stdout")
     exp.set_defaults(func=offsets_export)
     imp = offsets.add_parser("import", help="write the offsets of an export file")
@@ -75,23 +79,20 @@ def groups_list(args: argparse.Namespace) -> int:
 
 
 def groups_describe(args: argparse.Namespace) -> int:
-    desc = describe_group(args.zk, args.group, topics=args.topic)
-    for problem in desc.problems:
-        print(f"warning: {problem}", file=sys.stderr)
+    topics = None if args.topic is None else [
+        t for arg in args.topic for t in arg.split(",") if t]
     if args.json:
+        desc = describe_group(args.zk, args.group, topics=topics)
+        for problem in desc.problems:
+            print(f"warning: {problem}", file=sys.stderr)
         print(json.dumps(desc.as_dict()))
         return 0
-    print(f"{'GROUP':<20} {'TOPIC':<30} {'PID':>4} {'OFFSET':>10} {'LOG-END':>10} {'LAG':>8} OWNER")
-    for r in desc.partitions:
-        offset, log_end, lag = (fmt(v, missing="unknown") for v in (r.offset, r.log_end, r.lag))
-        print(f"{desc.group:<20} {r.topic:<30} {r.partition:>4} {offset:>10} "
-              f"{log_end:>10} {lag:>8} {r.owner or 'none'}")
-    for topic, t in desc.totals().items():
-        offset, log_end, lag = (fmt(t[k], missing="unknown") for k in ("offset", "log_end", "lag"))
-        print(f"{'TOTAL':<20} {topic:<30} {'':>4} {offset:>10} {log_end:>10} {lag:>8}")
-    print(f"\n{len(desc.consumers)} consumer(s):")
-    for m in desc.consumers:
-        print(f"  {m.consumer_id}  {m.pattern}  {json.dumps(m.subscription)}")
+    try:
+        report = check_offsets(args.zk, args.group, topics)
+    except CheckerExit as exc:
+        print(f"Exiting due to: {exc}.")
+        return 1
+    sys.stdout.write(report.text(broker_info=args.broker_info))
     return 0
 
 
@@ -131,7 +132,8 @@ def offsets_export(args: argparse.Namespace) -> int:
     else:
         with open(args.output, "w", encoding="utf-8") as fh:
             fh.write(text)
-        print(f"exported {len(entries)} offsets of group {args.group} to {args.output}")
+        which = ", ".join(args.group) if args.group else "every group"
+        print(f"exported {len(entries)} offsets of {which} to {args.output}")
     return 0
 
 

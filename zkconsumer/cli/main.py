@@ -3,28 +3,37 @@
 from __future__ import annotations
 
 import argparse
+import importlib
 import logging
 import sys
 from collections.abc import Sequence
+from typing import Any
 
 from zkconsumer import __version__
-from zkconsumer.cli import (
-    broker_option,
-    calibrate,
-    consume,
-    demo,
-    experiment,
-    figures,
-    groups,
-    report,
-    servers,
-    spark,
-    topics,
-)
+from zkconsumer.cli.broker_option import apply_broker_option
 from zkconsumer.errors import ZkConsumerError
+from zkconsumer.extras import MissingExtra
 
-VERB_MODULES = (servers, topics, consume, groups, demo, experiment, spark, calibrate, figures,
-                report)
+# Verb modules in help order. Each is imported when the parser is built; one whose extra is not
+# installed (the lab, the embedded servers, Spark) is listed anyway and says what to install.
+VERBS = ("servers", "topics", "consume", "groups", "demo", "experiment", "spark", "calibrate",
+         "figures", "report")
+VERB_NAMES = {"servers": ("zk", "broker")}  # verb modules registering other names
+
+
+def _unavailable(sub: Any, name: str, exc: MissingExtra) -> None:
+    for verb in VERB_NAMES.get(name, (name,)):
+        if verb in sub.choices:  # registered before the missing module was needed
+            continue
+        p = sub.add_parser(verb, help=f"(not installed: pip install 'zkconsumer[{exc.extra}]')",
+                           add_help=False)
+        p.add_argument("rest", nargs=argparse.REMAINDER)
+        p.set_defaults(func=lambda _args, exc=exc: _missing(exc))
+
+
+def _missing(exc: MissingExtra) -> int:
+    print(f"zkconsumer: error: {exc}", file=sys.stderr)
+    return 2
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -37,8 +46,11 @@ def build_parser() -> argparse.ArgumentParser:
                         help="more logging (-v INFO, -vv DEBUG)")
     sub = parser.add_subparsers(dest="verb", metavar="VERB")
     sub.required = True
-    for module in VERB_MODULES:
-        module.register(sub)
+    for name in VERBS:
+        try:
+            importlib.import_module(f"zkconsumer.cli.{name}").register(sub)
+        except MissingExtra as exc:
+            _unavailable(sub, name, exc)
     return parser
 
 
@@ -50,7 +62,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     if args.verbose < 2:
         logging.getLogger("kazoo").setLevel(max(level, logging.WARNING))
     try:
-        broker_option.apply_broker_option(args)
+        apply_broker_option(args)
         return int(args.func(args) or 0)
     except ZkConsumerError as exc:
         print(f"zkconsumer: error: {exc}", file=sys.stderr)

@@ -17,10 +17,11 @@ from typing import Any
 
 
 def register(sub: Any) -> None:
+    from zkconsumer.spark.herd import add_arguments  # first: MissingExtra before any parser
+
     spark = sub.add_parser("spark", help="the herd sweep on Spark: real consumers or simulated")
     verbs = spark.add_subparsers(dest="spark_verb", metavar="SUBVERB")
     verbs.required = True
-    from zkconsumer.spark.herd import add_arguments
 
     herd = verbs.add_parser(
         "herd", help="requests, attempts, conflicts and time to stable vs group size",
@@ -44,9 +45,30 @@ def register(sub: Any) -> None:
     val.add_argument("--out", type=Path, default=None, help="also write the table here (.md)")
     val.set_defaults(func=run_validate)
 
+    from zkconsumer.spark.splitbrain import add_arguments as split_arguments
+
+    split = verbs.add_parser(
+        "split-brain", help="zombie, stale-view and storm at scale: real members or simulated",
+        description="Split brain and the uncontrollable outcome at scale: real members hosted "
+                    "by Spark tasks behind per-member fault proxies (--mode real) or the "
+                    "simulator (--mode sim); writes sweep.parquet, sweep.csv, summary.md, "
+                    "plots and meta.json to --out.")
+    split_arguments(split)
+    split.set_defaults(func=run_split_brain)
+
 
 def run_herd(args: argparse.Namespace) -> int:
     from zkconsumer.spark.herd import run
+
+    try:
+        return run(args)
+    except ValueError as exc:
+        print(f"zkconsumer: error: {exc}", file=sys.stderr)
+        return 2
+
+
+def run_split_brain(args: argparse.Namespace) -> int:
+    from zkconsumer.spark.splitbrain import run
 
     try:
         return run(args)

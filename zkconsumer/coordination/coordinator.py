@@ -29,7 +29,6 @@ anybody else could own its partitions.
 
 from __future__ import annotations
 
-import enum
 import logging
 import threading
 import time
@@ -50,6 +49,7 @@ from zkconsumer.coordination.gate import LOST, FetchGate
 from zkconsumer.coordination.leader import LeaderDuty
 from zkconsumer.coordination.multi import MultiSession
 from zkconsumer.coordination.record import AssignmentRecord
+from zkconsumer.coordination.states import CoordinatorState, Wake, wake_for
 from zkconsumer.datapath.position import PartitionTopicInfo
 from zkconsumer.errors import ConsumerRebalanceFailedException
 from zkconsumer.events import EventBus
@@ -57,40 +57,12 @@ from zkconsumer.identity import TopicPartition
 from zkconsumer.metrics import RebalanceMetrics
 from zkconsumer.rebalance.ownership import Ownership
 from zkconsumer.rebalance.plan import assignment_by_topic
-from zkconsumer.rebalance.triggers import Trigger
+from zkconsumer.rebalance.user_listener import ConsumerRebalanceListener
 from zkconsumer.subscription import Subscription
 from zkconsumer.zk import codec, paths
 from zkconsumer.zk.session import SessionClosedError, SessionEvent
 
 log = logging.getLogger(__name__)
-
-
-class CoordinatorState(enum.Enum):
-    JOINING = "joining"
-    STABLE = "stable"
-    HANDING_OVER = "handing_over"
-    WAITING = "waiting"
-    PAUSED = "paused"
-    STOPPED = "stopped"
-
-
-class Wake(str, enum.Enum):
-    """Why the coordinator thread woke up."""
-
-    STARTUP = "startup"
-    ASSIGNMENT = "assignment"          # the assignment znode changed
-    PREDECESSOR = "predecessor"        # the election candidate before ours went away
-    MEMBERSHIP = "membership"          # leader: children of /consumers/<g>/ids changed
-    TOPIC_DATA = "topic_data"          # leader: a subscribed topic's partitions changed
-    TOPICS = "topics"                  # leader: /brokers/topics changed (wildcards)
-    OWNER_RELEASED = "owner_released"  # an owner znode we wait for was deleted
-    NEW_SESSION = "new_session"
-    RECONNECTED = "reconnected"        # the same session came back
-    REARM = "rearm"                    # watches were reset: read again
-
-
-_FROM_TRIGGER = {Trigger.MEMBERSHIP: Wake.MEMBERSHIP, Trigger.TOPIC_DATA: Wake.TOPIC_DATA,
-                 Trigger.TOPICS: Wake.TOPICS, Trigger.REARM: Wake.REARM}
 
 
 class Coordinator:
@@ -99,7 +71,8 @@ class Coordinator:
     def __init__(self, *, consumer_id: str, config: ConsumerConfig, session: MultiSession,
                  subscription: Subscription, ownership: Ownership, offsets: FencedOffsetStore,
                  fetchers: PartitionFetchers, events: EventBus, metrics: RebalanceMetrics,
-                 listener: Any | None, is_shutting_down: Callable[[], bool]) -> None:
+                 listener: ConsumerRebalanceListener | None,
+                 is_shutting_down: Callable[[], bool]) -> None:
         self.consumer_id = consumer_id
         self.group = config.group_id
         self.config = config
@@ -118,7 +91,7 @@ class Coordinator:
         self.duty = LeaderDuty(session, self.group, consumer_id,
                                config.partition_assignment_strategy,
                                config.exclude_internal_topics, events,
-                               lambda t, d: self.wake(_FROM_TRIGGER.get(t, Wake.REARM), d))
+                               lambda t, d: self.wake(wake_for(t), d))
         self._backoff_s = config.rebalance_backoff_ms / 1000.0
         self._cond = threading.Condition()
         self._reasons: set[Wake] = set()
@@ -355,7 +328,7 @@ class Coordinator:
         else:
             self.gate.stop(handover.release)
         if released:
-            if self.listener is not None and hasattr(self.listener, "before_releasing_partitions"):
+            if self.listener is not None:
                 listener_map: dict[str, set[int]] = {}
                 for tp in handover.release:
                     listener_map.setdefault(tp.topic, set()).add(tp.partition)
@@ -384,7 +357,7 @@ class Coordinator:
                    for tp, tid in handover.claim.items()}
         infos = {**kept, **claimed}
         self.ownership.install(infos, session_id)
-        if self.listener is not None and hasattr(self.listener, "before_starting_fetchers"):
+        if self.listener is not None:
             self.listener.before_starting_fetchers(self.consumer_id,
                                                    assignment_by_topic(self._thread_map(infos)))
         self.gate.start(list(claimed.values()))

@@ -23,6 +23,7 @@ import threading
 from collections.abc import Callable, Iterable
 from typing import Any
 
+from zkconsumer.config import ConsumerConfig
 from zkconsumer.datapath.fetcher import FetcherManager
 from zkconsumer.datapath.partition_leaders import ZkReader
 from zkconsumer.datapath.position import PartitionTopicInfo
@@ -43,7 +44,7 @@ def disown(info: PartitionTopicInfo) -> None:
 class PartitionFetchers:
     """One ``FetcherManager`` per partition; methods run on the coordinator thread."""
 
-    def __init__(self, config: Any, consumer_id: str, zk: ZkReader) -> None:
+    def __init__(self, config: ConsumerConfig, consumer_id: str, zk: ZkReader) -> None:
         self._config = config
         self._consumer_id = consumer_id
         self._zk = zk

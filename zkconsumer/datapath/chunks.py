@@ -29,14 +29,17 @@ class FetchedDataChunk:
     them (errors removed); the stream turns them into MessageAndMetadata as they are taken.
     """
 
-    __slots__ = ("messages", "topic_info", "fetch_offset", "nbytes")
+    __slots__ = ("messages", "topic_info", "fetch_offset", "nbytes", "oversized")
 
     def __init__(self, messages: list[Message], topic_info: PartitionTopicInfo | None,
-                 fetch_offset: int, nbytes: int | None = None) -> None:
+                 fetch_offset: int, nbytes: int | None = None, oversized: bool = False) -> None:
         self.messages = messages
         self.topic_info = topic_info
         self.fetch_offset = fetch_offset
         self.nbytes = value_bytes(messages) if nbytes is None else nbytes
+        # True: the message at fetch_offset is larger than fetch.message.max.bytes (the
+        # original's chunk with no valid bytes); the stream raises MessageSizeTooLarge on it.
+        self.oversized = oversized
 
     def __repr__(self) -> str:
         return f"FetchedDataChunk({self.topic_info!r}, fetch_offset={self.fetch_offset}, " \
@@ -61,6 +64,10 @@ class ChunkQueue:
         self.capacity = capacity
         self.name = name
         self._items: deque[FetchedDataChunk] = deque()
+        #: Value bytes of the chunks waiting, and the most ever waiting at once: with chunks
+        #: bounded by fetch.message.max.bytes, at most capacity x that (the memory bound).
+        self.queued_bytes = 0
+        self.peak_bytes = 0
         self._lock = threading.Lock()
         self._not_empty = threading.Condition(self._lock)
         self._not_full = threading.Condition(self._lock)
@@ -83,6 +90,8 @@ class ChunkQueue:
             if stop_event is not None and stop_event.is_set():
                 return False
             self._items.append(chunk)
+            self.queued_bytes += chunk.nbytes
+            self.peak_bytes = max(self.peak_bytes, self.queued_bytes)
             self._not_empty.notify()
             return True
 
@@ -101,6 +110,7 @@ class ChunkQueue:
                             return None
                         self._not_empty.wait(remaining)
             chunk = self._items.popleft()
+            self.queued_bytes -= chunk.nbytes
             self._not_full.notify()
             return chunk
 
@@ -109,6 +119,7 @@ class ChunkQueue:
         with self._lock:
             dropped = len(self._items)
             self._items.clear()
+            self.queued_bytes = 0
             self._not_full.notify_all()
         if dropped:
             log.debug("cleared %d chunks from queue %s", dropped, self.name)

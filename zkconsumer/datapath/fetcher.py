@@ -15,6 +15,7 @@ import time
 from collections.abc import Iterable
 from typing import Any
 
+from zkconsumer.config import ConsumerConfig
 from zkconsumer.datapath.fetcher_thread import (
     FetcherState,
     FetcherThread,
@@ -47,7 +48,7 @@ class FetcherManager:
     put into any queue again, so the rebalance can clear queues and commit safely.
     """
 
-    def __init__(self, config: Any, consumer_id: str, zk: ZkReader,
+    def __init__(self, config: ConsumerConfig, consumer_id: str, zk: ZkReader,
                  join_timeout_s: float = JOIN_TIMEOUT_S) -> None:
         self.name = f"ConsumerFetcherManager-{int(time.time() * 1000)}"
         self.config = config

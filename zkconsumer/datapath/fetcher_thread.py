@@ -14,14 +14,15 @@ import enum
 import logging
 import threading
 import time
-from bisect import bisect_left
+from bisect import bisect_left, bisect_right
 from collections.abc import Callable
-from itertools import groupby
+from itertools import accumulate, groupby
 from typing import Any
 
 from confluent_kafka import Consumer, KafkaError, KafkaException, Message
 from confluent_kafka import TopicPartition as KafkaTopicPartition
 
+from zkconsumer.config import ConsumerConfig
 from zkconsumer.datapath.chunks import FetchedDataChunk
 from zkconsumer.datapath.partition_leaders import Leader
 from zkconsumer.datapath.position import PartitionTopicInfo
@@ -54,7 +55,7 @@ def reset_offset(auto_offset_reset: str, low: int, high: int) -> int:
     return low if auto_offset_reset == "smallest" else high
 
 
-def client_config(config: Any, bootstrap: str) -> dict[str, Any]:
+def client_config(config: ConsumerConfig, bootstrap: str) -> dict[str, Any]:
     """librdkafka settings for one fetcher, from the legacy properties that govern a fetch."""
     fetch_max = max(config.fetch_message_max_bytes, 52_428_800)
     return {
@@ -66,6 +67,9 @@ def client_config(config: Any, bootstrap: str) -> dict[str, Any]:
         "enable.partition.eof": False,
         "auto.offset.reset": "error",
         "max.partition.fetch.bytes": config.fetch_message_max_bytes,
+        # librdkafka's own prefetch, per fetcher thread: one fetch size, so that what waits in
+        # the client stays within the same bound as each chunk (docs/datapath.md).
+        "queued.max.messages.kbytes": max(1, -(-config.fetch_message_max_bytes // 1024)),
         "fetch.max.bytes": fetch_max,
         "receive.message.max.bytes": fetch_max + 1_000_000,
         "fetch.min.bytes": max(1, config.fetch_min_bytes),
@@ -78,6 +82,17 @@ def client_config(config: Any, bootstrap: str) -> dict[str, Any]:
         "socket.receive.buffer.bytes": config.socket_receive_buffer_bytes,
         "logger": librdkafka_log,
     }
+
+
+def split_chunks(messages: list[Message], limit: int) -> list[tuple[list[Message], int]]:
+    """Consecutive pieces of at most ``limit`` value bytes; a larger message stands alone."""
+    ends = list(accumulate(map(len, messages)))
+    pieces, start, base = [], 0, 0
+    while start < len(messages):
+        end = max(bisect_right(ends, base + limit, lo=start), start + 1)
+        pieces.append((messages[start:end], ends[end - 1] - base))
+        base, start = ends[end - 1], end
+    return pieces
 
 
 class FetcherState(enum.Enum):
@@ -108,7 +123,7 @@ class _Assigned:
 class FetcherThread(threading.Thread):
     """One fetcher: a manual-assignment consumer on one broker feeding chunk queues."""
 
-    def __init__(self, name: str, fetcher_id: int, leader: Leader, config: Any,
+    def __init__(self, name: str, fetcher_id: int, leader: Leader, config: ConsumerConfig,
                  on_partition_errors: Callable[[FetcherThread, set[TopicPartition]], None],
                  on_failure: Callable[[FetcherThread, BaseException], None]) -> None:
         super().__init__(name=name, daemon=True)
@@ -312,7 +327,14 @@ class FetcherThread(threading.Thread):
         a.nbytes += sum(map(len, run)) if nbytes is None else nbytes
 
     def _flush(self, consumer: Consumer) -> None:
-        """Queue each partition's converted messages as one chunk (blocking while full)."""
+        """Queue each partition's converted messages as chunks (blocking while full).
+
+        A chunk holds at most ``fetch.message.max.bytes`` of values, as the original's did (one
+        fetch per partition, bounded by that size): with ``queued.max.message.chunks`` this
+        bounds what a stream's queue holds. A message larger than the fetch size is queued as
+        the original's chunk without valid bytes, and fetched again, until the size is raised.
+        """
+        limit = self._config.fetch_message_max_bytes
         for a in list(self._assigned.values()):
             if not a.converted:
                 continue
@@ -322,11 +344,20 @@ class FetcherThread(threading.Thread):
             if info.fetched_offset != a.expected:  # reset while converting: drop, follow it
                 self._seek(consumer, a, info.fetched_offset)
                 continue
-            if not info.queue.put(FetchedDataChunk(messages, info, a.expected, nbytes),
-                                  self._stop_event):
-                return
-            a.expected = a.next_offset
-            info.reset_fetch_offset(a.next_offset)
+            pieces = [(messages, nbytes)] if nbytes <= limit else split_chunks(messages, limit)
+            for piece, size in pieces:
+                if size > limit:  # one message alone, over the fetch size
+                    offset = _M_OFFSET(piece[0])
+                    if not info.queue.put(FetchedDataChunk([], info, offset, 0, oversized=True),
+                                          self._stop_event):
+                        return
+                    self._seek(consumer, a, offset)
+                    break
+                if not info.queue.put(FetchedDataChunk(piece, info, a.expected, size),
+                                      self._stop_event):
+                    return
+                a.expected = _M_OFFSET(piece[-1]) + 1
+                info.reset_fetch_offset(a.expected)
             high = consumer.get_watermark_offsets(a.ktp, cached=True)[1]
             if high >= 0:
                 info.high_watermark = high

@@ -16,10 +16,19 @@ from typing import Any, NamedTuple
 
 from confluent_kafka import TIMESTAMP_NOT_AVAILABLE, Message
 
+# ZKCONSUMER_REQUIRE_SPEEDUPS=1 turns a missing C extension into an error at import, so a build
+# without it cannot pass for one with it (the test command sets it where a C compiler exists).
+REQUIRE_SPEEDUPS_ENV = "ZKCONSUMER_REQUIRE_SPEEDUPS"
+
 speedups: ModuleType | None
 try:
     from zkconsumer.datapath import _speedups as speedups
-except ImportError:  # built without a C compiler: the pure-Python records below
+except ImportError as exc:  # built without a C compiler: the pure-Python records below
+    if os.environ.get(REQUIRE_SPEEDUPS_ENV) == "1":
+        raise ImportError(
+            f"{REQUIRE_SPEEDUPS_ENV}=1 but the C extension zkconsumer.datapath._speedups is "
+            f"not built ({exc}); reinstall with a C compiler on PATH (make install) or unset "
+            f"{REQUIRE_SPEEDUPS_ENV}") from exc
     speedups = None
 
 log = logging.getLogger(__name__)

@@ -30,7 +30,7 @@ from confluent_kafka import Message
 from zkconsumer.datapath.chunks import SHUTDOWN_COMMAND, ChunkQueue
 from zkconsumer.datapath.position import PartitionTopicInfo
 from zkconsumer.datapath.records import OFFSET_OF, MessageAndMetadata, records, value_bytes
-from zkconsumer.errors import ConsumerTimeoutException
+from zkconsumer.errors import ConsumerTimeoutException, MessageSizeTooLargeException
 
 log = logging.getLogger(__name__)
 
@@ -108,6 +108,13 @@ class _Reader:
                           " Consumer may lose data", consumed, chunk.fetch_offset, info)
                 info.reset_consume_offset(chunk.fetch_offset)
                 consumed = chunk.fetch_offset
+            if chunk.oversized:  # the original's chunk without valid bytes
+                raise MessageSizeTooLargeException(
+                    "Found a message larger than the maximum fetch size of this consumer on "
+                    f"topic {info.topic} partition {info.partition} at fetch offset "
+                    f"{chunk.fetch_offset}. Increase the fetch size "
+                    f"(fetch.message.max.bytes), or decrease the maximum message size the "
+                    "broker will allow.")
             # Messages below the consumed offset were returned before (a redelivery after a
             # reset or a rebalance): skip them. Unlike the original, a chunk's last message is
             # skipped too when it is old, instead of being returned and moving the offset back.

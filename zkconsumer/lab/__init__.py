@@ -5,6 +5,11 @@
 ...                                         events=("join",), members=4, partitions=8))
 """
 
+from zkconsumer.extras import require
+
+require("lab", "zkconsumer.lab")  # before anything that needs it
+
+
 from zkconsumer.lab.runner import run_experiment
 from zkconsumer.lab.spec import (
     EVENTS,

@@ -36,7 +36,6 @@ nothing but the sweep (plus their rare pings).
 
 from __future__ import annotations
 
-import contextlib
 import logging
 import os
 import tempfile
@@ -44,16 +43,23 @@ import threading
 import time
 import traceback
 import uuid
-from collections.abc import Callable, Iterator
-from dataclasses import dataclass, field
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any, TextIO
 
 from zkconsumer.admin import create_topic
-from zkconsumer.lab.drivers import DRIVERS, Driver, get_driver
-from zkconsumer.lab.drivers.broker import STATS_INTERVAL_MS
-from zkconsumer.lab.fits import loglog_fit
+from zkconsumer.lab import herd_settle as settle
+from zkconsumer.lab.drivers import Driver, get_driver
 from zkconsumer.lab.group import LabGroup, member_name
+from zkconsumer.lab.herd_servers import HerdServers, herd_servers
+from zkconsumer.lab.herd_spec import (
+    SCENARIO,
+    HerdError,
+    HerdResult,
+    HerdSpec,
+    failed_point,
+    fit_runs,
+)
 from zkconsumer.lab.metrics import ZOOKEEPER_FAMILY, EventWindow, event_metrics, metric_notes
 from zkconsumer.lab.mntr import (
     PingRate,
@@ -63,167 +69,9 @@ from zkconsumer.lab.mntr import (
     server_requests,
 )
 from zkconsumer.lab.progress import Progress
-from zkconsumer.lab.records import Coord, Lifecycle
-from zkconsumer.lab.spec import RunResult, RunStatus, Timing
-from zkconsumer.zk import paths
-from zkconsumer.zk.codec import BrokerRegistration, encode_broker
+from zkconsumer.lab.spec import RunResult, RunStatus
 
 log = logging.getLogger(__name__)
-
-SCENARIO = "herd"
-HERD_EVENTS = ("join", "leave")
-DEFAULT_SIZES = (4, 8, 16, 32, 64)
-# A long ZooKeeper session makes idle clients ping rarely (every timeout/3): the server-side
-# count then needs only a tiny correction. Formation and events do not wait on the timeout.
-HERD_TIMING = Timing(session_timeout_ms=30000, rebalance_backoff_ms=1000,
-                     rebalance_max_retries=10, quiet_s=2.0, formation_deadline_s=180.0,
-                     event_deadline_s=120.0, produce_rate=0.0, request_sample_interval_s=0.25)
-# Coordination records that show a member took part in a rebalance.
-_REBALANCING = {Coord.ATTEMPT.value, Coord.REBALANCE_STARTED.value,
-                Coord.REBALANCE_SUCCEEDED.value}
-
-
-class HerdError(Exception):
-    """The growing group could not be formed or measured (the rest of the sweep is skipped)."""
-
-
-@dataclass(frozen=True)
-class HerdSpec:
-    """One herd sweep.
-
-    ``members``: the stable group sizes N at which the events are measured. ``zk_connect`` /
-    ``bootstrap`` name running servers; ``dedicated_zookeeper`` (default) runs the sweep on a
-    ZooKeeper of its own (the broker registered in it), so that no other client's traffic is in
-    the server-side counts; without it and without ``zk_connect``, embedded servers are started.
-    ``settle_margin_s``: waited after the group settled and before each snapshot, so every
-    member has sampled its counters since its last request (None: twice the sampling interval
-    plus a little; ZooKeeper members sample every ``timing.request_sample_interval_s``, broker
-    members every librdkafka statistics interval).
-    ``ping_window_s``: the quiet window the ping rate is measured over, just before each event
-    (at least ``settle_margin_s``: it is also the margin before the first snapshot).
-    """
-
-    protocols: tuple[str, ...] = ("zk-range",)
-    members: tuple[int, ...] = DEFAULT_SIZES
-    partitions: int = 8
-    events: tuple[str, ...] = HERD_EVENTS
-    timing: Timing = field(default_factory=lambda: HERD_TIMING)
-    zk_connect: str | None = None
-    bootstrap: str | None = None
-    dedicated_zookeeper: bool = True
-    out_dir: str | None = None
-    settle_margin_s: float | None = None
-    ping_window_s: float = 2.0
-    progress: bool = False
-
-    def validate(self) -> None:
-        unknown = [p for p in self.protocols if p not in DRIVERS]
-        if unknown or not self.protocols:
-            raise ValueError(f"unknown protocol(s) {unknown}; choose from {sorted(DRIVERS)}")
-        bad = [e for e in self.events if e not in HERD_EVENTS]
-        if bad or not self.events:
-            raise ValueError(f"unknown herd event(s) {bad}; choose from {list(HERD_EVENTS)}")
-        if not self.members or min(self.members) < 1:
-            raise ValueError(f"--members needs group sizes >= 1, got {list(self.members)}")
-        if len(set(self.members)) != len(self.members):
-            raise ValueError(f"--members lists a size twice: {list(self.members)}")
-        if self.partitions < 1:
-            raise ValueError(f"--partitions must be >= 1, got {self.partitions}")
-        if self.bootstrap is None and self.zk_connect is not None and not self.dedicated_zookeeper:
-            raise ValueError("a ZooKeeper was named without a broker (--bootstrap)")
-
-    @property
-    def sizes(self) -> tuple[int, ...]:
-        return tuple(sorted(self.members))
-
-    def margin_s(self, family: str) -> float:
-        if self.settle_margin_s is not None:
-            return self.settle_margin_s
-        interval = (self.timing.request_sample_interval_s if family == ZOOKEEPER_FAMILY
-                    else STATS_INTERVAL_MS / 1000.0)
-        return 2 * interval + 0.2
-
-    def points(self) -> int:
-        return len(self.protocols) * len(self.members) * len(self.events)
-
-    def to_json(self) -> dict[str, Any]:
-        return {"protocols": list(self.protocols), "members": list(self.sizes),
-                "partitions": self.partitions, "events": list(self.events),
-                "timing": vars(self.timing), "dedicated_zookeeper": self.dedicated_zookeeper,
-                "settle_margin_s": self.settle_margin_s, "ping_window_s": self.ping_window_s}
-
-
-@dataclass
-class HerdResult:
-    """Every measured point (one RunResult per protocol x N x event) and the fits."""
-
-    spec: HerdSpec
-    runs: list[RunResult]
-    fits: dict[str, dict[str, Any]]
-
-    def fit(self, protocol: str, event: str) -> dict[str, Any] | None:
-        return self.fits.get(f"{protocol}/{event}")
-
-
-# --- servers ----------------------------------------------------------------------------------
-
-
-@dataclass(frozen=True)
-class HerdServers:
-    zk_connect: str
-    bootstrap: str
-
-
-@contextlib.contextmanager
-def herd_servers(spec: HerdSpec) -> Iterator[HerdServers]:
-    """The ZooKeeper the sweep measures and a broker registered in it.
-
-    Dedicated (the default): a fresh embedded ZooKeeper in which the broker (``bootstrap``, or
-    an embedded one started next to a ZooKeeper of its own) is registered with a *persistent*
-    znode, so no session but the members' ever talks to it. Otherwise the named (or
-    environment's) servers, with every other client's traffic in the counts.
-    """
-    from zkconsumer.testing.servers import broker_from_env, zookeeper_from_env
-    from zkconsumer.testing.zookeeper import EmbeddedZooKeeper
-
-    with contextlib.ExitStack() as stack:
-        if not spec.dedicated_zookeeper:
-            zk_connect = stack.enter_context(zookeeper_from_env(spec.zk_connect)).connect_string
-            broker = stack.enter_context(broker_from_env(zk_connect, spec.bootstrap))
-            yield HerdServers(zk_connect, broker.bootstrap)
-            return
-        bootstrap = spec.bootstrap
-        if bootstrap is None:
-            home = stack.enter_context(zookeeper_from_env(spec.zk_connect)).connect_string
-            bootstrap = stack.enter_context(broker_from_env(home)).bootstrap
-        zk_connect = stack.enter_context(EmbeddedZooKeeper()).connect_string
-        register_broker_persistently(zk_connect, bootstrap)
-        yield HerdServers(zk_connect, bootstrap)
-
-
-def register_broker_persistently(zk_connect: str, bootstrap: str, broker_id: int = 0) -> None:
-    """``/brokers/ids/<id>`` for the first bootstrap server, as a persistent znode: legacy
-    consumers find the broker there, and no registration session pings the server."""
-    from kazoo.client import KazooClient
-
-    from zkconsumer.testing.broker import COMMON_PATHS
-
-    host, _, port = bootstrap.split(",")[0].rpartition(":")
-    reg = BrokerRegistration(broker_id=broker_id, host=host, port=int(port),
-                             endpoints=(f"PLAINTEXT://{host}:{port}",))
-    client = KazooClient(hosts=zk_connect)
-    client.start(timeout=15)
-    try:
-        for path in COMMON_PATHS:
-            client.ensure_path(path)
-        client.create(paths.broker(broker_id), encode_broker(reg))
-    finally:
-        client.stop()
-        client.close()
-
-
-# --- the sweep --------------------------------------------------------------------------------
-
 
 def run_herd(spec: HerdSpec, on_result: Callable[[HerdResult], None] | None = None,
              progress_stream: TextIO | None = None) -> HerdResult:
@@ -251,36 +99,9 @@ def run_herd(spec: HerdSpec, on_result: Callable[[HerdResult], None] | None = No
                 log.exception("herd sweep of %s failed", protocol)
                 progress.note(f"{protocol}: sweep FAILED: {exc!r}")
                 for n, event in sweep.remaining():
-                    add(_failed(spec, protocol, n, event, repr(exc), traceback.format_exc()))
+                    add(failed_point(spec, protocol, n, event, repr(exc), traceback.format_exc()))
     progress.close()
     return result
-
-
-def fit_runs(runs: list[RunResult]) -> dict[str, dict[str, Any]]:
-    """``"<protocol>/<event>" -> {"slope", "intercept", "r2", "points": [[N, requests], ...]}``
-    from the measured runs (requests = the clients' count); the ZooKeeper server's count gets
-    its own ``server_slope`` where it was measured."""
-    out: dict[str, dict[str, Any]] = {}
-    keys = dict.fromkeys((r.protocol, r.event) for r in runs if r.scenario == SCENARIO)
-    for protocol, event in keys:
-        ok = [r for r in runs if r.protocol == protocol and r.event == event
-              and r.scenario == SCENARIO and r.status == RunStatus.OK.value]
-        fit = loglog_fit([(r.members, r.metrics.get("coordination_requests")) for r in ok])
-        if fit is None:
-            continue
-        doc = fit.to_json()
-        server = loglog_fit([(r.members, r.metrics.get("zk_requests_server")) for r in ok])
-        doc["server_slope"] = None if server is None else round(server.slope, 4)
-        out[f"{protocol}/{event}"] = doc
-    return out
-
-
-def _failed(spec: HerdSpec, protocol: str, n: int, event: str, reason: str,
-            tb: str | None = None) -> RunResult:
-    return RunResult(protocol=protocol, members=n, partitions=spec.partitions, event=event,
-                     repeat=0, status=RunStatus.FAILED.value, reason=reason,
-                     details={"traceback": tb} if tb else {}, scenario=SCENARIO,
-                     params={"n": n})
 
 
 class _Sweep:
@@ -370,49 +191,36 @@ class _Sweep:
 
         def formed() -> bool:
             self._check_alive()
-            done = {(c.member, c.incarnation) for c in group.records.coord
-                    if c.what == Coord.REBALANCE_SUCCEEDED.value}
-            current = {(h.spec.member, h.spec.incarnation) for h in group.handles.values()}
-            return current <= done and self._coordination_quiet()
+            return (settle.all_rebalanced(group.records.coord, self._current())
+                    and self._coordination_quiet())
 
         if group.wait_settled(timing.formation_deadline_s, check=formed) is None:
             self._check_alive()
             raise HerdError(f"{self.protocol}: a group of {n} did not settle within "
                             f"{timing.formation_deadline_s:.0f} s")
 
+    def _current(self) -> list[settle.Incarnation]:
+        assert self.group is not None
+        return [(h.spec.member, h.spec.incarnation) for h in self.group.handles.values()]
+
     def _check_alive(self) -> None:
         assert self.group is not None
-        for lc in self.group.records.lifecycle:
-            if lc.what is Lifecycle.ERROR:
-                raise HerdError(f"{self.protocol}: member {lc.member}.{lc.incarnation} failed: "
-                                f"{lc.detail.splitlines()[0] if lc.detail else '?'}")
+        failure = settle.member_failure(self.group.records.lifecycle)
+        if failure is not None:
+            raise HerdError(f"{self.protocol}: {failure}")
 
     def _coordination_quiet(self, since: float | None = None, leaver: str | None = None
                             ) -> bool:
-        """No coordination record for ``quiet_s`` and, with ``since``, one after it by a member
-        other than ``leaver``: a leaver's own revocation is not the group noticing (a broker
-        may start the rebalance seconds after the LeaveGroup, the group looking stable)."""
         assert self.group is not None
-        coord = [c for c in self.group.records.coord if c.what != Coord.WATCH_FIRED.value]
-        last = max((c.ts for c in coord), default=0.0)
-        if since is not None and not any(c.ts >= since and c.member != leaver for c in coord):
-            return False
-        return time.time() - last >= self.spec.timing.quiet_s
+        return settle.coordination_quiet(self.group.records.coord, time.time(),
+                                         self.spec.timing.quiet_s, since, leaver)
 
     def _requests_quiet(self, hold_s: float) -> bool:
-        """Whether every member's request counters stayed the same for ``hold_s`` (ZooKeeper
-        members sample them every ``request_sample_interval_s``)."""
+        """ZooKeeper members sample their counters every ``request_sample_interval_s``."""
         assert self.group is not None
-        group = self.group
         fresh_s = 2 * self.spec.timing.request_sample_interval_s + 0.5
-        now = time.time()
-        samples: dict[tuple[str, int], list[tuple[float, int]]] = {}
-        for s in group.records.requests:
-            samples.setdefault((s.member, s.incarnation), []).append(
-                (s.ts, sum(s.counts.values())))
-        current = [(h.spec.member, h.spec.incarnation) for h in group.handles.values()]
-        return all(_unchanged_since(samples.get(k, []), now - hold_s, now - fresh_s)
-                   for k in current)
+        return settle.requests_quiet(self.group.records.requests, self._current(), time.time(),
+                                     hold_s, fresh_s)
 
     def _wait_requests_quiet(self, hold_s: float) -> None:
         assert self.group is not None
@@ -471,11 +279,7 @@ class _Sweep:
                 return False
             mntr_between += 1
             sent = read_mntr(zk).watch_notifications - before.watch_notifications
-            received = sum(1 for c in group.records.coord
-                           if c.what == Coord.WATCH_FIRED.value and c.ts >= t0)
-            # A leaver's session can be notified of its own registration's deletion while it
-            # closes; that notification reaches nobody's records.
-            return received >= sent - closed
+            return settle.notifications_delivered(group.records.coord, t0, sent, closed)
 
         settled = group.wait_settled(spec.timing.event_deadline_s, check=settled_after_event)
         time.sleep(margin_s)
@@ -486,17 +290,10 @@ class _Sweep:
         metrics = event_metrics(group.records, [], spec.partitions, window,
                                 attempt_counter=self.driver.attempt_counter,
                                 family=self.driver.family)
-        # The leaver's own revocation is its leaving, not a rebalance it took part in.
-        rebalanced = sorted({c.member for c in group.records.coord
-                             if c.what in _REBALANCING and t0 <= c.ts <= t1
-                             and not (event == "leave" and c.member == name)})
+        rebalanced = settle.members_rebalanced(group.records.coord, t0, t1,
+                                               leaver=name if event == "leave" else None)
         metrics["members_rebalanced"] = len(rebalanced)
-        # When the group finished coordinating; differs from time to stable when partitions
-        # never stopped (a cooperative join that moves nothing is stable throughout).
-        last_coord = max((c.ts for c in group.records.coord
-                          if t0 <= c.ts <= t1 and c.what != Coord.WATCH_FIRED.value),
-                         default=None)
-        metrics["coordination_s"] = None if last_coord is None else round(last_coord - t0, 3)
+        metrics["coordination_s"] = settle.coordination_end(group.records.coord, t0, t1)
         notes = metric_notes(self.driver.family, metrics)
         details: dict[str, Any] = {
             "event_ts": t0, "end_ts": t1, "settled": settled is not None,
@@ -538,16 +335,6 @@ class _Sweep:
             scenario=SCENARIO,
             params={"n": n, "size_before": size_before, "size_after": len(group.handles),
                     "member": name})
-
-
-def _unchanged_since(samples: list[tuple[float, int]], since: float, fresh_after: float
-                     ) -> bool:
-    """A sample older than ``since`` and every later one equal to it, the last being fresh."""
-    older = [total for ts, total in samples if ts <= since]
-    later = [(ts, total) for ts, total in samples if ts > since]
-    if not older or not later or later[-1][0] < fresh_after:
-        return False
-    return all(total == older[-1] for _, total in later)
 
 
 def _open_fds() -> int | None:

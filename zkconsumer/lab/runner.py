@@ -22,7 +22,7 @@ import threading
 import time
 import uuid
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, TextIO
 
@@ -237,5 +237,3 @@ def _zk_details(family: str, before: dict[str, float], after: dict[str, float]
     return {"zk_mntr_delta": deltas, "family": family}
 
 
-def with_out_dir(spec: ExperimentSpec, out_dir: str) -> ExperimentSpec:
-    return replace(spec, out_dir=out_dir)

@@ -25,7 +25,7 @@ from __future__ import annotations
 import logging
 import time
 from collections.abc import Callable, Iterable
-from typing import Any, Protocol
+from typing import Protocol
 
 from kazoo.exceptions import NodeExistsError, NoNodeError, SessionExpiredError
 from kazoo.security import Permissions
@@ -34,9 +34,9 @@ from zkconsumer.config import ConsumerConfig
 from zkconsumer.datapath.position import PartitionTopicInfo
 from zkconsumer.errors import CorruptZnode, InvalidConfig, InvalidName
 from zkconsumer.events import EventBus
-from zkconsumer.identity import TopicPartition, consumer_id_of, is_thread_id
 from zkconsumer.metrics import RebalanceMetrics
 from zkconsumer.offsets import OffsetStore
+from zkconsumer.rebalance.claims import OwnerClaims
 from zkconsumer.rebalance.ownership import Ownership
 from zkconsumer.rebalance.plan import (
     Assignor,
@@ -50,11 +50,12 @@ from zkconsumer.rebalance.plan import (
     plan_release,
 )
 from zkconsumer.rebalance.triggers import CHILDREN, DATA, Trigger, WatchSet
+from zkconsumer.rebalance.unreadable import handle_unreadable
+from zkconsumer.rebalance.user_listener import ConsumerRebalanceListener
 from zkconsumer.subscription import Subscription
 from zkconsumer.topic_filter import topic_count_from_registration
 from zkconsumer.zk import codec, paths
 from zkconsumer.zk.corrupt import CorruptionReporter
-from zkconsumer.zk.security import AccessDenied
 from zkconsumer.zk.session import ZkSession
 
 log = logging.getLogger(__name__)
@@ -71,7 +72,7 @@ class RebalanceExecutor:
     def __init__(self, *, consumer_id: str, config: ConsumerConfig, session: ZkSession,
                  subscription: Subscription, ownership: Ownership, offsets: OffsetStore,
                  fetchers: Fetchers, watches: WatchSet, assignor: Assignor, events: EventBus,
-                 metrics: RebalanceMetrics, listener: Any | None,
+                 metrics: RebalanceMetrics, listener: ConsumerRebalanceListener | None,
                  is_shutting_down: Callable[[], bool]) -> None:
         self.consumer_id = consumer_id
         self.group = config.group_id
@@ -88,6 +89,8 @@ class RebalanceExecutor:
         self.listener = listener
         self._is_shutting_down = is_shutting_down
         self.corrupt = CorruptionReporter(consumer_id, events.emit)
+        self.claims = OwnerClaims(consumer_id=consumer_id, group=self.group, session=session,
+                                  corrupt=self.corrupt, metrics=metrics, events=events)
         self._acl_checked = False
 
     def is_shutting_down(self) -> bool:
@@ -190,7 +193,7 @@ class RebalanceExecutor:
             return True
         self.close_fetchers()
         release = plan_release(self.ownership.current.infos)
-        if self.listener is not None and hasattr(self.listener, "before_releasing_partitions"):
+        if self.listener is not None:
             self.listener.before_releasing_partitions(release.listener_map)
         self._release(release)
         view = self._read_view(my_reg)
@@ -210,10 +213,10 @@ class RebalanceExecutor:
             for tp, tid in plan.claims.items()
         }
         self.offsets.checkpoint(offsets)
-        if not self._claim(plan.claims, session_id):
+        if not self.claims.claim(plan.claims, session_id):
             return False
         self.ownership.install(infos, session_id)
-        if self.listener is not None and hasattr(self.listener, "before_starting_fetchers"):
+        if self.listener is not None:
             self.listener.before_starting_fetchers(self.consumer_id, plan.listener_assignment)
         if self.is_shutting_down():
             return False
@@ -245,7 +248,7 @@ class RebalanceExecutor:
             try:
                 legal.append(paths.validate_topic(name))
             except InvalidName as exc:
-                self.corrupt.report(f"{paths.BROKER_TOPICS}/{name}", None, exc,
+                self.corrupt.report(paths.child(paths.BROKER_TOPICS, name), None, exc,
                                     "ignoring the topic")
         return sorted(legal)
 
@@ -307,6 +310,10 @@ class RebalanceExecutor:
             log.info("[%s] not deleting %d owner znode(s) of expired session 0x%x",
                      self.consumer_id, len(release.partitions), gen.session_id)
 
+    def _unreadable(self, path: str, data: bytes | None, problem: Exception) -> None:
+        handle_unreadable(self.corrupt, self.config.unreadable_registration_policy,
+                          path, data, problem)
+
     def _read_view(self, my_reg: codec.ConsumerRegistration) -> GroupView:
         """``AssignmentContext``: every member's registration and every topic's partitions."""
         ids_path = paths.consumer_ids(self.group)
@@ -316,17 +323,19 @@ class RebalanceExecutor:
             try:
                 path = paths.consumer_registration(self.group, member)
             except InvalidName as exc:
-                self.corrupt.report(f"{ids_path}/{member}", None, exc, "skipping the consumer")
+                self._unreadable(paths.child(ids_path, member), None, exc)
                 continue
             data, _ = self.session.get(path)  # a member vanishing mid-read fails the attempt
             try:
                 reg = codec.decode_registration(path, data)
+                for topic, count in reg.subscription:
+                    if count < 1:  # the original's assignment fails on a thread-less member
+                        raise CorruptZnode(
+                            f"{path}: stream count for {topic!r} is {count}: no consumer thread")
                 # A wildcard regex this reader cannot compile is as unusable as bad JSON.
                 topic_count_from_registration(member, reg, self.config.exclude_internal_topics)
             except (CorruptZnode, InvalidConfig) as exc:
-                # Every member reads the same bytes, so every member skips the same consumer
-                # and the group still agrees on one assignment.
-                self.corrupt.report(path, data, exc, "skipping the consumer")
+                self._unreadable(path, data, exc)
                 continue
             regs[member] = reg
         all_topics = None
@@ -350,115 +359,3 @@ class RebalanceExecutor:
                 self.corrupt.report(path, data, exc, "ignoring the topic")
                 partitions[topic] = []
         return GroupView(regs, partitions, all_topics, excl)
-
-    def _claim(self, claims: dict[TopicPartition, str], session_id: int) -> bool:
-        """``reflectPartitionOwnershipDecision`` with rollback on any conflict.
-
-        Rollback also runs when a claim raises (access denied, session gone): owner znodes
-        created earlier in the attempt must not outlive it.
-        """
-        owned: list[tuple[TopicPartition, str]] = []
-        conflicts = 0
-        try:
-            for tp, tid in claims.items():
-                path = paths.owner(self.group, tp.topic, tp.partition)
-                if self._claim_one(path, tid, session_id):
-                    owned.append((tp, path))
-                    continue
-                conflicts += 1
-            if self.session.session_id != session_id:
-                raise SessionExpiredError("the session changed while claiming partitions")
-        except BaseException:
-            self._roll_back(owned, session_id)
-            raise
-        if not conflicts:
-            return True
-        self._roll_back(owned, session_id)
-        self.metrics.add(rollbacks=1)
-        self.events.emit("rollback", partitions=[f"{tp.topic}/{tp.partition}" for tp, _ in owned],
-                         conflicts=conflicts)
-        log.info("[%s] owner conflict on %d partition(s): rolled back %d owner znode(s)",
-                 self.consumer_id, conflicts, len(owned))
-        return False
-
-    def _roll_back(self, owned: list[tuple[TopicPartition, str]], session_id: int) -> None:
-        """Delete this attempt's claims, in their session only (a gone session took them)."""
-        if not self.session.delete_all_in_session((path for _, path in owned), session_id):
-            log.info("[%s] session 0x%x ended: its %d claim(s) of this attempt went with it",
-                     self.consumer_id, session_id, len(owned))
-
-    def _claim_one(self, path: str, tid: str, session_id: int) -> bool:
-        """Create one owner znode; True if it is ours (created or adopted), False on conflict.
-
-        An existing *persistent* znode holding something that is not a thread id cannot be any
-        member's claim (members write thread ids into ephemeral znodes): it is foreign data,
-        reported once, deleted and the claim retried. A well-formed thread id is left alone,
-        persistent or not (it may be an operator's deliberate block, or a tool's): a conflict.
-        An ephemeral znode holding garbage belongs to a live session: a conflict like any other
-        owner, reported once, gone with that session.
-        """
-        for repaired in (False, True):
-            try:
-                self.session.create_ephemeral_in_session(path, codec.encode_owner(tid), session_id)
-                log.debug("[%s] %s successfully owned %s", self.consumer_id, tid, path)
-                return True
-            except NodeExistsError:
-                pass
-            current: str | None
-            try:
-                data, stat = self.session.get(path)
-            except NoNodeError:
-                current, data, stat = None, None, None
-            try:
-                current = None if data is None else codec.decode_owner(path, data)
-            except CorruptZnode as exc:
-                current = "<corrupt>"
-                self.corrupt.report(path, data, exc, "treating the partition as owned by "
-                                    "someone else")
-            if current == tid and stat is not None and stat.ephemeralOwner == session_id:
-                # Written by this session before a connection loss hid the reply.
-                log.info("[%s] %s exists with value %s during connection loss; this is ok",
-                         self.consumer_id, path, tid)
-                return True
-            if current == tid and stat is not None and stat.ephemeralOwner != 0:
-                # Deviation: the original adopted any znode holding its thread id. One held by
-                # another session (our previous one, not yet reaped) dies with that session,
-                # and adopting it would leave us fetching a partition with no owner znode:
-                # a conflict like any other, so the next attempt claims it for real.
-                log.info("[%s] %s holds our thread id %s in session 0x%x, not ours (0x%x)",
-                         self.consumer_id, path, tid, stat.ephemeralOwner, session_id)
-            garbage = current == "<corrupt>" or (current is not None
-                                                 and not _is_thread_id(current))
-            persistent = stat is not None and stat.ephemeralOwner == 0
-            if persistent and garbage and not repaired:
-                self.corrupt.report(path, data, f"persistent owner znode holding {current!r}, "
-                                    "which no member writes", "deleting it")
-                try:
-                    self.session.delete(path)
-                except AccessDenied as exc:
-                    log.warning("[%s] cannot delete foreign owner znode: %s", self.consumer_id,
-                                exc)
-                else:
-                    continue
-            elif garbage and current != "<corrupt>":
-                self.corrupt.report(path, data, f"owner {current!r} is not a consumer thread id",
-                                    "treating the partition as owned by someone else")
-            tp_topic, tp_partition = path.rsplit("/", 2)[1:]
-            self.metrics.add(owner_conflicts=1)
-            self.events.emit("owner_conflict", topic=tp_topic, partition=int(tp_partition),
-                             owner=current, thread_id=tid)
-            log.info("[%s] waiting for the partition ownership to be deleted: %s for topic %s "
-                     "(owner %s)", self.consumer_id, tp_partition, tp_topic, current)
-            return False
-        return False
-
-
-def _is_thread_id(value: str) -> bool:
-    """``<consumer id>-<n>``: what every member, original or ours, writes into owner znodes."""
-    if not is_thread_id(value):
-        return False
-    try:
-        paths.validate_member(consumer_id_of(value))
-    except InvalidName:
-        return False
-    return True

@@ -20,8 +20,6 @@ log = logging.getLogger(__name__)
 
 # Derived from the model registry (zkconsumer.sim.registry): add a protocol there.
 PROTOCOLS = tuple(MODELS)
-LEGACY_PROTOCOLS = ("zk-range", "zk-roundrobin")
-BROKER_PROTOCOLS = ("eager-range", "cooperative-sticky")
 SIMULATED_ONLY = tuple(name for name, e in MODELS.items() if e.simulated_only)
 EVENTS = ("join", "leave", "crash")
 MEMBER_ORDERS = ("random", "start")
@@ -108,10 +106,6 @@ class SimConfig:
                              f"got {self.victim_rank}")
         if self.max_time_s <= 0:
             raise ValueError(f"max_time_s must be > 0, got {self.max_time_s}")
-
-    @property
-    def is_legacy(self) -> bool:
-        return self.protocol in LEGACY_PROTOCOLS
 
     @property
     def simulated_only(self) -> bool:

@@ -57,21 +57,6 @@ time.sleep(600)
 """
 
 
-@dataclass(frozen=True)
-class Measured:
-    """Raw medians in milliseconds (and the expiry factor), before they become a Calibration."""
-
-    read_ms: float
-    read_cpu_ms: float
-    write_ms: float
-    write_cpu_ms: float
-    write_service_ms: float
-    watch_delivery_ms: float
-    connect_ms: float
-    expiry_factor: float | None
-    broker_request_ms: float | None
-
-
 CROWD_CLIENTS = (1, 4, 16, 32)
 CROWD_ZNODES = 300
 CROWD_BURST_S = 1.0

@@ -58,9 +58,6 @@ class OwnershipLedger:
         self._live.add(member)
         self._by_member.setdefault(member, set())
 
-    def is_live(self, member: str) -> bool:
-        return member in self._live
-
     def owned_by(self, member: str) -> set[int]:
         return self._by_member.get(member, set())
 

@@ -10,3 +10,8 @@ cluster. See ``docs/scale.md``.
 - :mod:`.tables`: the sweep table's schema and files; :mod:`.summary`: summary.md and plots.
 - :mod:`.validate`: the simulator against real runs.
 """
+
+from zkconsumer.extras import require
+
+require("spark", "zkconsumer.spark")  # before anything that needs it
+

@@ -22,14 +22,15 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
+from zkconsumer.zk import paths
+
 log = logging.getLogger(__name__)
 
 STATUS_INTERVAL_S = 0.5
-ROOT = "/zkconsumer-spark"
 
 
 def run_root(run_id: str) -> str:
-    return f"{ROOT}/{run_id}"
+    return paths.spark_run(run_id)
 
 
 @dataclass(frozen=True)
@@ -84,12 +85,18 @@ class RunDirectory:
         self.client = client
         self.root = run_root(run_id)
 
+    def _node(self, *names: str) -> str:
+        path = self.root
+        for name in names:
+            path = paths.child(path, name)
+        return path
+
     def create(self) -> None:
         for sub in ("ready", "status"):
-            self.client.ensure_path(f"{self.root}/{sub}")
+            self.client.ensure_path(paths.child(self.root, sub))
 
     def put(self, name: str, value: Mapping[str, Any]) -> None:
-        path = f"{self.root}/{name}"
+        path = paths.child(self.root, name)
         data = json.dumps(value).encode()
         if self.client.exists(path):
             self.client.set(path, data)
@@ -97,30 +104,30 @@ class RunDirectory:
             self.client.create(path, data, makepath=True)
 
     def get(self, name: str) -> dict[str, Any] | None:
-        path = f"{self.root}/{name}"
+        path = paths.child(self.root, name)
         if not self.client.exists(path):
             return None
         data, _ = self.client.get(path)
         return json.loads(data.decode()) if data else {}
 
     def ready(self, task: int) -> None:
-        self.client.create(f"{self.root}/ready/t{task}", b"", makepath=True)
+        self.client.create(self._node("ready", f"t{task}"), b"", makepath=True)
 
     def ready_count(self) -> int:
-        return len(self.client.get_children(f"{self.root}/ready"))
+        return len(self.client.get_children(paths.child(self.root, "ready")))
 
     def publish(self, status: TaskStatus) -> None:
-        path = f"{self.root}/status/t{status.task}"
+        path = self._node("status", f"t{status.task}")
         if self.client.exists(path):
             self.client.set(path, status.to_bytes())
         else:
             self.client.create(path, status.to_bytes(), makepath=True)
 
     def statuses(self) -> list[TaskStatus]:
-        base = f"{self.root}/status"
+        base = self._node("status")
         out = []
         for child in sorted(self.client.get_children(base)):
-            data, _ = self.client.get(f"{base}/{child}")
+            data, _ = self.client.get(paths.child(base, child))
             out.append(TaskStatus.from_bytes(data))
         return out
 

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import logging
 import shutil
-from collections.abc import Iterable, Mapping
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
@@ -67,6 +67,3 @@ def write_tables(df: Any, out_dir: Path) -> list[Path]:
     return [parquet, csv]
 
 
-def rows_to_df(spark: Any, rows: Iterable[Mapping[str, Any]]) -> Any:
-    """A small local list of row dicts as a table DataFrame (tests, validation)."""
-    return spark.createDataFrame([to_record(r) for r in rows], schema_ddl())

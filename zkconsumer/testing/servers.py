@@ -23,6 +23,7 @@ from zkconsumer.errors import ServerError, ZooKeeperUnavailable
 from zkconsumer.testing.broker import EmbeddedBroker, register_broker
 from zkconsumer.testing.kafka import KafkaBroker, kafka_home_from_env
 from zkconsumer.testing.zookeeper import EmbeddedZooKeeper, four_letter
+from zkconsumer.zk import paths
 from zkconsumer.zk.codec import BrokerRegistration
 
 log = logging.getLogger(__name__)
@@ -109,7 +110,8 @@ def _registered_external(zk_connect: str, bootstrap: str) -> Iterator[ExternalBr
         raise ZooKeeperUnavailable(
             f"cannot connect to ZooKeeper at {zk_connect!r}: {exc}") from None
     try:
-        ids = client.get_children("/brokers/ids") if client.exists("/brokers/ids") else []
+        ids = (client.get_children(paths.BROKER_IDS) if client.exists(paths.BROKER_IDS)
+               else [])
         if ids:
             yield ExternalBroker(bootstrap, int(sorted(ids, key=int)[0]))
             return

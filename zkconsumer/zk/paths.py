@@ -24,6 +24,8 @@ BROKER_IDS = "/brokers/ids"
 BROKER_TOPICS = "/brokers/topics"
 CONTROLLER = "/controller"
 CONTROLLER_EPOCH = "/controller_epoch"
+SHARED = frozenset({CONSUMERS, BROKERS, BROKER_TOPICS, BROKER_IDS})  # parents every group shares
+SPARK_RUNS = "/zkconsumer-spark"  # the Spark herd job's run directories
 
 
 def _check(kind: str, name: object, pattern: re.Pattern[str], max_len: int) -> str:
@@ -148,3 +150,18 @@ def leader_candidate(group_name: str, name: str) -> str:
 def assignment(group_name: str) -> str:
     """The leader's published assignment, with its generation, in one znode."""
     return f"{group(group_name)}/assignment"
+
+
+def child(parent: str, name: str) -> str:
+    """``parent/name`` for a ``name`` ZooKeeper itself listed under ``parent``.
+
+    Not validated, on purpose: it names what exists (to walk a tree, or to report a corrupt or
+    foreign znode by its real path), never a znode to create from outside input.
+    """
+    return ("" if parent == "/" else parent.rstrip("/")) + "/" + name
+
+
+def spark_run(run_id: str) -> str:
+    """The Spark herd job's run directory (``zkconsumer.spark.control``)."""
+    return child(SPARK_RUNS, _check("spark run", run_id, _LEGAL_NAME, MAX_NAME_LENGTH))
+

@@ -31,6 +31,7 @@ from typing import Any
 from kazoo.security import ACL, CREATOR_ALL_ACL, OPEN_ACL_UNSAFE, READ_ACL_UNSAFE
 
 from zkconsumer.errors import InvalidConfig, ZkConsumerError
+from zkconsumer.zk import paths
 
 AUTH_SCHEMES = ("digest", "sasl")
 ACL_MODES = ("open", "creator-all-world-read")
@@ -38,7 +39,7 @@ ENV_AUTH = "ZKCONSUMER_ZK_AUTH"
 ENV_ACL = "ZKCONSUMER_ZK_ACL"
 
 #: Created open whatever the ACL mode: every group and broker shares them.
-SHARED_PATHS = frozenset({"/consumers", "/brokers", "/brokers/topics", "/brokers/ids"})
+SHARED_PATHS = paths.SHARED
 
 
 class AccessDenied(ZkConsumerError, PermissionError):

@@ -28,9 +28,9 @@ _RUNNER_NAMES = ("ChaosError", "ChaosReport", "ChaosSpec", "run_chaos")
 
 def __getattr__(name: str) -> Any:
     if name in _RUNNER_NAMES:
-        from zkconsumer.lab.chaos import runner
+        from zkconsumer.lab.chaos import runner, spec
 
-        return getattr(runner, name)
+        return getattr(runner if name == "run_chaos" else spec, name)
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 

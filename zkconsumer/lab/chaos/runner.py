@@ -27,22 +27,14 @@ import threading
 import time
 import uuid
 from collections.abc import Callable, Iterator
-from dataclasses import asdict, dataclass, field
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from kazoo.client import KazooClient
 
 from zkconsumer.admin import create_topic
-from zkconsumer.admin.groups import check_ownership, snapshot, verify_group
-from zkconsumer.admin.tree import children_of
-from zkconsumer.identity import consumer_ids_of
-from zkconsumer.lab.chaos.accounting import (
-    all_deliveries,
-    consumption,
-    event_totals,
-    read_members,
-)
+from zkconsumer.admin.groups import verify_group
 from zkconsumer.lab.chaos.broker_keeper import BrokerRegistrationKeeper
 from zkconsumer.lab.chaos.member import ChaosMemberSpec
 from zkconsumer.lab.chaos.members import ChaosMember, MemberLink
@@ -50,102 +42,15 @@ from zkconsumer.lab.chaos.producer import KeyedProducer
 from zkconsumer.lab.chaos.schedule import (
     Action,
     Kind,
-    ScheduleParams,
     action_counts,
-    build_schedule,
     initial_members,
 )
-from zkconsumer.zk import paths
+from zkconsumer.lab.chaos.settle import GroupUnderTest, stray_znodes, wait_drained, wait_settled
+from zkconsumer.lab.chaos.spec import ChaosError, ChaosReport, ChaosSpec, tally
 
 log = logging.getLogger(__name__)
 
 POLL_S = 0.25
-
-
-class ChaosError(Exception):
-    """The run could not get going (servers, or a group that never formed)."""
-
-
-@dataclass(frozen=True)
-class ChaosSpec:
-    """What to run. The schedule is a function of ``seed``, ``duration_s``, ``members`` and the
-    session timeout only; the same spec replays the same faults in the same order."""
-
-    duration_s: float = 120.0
-    members: int = 6
-    partitions: int = 24
-    seed: int = 1
-    session_timeout_ms: int = 4000
-    rate: float = 50.0                  # records per second during the chaos
-    keys: int = 0                       # 0: two keys per partition
-    mean_gap_s: float = 3.0             # between two actions
-    quiet_s: float = 2.0                # settled = the same good picture for this long
-    formation_deadline_s: float = 60.0
-    settle_deadline_s: float = 90.0
-    drain_deadline_s: float = 60.0
-    session_lost_policy: str = "legacy"
-    out_dir: str | None = None
-
-    def validate(self) -> None:
-        if self.duration_s <= 0:
-            raise ValueError(f"duration must be > 0 s, got {self.duration_s}")
-        if self.members < 1 or self.partitions < 1:
-            raise ValueError(f"members and partitions must be >= 1, got {self.members}, "
-                             f"{self.partitions}")
-        if self.rate <= 0:
-            raise ValueError(f"rate must be > 0, got {self.rate}")
-
-    @property
-    def schedule_params(self) -> ScheduleParams:
-        return ScheduleParams(session_timeout_s=self.session_timeout_ms / 1000.0,
-                              mean_gap_s=self.mean_gap_s)
-
-    def schedule(self) -> list[Action]:
-        return build_schedule(self.seed, self.duration_s, self.members, self.schedule_params)
-
-
-@dataclass
-class ChaosReport:
-    seed: int
-    duration_s: float
-    members: int
-    partitions: int
-    session_timeout_ms: int
-    produced: int = 0
-    consumed_unique: int = 0
-    lost: int = 0
-    duplicates: int = 0
-    unexpected: int = 0
-    rebalances: int = 0
-    failed_rebalances: int = 0
-    failed_attempts: int = 0
-    verify_ok: bool = False
-    verify_violations: list[dict[str, Any]] = field(default_factory=list)
-    stray_znodes: int = -1
-    stray_paths: list[str] = field(default_factory=list)
-    settled: bool = False
-    drained: bool = False
-    actions: dict[str, int] = field(default_factory=dict)            # scheduled, by kind
-    actions_executed: dict[str, int] = field(default_factory=dict)   # done, by kind
-    action_errors: list[str] = field(default_factory=list)
-    members_final: list[str] = field(default_factory=list)
-    member_incarnations: int = 0
-    member_errors: list[str] = field(default_factory=list)
-    producer_errors: list[str] = field(default_factory=list)
-    lost_sample: list[str] = field(default_factory=list)
-    zk_leaders_killed: list[int] = field(default_factory=list)
-    zk_servers_serving: int = 0     # after the faults were healed, of 3
-    broker_reregistrations: int = 0  # see broker_keeper.py
-    phases_s: dict[str, float] = field(default_factory=dict)
-    records_dir: str = ""
-
-    @property
-    def ok(self) -> bool:
-        return (self.lost == 0 and self.verify_ok and self.stray_znodes == 0 and self.settled
-                and self.drained)
-
-    def as_dict(self) -> dict[str, Any]:
-        return {**asdict(self), "ok": self.ok}
 
 
 @dataclass
@@ -166,6 +71,10 @@ class _Run:
 
     def consumer_id(self, name: str) -> str:
         return f"{self.group}_{name}"
+
+    def under_test(self) -> GroupUnderTest:
+        return GroupUnderTest(self.group, self.topic, self.spec.partitions,
+                              lambda: {self.consumer_id(n) for n in self.members})
 
     def spawn(self, name: str) -> ChaosMember:
         link = MemberLink(name, self.servers).start()
@@ -205,6 +114,7 @@ def run_chaos(spec: ChaosSpec, progress: Progress | None = None) -> ChaosReport:
     from zkconsumer.testing.broker import EmbeddedBroker
     from zkconsumer.testing.zookeeper import EmbeddedEnsemble
 
+    produced: list[tuple[str, int]] = []
     say("starting a 3-server ZooKeeper ensemble and the broker")
     with _ensemble(EmbeddedEnsemble(3)) as ensemble, \
             _broker(EmbeddedBroker(ensemble.connect_string)) as broker:
@@ -216,7 +126,6 @@ def run_chaos(spec: ChaosSpec, progress: Progress | None = None) -> ChaosReport:
         create_topic(run.zk_connect, run.topic, spec.partitions, bootstrap=broker.bootstrap)
         producer = KeyedProducer(broker.bootstrap, run.topic, spec.partitions,
                                  spec.keys or 2 * spec.partitions, spec.rate)
-        produced: list[tuple[str, int]] = []
         # Reconnect at once after a leader kill (kazoo's default backoff grows to seconds).
         client = KazooClient(hosts=run.zk_connect, timeout=10.0,
                              connection_retry={"max_tries": -1, "delay": 0.1, "backoff": 1.5,
@@ -225,41 +134,20 @@ def run_chaos(spec: ChaosSpec, progress: Progress | None = None) -> ChaosReport:
         keeper = BrokerRegistrationKeeper(client, broker.broker_id).start()
         try:
             producer.start()
-            say(f"starting {spec.members} members")
-            for name in initial_members(spec.members):
-                run.spawn(name)
-            formed = _wait_settled(client, run, spec.formation_deadline_s,
-                                   min(spec.quiet_s, 1.0))
-            if formed is None:
-                raise ChaosError(f"{spec.members} members did not form a group within "
-                                 f"{spec.formation_deadline_s:.0f} s")
+            _form(run, client, say)
             phase("formed")
             say(f"chaos for {spec.duration_s:.0f} s: {len(schedule)} steps, seed {spec.seed}")
             _execute(run, ensemble, schedule, spec.duration_s, report, say)
             phase("chaos_done")
             producer.stop()
             report.producer_errors = producer.errors[:20]
-            _heal(run, ensemble)
-            report.zk_servers_serving = _serving(ensemble)
-            say("chaos over: faults healed, waiting for the group to settle")
-            report.settled = _wait_settled(client, run, spec.settle_deadline_s,
-                                           spec.quiet_s) is not None
+            _settle(run, client, ensemble, report, say)
             phase("settled" if report.settled else "settle_gave_up")
-            try:
-                verification = verify_group(run.zk_connect, run.group)
-                report.verify_ok = verification.ok
-                report.verify_violations = [v.as_dict() for v in verification.violations][:20]
-            except Exception as exc:  # the verdict is "not ok", and the run still reports
-                report.verify_violations = [{"error": repr(exc)}]
             produced = [(a.key, a.seq) for a in producer.acked]
             say(f"draining: {len(produced)} records acknowledged")
-            report.drained = _wait_drained(records, produced, spec.drain_deadline_s)
+            report.drained = wait_drained(records, produced, spec.drain_deadline_s)
             phase("drained" if report.drained else "drain_gave_up")
-            report.members_final = sorted(run.members)
-            say("stopping every member")
-            _stop_all(run, report)
-            report.stray_paths = _stray_znodes(client, run)
-            report.stray_znodes = len(report.stray_paths)
+            _leave(run, client, report, say)
             phase("stopped")
         finally:
             keeper.stop()
@@ -269,19 +157,45 @@ def run_chaos(spec: ChaosSpec, progress: Progress | None = None) -> ChaosReport:
             client.stop()
             client.close()
     phase("closed")
-    logs = read_members(records)
-    result = consumption(produced, all_deliveries(logs))
-    report.produced, report.consumed_unique = result.produced, result.consumed_unique
-    report.lost, report.duplicates = result.lost, result.duplicates
-    report.unexpected = result.unexpected
-    report.lost_sample = [f"{k}:{s}" for k, s in result.lost_sample]
-    events = event_totals(logs)
-    report.rebalances = events["rebalance_succeeded"]
-    report.failed_rebalances = events["rebalance_failed"]
-    report.failed_attempts = events["attempt_failed"]
-    report.member_incarnations = len(logs)
-    report.member_errors += [f"{m.name}: {e}" for m in logs for e in m.errors][:20]
+    tally(report, produced, records)
     return report
+
+
+def _form(run: _Run, client: KazooClient, say: Progress) -> None:
+    """Phase 1: start the initial members and wait until they form a good group."""
+    spec = run.spec
+    say(f"starting {spec.members} members")
+    for name in initial_members(spec.members):
+        run.spawn(name)
+    if wait_settled(client, run.under_test(), spec.formation_deadline_s,
+                    min(spec.quiet_s, 1.0)) is None:
+        raise ChaosError(f"{spec.members} members did not form a group within "
+                         f"{spec.formation_deadline_s:.0f} s")
+
+
+def _settle(run: _Run, client: KazooClient, ensemble: Any, report: ChaosReport,
+            say: Progress) -> None:
+    """Phase 3 (after the chaos): heal every fault, wait for the group, run the verify tool."""
+    _heal(run, ensemble)
+    report.zk_servers_serving = _serving(ensemble)
+    say("chaos over: faults healed, waiting for the group to settle")
+    report.settled = wait_settled(client, run.under_test(), run.spec.settle_deadline_s,
+                                  run.spec.quiet_s) is not None
+    try:
+        verification = verify_group(run.zk_connect, run.group)
+        report.verify_ok = verification.ok
+        report.verify_violations = [v.as_dict() for v in verification.violations][:20]
+    except Exception as exc:  # the verdict is "not ok", and the run still reports
+        report.verify_violations = [{"error": repr(exc)}]
+
+
+def _leave(run: _Run, client: KazooClient, report: ChaosReport, say: Progress) -> None:
+    """Last phase: every member leaves; nothing of the group may stay in ZooKeeper."""
+    report.members_final = sorted(run.members)
+    say("stopping every member")
+    _stop_all(run, report)
+    report.stray_paths = stray_znodes(client, run.under_test())
+    report.stray_znodes = len(report.stray_paths)
 
 
 @contextlib.contextmanager
@@ -449,65 +363,6 @@ def _serving(ensemble: Any, timeout_s: float = 30.0) -> int:
         time.sleep(POLL_S)
 
 
-# --- settling, draining, stopping ---------------------------------------------------------------
-
-
-def group_picture(client: KazooClient, run: _Run) -> tuple[bool, str, tuple[Any, ...]]:
-    """(good, why not, the ownership seen): good = registered members are exactly the live
-    ones, every partition is owned by a live member's thread, each live member owns one if
-    there are enough partitions, and the verify tool's checks pass."""
-    live = {run.consumer_id(n) for n in run.members}
-    snap = snapshot(client, run.group, [run.topic])
-    registered = {m.consumer_id for m in snap.members}
-    owners = tuple(sorted((p, o or "") for (_, p), o in snap.owners.items()))
-    if registered != live:
-        return False, (f"registered {sorted(registered - live)} not live, live "
-                       f"{sorted(live - registered)} not registered"), owners
-    violations = check_ownership(snap)
-    if violations:
-        return False, f"{len(violations)} violations, e.g. {violations[0]}", owners
-    owning = set(consumer_ids_of(o for _, o in owners))
-    if not owning <= live:
-        return False, f"owned by {sorted(owning - live)}", owners
-    if run.spec.partitions >= len(live) and owning != live:
-        return False, f"idle members {sorted(live - owning)}", owners
-    return True, "", owners
-
-
-def _wait_settled(client: KazooClient, run: _Run, deadline_s: float, quiet_s: float
-                  ) -> float | None:
-    give_up = time.monotonic() + deadline_s
-    since: float | None = None
-    seen: tuple[Any, ...] = ()
-    why = ""
-    while time.monotonic() < give_up:
-        try:
-            good, why, owners = group_picture(client, run)
-        except Exception as exc:  # a read during a leader election: try again
-            good, why, owners = False, repr(exc), ()
-        now = time.monotonic()
-        if good and owners == seen and since is not None:
-            if now - since >= quiet_s:
-                return now
-        elif good:
-            since, seen = now, owners
-        else:
-            since = None
-        time.sleep(POLL_S)
-    log.warning("group %s did not settle within %.0f s: %s", run.group, deadline_s, why)
-    return None
-
-
-def _wait_drained(records: Path, produced: list[tuple[str, int]], deadline_s: float) -> bool:
-    give_up = time.monotonic() + deadline_s
-    while True:
-        if consumption(produced, all_deliveries(read_members(records))).lost == 0:
-            return True
-        if time.monotonic() >= give_up:
-            return False
-        time.sleep(0.5)
-
-
 def _stop_all(run: _Run, report: ChaosReport) -> None:
     """Clean leaves, all at once; a member that does not exit in time is killed (reported)."""
     members = list(run.members.values()) + run.leaving
@@ -521,20 +376,6 @@ def _stop_all(run: _Run, report: ChaosReport) -> None:
             m.kill()
         m.link.stop()
         run.gone.append(m)
-
-
-def _stray_znodes(client: KazooClient, run: _Run, grace_s: float = 2.0) -> list[str]:
-    """Owner and registration znodes left once every member has left (a short grace for the
-    servers to process the last session closes)."""
-    give_up = time.monotonic() + grace_s
-    while True:
-        found = [f"{paths.consumer_ids(run.group)}/{c}"
-                 for c in children_of(client, paths.consumer_ids(run.group))]
-        found += [f"{paths.topic_owners(run.group, run.topic)}/{c}"
-                  for c in children_of(client, paths.topic_owners(run.group, run.topic))]
-        if not found or time.monotonic() >= give_up:
-            return sorted(found)
-        time.sleep(POLL_S)
 
 
 def _cleanup(run: _Run) -> None:

@@ -50,7 +50,7 @@ def write_results(results: Sequence[RunResult], path: Path, spec: SplitBrainSpec
     path.write_text(json.dumps(doc, indent=2, default=str) + "\n", encoding="utf-8")
 
 
-def _median(values: list[Any]) -> Any:
+def _cell_value(values: list[Any]) -> Any:
     """The median, or for yes/no metrics how many said yes (``"k/n"``)."""
     present = [v for v in values if v is not None]
     if present and all(isinstance(v, bool) for v in present):
@@ -74,7 +74,7 @@ def summary_table(results: Sequence[RunResult], scenario: str) -> str:
                                            + [""] * (len(cols) - 1)) + " |")
             notes.append(f"- {protocol}/{event}: {runs[0].status}: {runs[0].reason}")
             continue
-        row = [fmt(_median([r.metrics.get(k) for r in ok]), 2) for k, _ in cols]
+        row = [fmt(_cell_value([r.metrics.get(k) for r in ok]), 2) for k, _ in cols]
         lines.append("| " + " | ".join([protocol, event, n, *row]) + " |")
         for r in runs:
             if r.reason:

@@ -1,0 +1,164 @@
+"""The at-scale split-brain scenarios' rules and metrics, without servers."""
+
+from __future__ import annotations
+
+import pytest
+
+from zkconsumer.lab.metrics import Produced
+from zkconsumer.lab.records import RunRecords
+from zkconsumer.spark.splitbrain_metrics import Window, run_metrics
+from zkconsumer.spark.splitbrain_rules import (
+    Kind,
+    ScenarioParams,
+    not_applicable,
+    parse_list,
+    plan,
+    task_of,
+    zombie_count,
+)
+
+P = ScenarioParams()
+
+
+def test_zombie_plan_cuts_a_fraction_for_longer_than_the_session():
+    pl = plan("zombie", "zk-range", 50, P, seed=3, session_timeout_ms=6000)
+    assert len(pl.zombies) == 5
+    cuts = [a for a in pl.actions if a.kind is Kind.CUT]
+    heals = [a for a in pl.actions if a.kind is Kind.HEAL]
+    assert {a.at_s for a in cuts} == {0.0} and {a.at_s for a in heals} == {12.0}
+    assert {a.member for a in heals} == set(pl.zombies)
+    # the same seed gives the same zombies to every protocol; another seed, others
+    assert plan("zombie", "zk-leader-range", 50, P, 3, 6000).zombies == pl.zombies
+    assert plan("zombie", "zk-range", 50, P, 4, 6000).zombies != pl.zombies
+
+
+def test_zombie_count_is_at_least_one_and_at_most_half():
+    assert zombie_count(2, 0.1) == 1
+    assert zombie_count(200, 0.1) == 20
+    assert zombie_count(4, 0.5) == 2
+
+
+def test_stale_view_gives_every_member_its_own_delay_then_a_burst_of_joins():
+    pl = plan("stale-view", "zk-range", 10, P, seed=1, session_timeout_ms=6000)
+    delays = {a.member: a.value for a in pl.actions if a.kind is Kind.DELAY}
+    assert len(delays) == 12 and all(0 <= d <= 300 for d in delays.values())
+    assert len(set(delays.values())) > 6  # a distribution, not one value
+    assert pl.joiners == ("m00010", "m00011")
+    joins = [a.at_s for a in pl.actions if a.kind is Kind.JOIN]
+    assert joins == [0.1, 0.4]
+
+
+def test_storm_changes_fall_in_the_window_and_never_empty_the_group():
+    params = ScenarioParams(storm_joins=4, storm_leaves=5, storm_window_s=2.0)
+    pl = plan("storm", "zk-range", 4, params, seed=2, session_timeout_ms=6000)
+    assert len(pl.joiners) == 4 and len(pl.leavers) == 3  # one of the four stays
+    assert all(0.0 <= a.at_s <= 2.0 for a in pl.actions)
+    assert len(pl.final_members()) == 4 + 4 - 3
+
+
+def test_members_spread_over_tasks_round_robin():
+    pl = plan("storm", "zk-range", 6, P, seed=0, session_timeout_ms=6000)
+    by_task = [pl.for_task(t, 2) for t in range(2)]
+    assert sum(len(x) for x in by_task) == len(pl.actions)
+    assert all(task_of(a.member, 2) == 1 for a in by_task[1])
+    assert task_of("m00007", 3) == 1
+
+
+def test_zombie_has_no_meaning_for_broker_groups_and_bad_input_is_named():
+    assert "same broker" in not_applicable("eager-range", "zombie")
+    assert not_applicable("zk-leader-range", "zombie") is None
+    assert not_applicable("cooperative-sticky", "storm") is None
+    with pytest.raises(ValueError, match="zombie for cooperative-sticky"):
+        plan("zombie", "cooperative-sticky", 4, P, 0, 6000)
+    with pytest.raises(ValueError, match="'split'"):
+        not_applicable("zk-range", "split")
+    with pytest.raises(ValueError, match="cut factor must be > 1"):
+        plan("zombie", "zk-range", 4, ScenarioParams(cut_factor=0.5), 0, 6000)
+    with pytest.raises(ValueError, match="max-retries must be >= 1, got 0"):
+        ScenarioParams(max_retries=0).validate()
+    with pytest.raises(ValueError, match="zk-rnge"):
+        parse_list("zk-range,zk-rnge", ("zk-range",), "protocols")
+
+
+def _records(lines):
+    rec = RunRecords()
+    for line in lines:
+        rec.add(line)
+    return rec
+
+
+def tl(ts, m, what, *ps):
+    return {"k": "tl", "ts": ts, "m": m, "i": 0, "w": what, "ps": list(ps)}
+
+
+def co(ts, m, what):
+    return {"k": "co", "ts": ts, "m": m, "i": 0, "w": what}
+
+
+def d(ts, m, p, o):
+    return {"k": "d", "ts": ts, "m": m, "i": 0, "p": p, "o": o, "v": p * 1000 + o}
+
+
+def test_a_legacy_zombie_double_owns_delivers_twice_and_commits_late():
+    # m00000 (the zombie) fetches p0 throughout the cut (0..12 s) and stops at 13; m00001 takes
+    # p0 over at 8 s; both deliver offset 5 of p0.
+    pl = plan("zombie", "zk-range", 2, ScenarioParams(zombie_fraction=0.5), 0, 6000)
+    assert pl.zombies == ("m00000",) or pl.zombies == ("m00001",)
+    z = pl.zombies[0]
+    o = "m00001" if z == "m00000" else "m00000"
+    t0 = 100.0
+    rec = _records([
+        tl(90, z, "fetching", 0), tl(90, o, "fetching", 1),
+        d(101, z, 0, 4), d(109, z, 0, 5), d(110, o, 0, 5), d(111, z, 0, 6),
+        tl(108, o, "fetching", 0), co(107, o, "attempt"), co(108, o, "rebalance_succeeded"),
+        co(112.5, z, "commit_ok"), tl(113, z, "revoked", 0),
+        co(113, z, "attempt"), co(113.2, z, "rebalance_succeeded"),
+    ])
+    produced = [Produced(0, o_, 0 * 1000 + o_) for o_ in (4, 5, 6)]
+    m = run_metrics(rec, pl, Window(t0, 120.0, drained_ts=125.0), 2, produced,
+                    offsets_went_back=1, verify_ok=True)
+    assert m["double_owned_partition_s"] == 5.0           # 108 -> 113 on p0
+    assert m["zombie_deliveries"] == 2                     # offsets 5 and 6 while o owned p0
+    assert m["delivered_twice"] == 1                       # p0:5
+    assert m["zombie_commits_accepted"] == 1
+    assert m["zombie_stop_s"] == 13.0
+    assert m["attempts_max"] == 1 and m["conflicts"] == 0
+    assert m["lost"] == 0 and m["offsets_went_back"] == 1 and m["verify_ok"] is True
+
+
+def test_a_fenced_zombie_that_stops_before_the_takeover_double_owns_nothing():
+    pl = plan("zombie", "zk-leader-range", 2, ScenarioParams(zombie_fraction=0.5), 0, 6000)
+    z = pl.zombies[0]
+    o = "m00001" if z == "m00000" else "m00000"
+    rec = _records([tl(90, z, "fetching", 0), tl(90, o, "fetching", 1),
+                    tl(104, z, "revoked", 0), tl(108, o, "fetching", 0), d(109, o, 0, 1)])
+    m = run_metrics(rec, pl, Window(100.0, 120.0), 2, [Produced(0, 1, 1)])
+    assert m["double_owned_partition_s"] == 0.0 and m["zombie_deliveries"] == 0
+    assert m["zombie_stop_s"] == 4.0 and m["zombie_commits_accepted"] == 0
+    assert m["lost"] == 0
+
+
+def test_a_storm_that_gives_up_leaves_partitions_unowned_until_the_repair():
+    pl = plan("storm", "zk-range", 3, ScenarioParams(storm_joins=1, storm_leaves=1), 0, 6000)
+    rec = _records([
+        tl(90, "m00000", "fetching", 0, 1), tl(90, "m00001", "fetching", 2),
+        tl(101, "m00000", "revoked", 0, 1), tl(101, "m00001", "revoked", 2),
+        co(101, "m00000", "attempt"), co(101.1, "m00000", "owner_conflict"),
+        co(101.1, "m00000", "rollback"), co(102, "m00000", "rebalance_failed"),
+        co(101, "m00001", "attempt"), tl(101.5, "m00001", "fetching", 2),
+        co(101.5, "m00001", "rebalance_succeeded"),
+        tl(130, "m00001", "fetching", 0, 1),
+    ])
+    m = run_metrics(rec, pl, Window(100.0, 112.0, repair_ts=122.0), 3, [])
+    # p0 and p1 nobody's from 101 on; every member done at 102; unowned until the repair at 122
+    assert m["unowned_partition_s"] == 40.0
+    assert m["rebalances_given_up"] == 1 and m["gave_up_members"] == 1
+    assert m["conflicts"] == 1 and m["rollbacks"] == 1
+    assert m["time_to_stable_s"] is None
+
+
+def test_lost_counts_acknowledged_records_nobody_delivered():
+    pl = plan("storm", "zk-range", 2, ScenarioParams(storm_joins=1, storm_leaves=0), 0, 6000)
+    rec = _records([tl(90, "m00000", "fetching", 0), d(91, "m00000", 0, 0)])
+    m = run_metrics(rec, pl, Window(100.0, 110.0), 1, [Produced(0, 0, 0), Produced(0, 1, 1)])
+    assert m["lost"] == 1 and m["produced"] == 2

@@ -1,0 +1,30 @@
+"""The provenance an experiment verb leaves beside its results (``meta.json`` in ``--out``).
+
+Captured when the verb starts (revision, date, load) and written when it ends (load again), so
+a folder copied into ``results/`` carries the command that reproduces it and the machine facts
+that decide whether its timings compare with another run's.
+"""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+
+from zkconsumer.results import Provenance, capture, write_provenance
+
+EMBEDDED_BROKER = "tansu-0.6.0"
+
+
+def broker_of(args: argparse.Namespace) -> str:
+    """The broker a verb measured: the embedded Tansu unless ``--bootstrap`` named another."""
+    bootstrap = getattr(args, "bootstrap", None)
+    return f"external:{bootstrap}" if bootstrap else EMBEDDED_BROKER
+
+
+def start(command: str, args: argparse.Namespace, **extra: object) -> Provenance:
+    return capture(command, broker=broker_of(args), **extra)
+
+
+def finish(out_dir: Path, prov: Provenance) -> Path:
+    """Write ``meta.json`` into ``out_dir``."""
+    return write_provenance(out_dir, prov)

@@ -1,0 +1,295 @@
+"""Generated blocks of docs/split-brain-at-scale.md, from ``results/splitbrain/``.
+
+- ``splitbrain-real``: the real runs (every ``real-*/sweep.csv``), one line per run;
+- ``splitbrain-validation``: the simulator against those runs (``validation/checks.csv``);
+- ``splitbrain-giveup``: simulated probability that some member gives up in a storm, vs N and
+  ``rebalance.max.retries`` (``sim-storm-r*/``), with a plot;
+- ``splitbrain-zombie``: simulated double-owned partition-seconds vs N and the cut-off fraction
+  (``sim-zombie-f*/``), log-log plot.
+"""
+
+from __future__ import annotations
+
+import csv
+import json
+import logging
+import re
+import statistics
+from collections import defaultdict
+from pathlib import Path
+from typing import Any
+
+from zkconsumer.results.plotting import pyplot, save_svg
+from zkconsumer.results.registry import Context, figure
+
+log = logging.getLogger(__name__)
+
+AREA = "splitbrain"
+BROKER = ("eager-range", "cooperative-sticky")
+
+
+def _rows(folder: Path) -> list[dict[str, str]]:
+    path = folder / "sweep.csv"
+    if not path.is_file():
+        return []
+    with open(path, newline="") as fh:
+        return list(csv.DictReader(fh))
+
+
+def _meta(folder: Path) -> dict[str, Any]:
+    path = folder / "meta.json"
+    return json.loads(path.read_text()) if path.is_file() else {}
+
+
+def _num(v: str | None) -> float | None:
+    return None if v in (None, "") else float(v)
+
+
+def _f(v: float | None, digits: int = 1) -> str:
+    return "—" if v is None else f"{v:,.{digits}f}"
+
+
+def _provenance(folders: list[Path]) -> list[str]:
+    out = []
+    for d in folders:
+        m = _meta(d)
+        if not m:
+            continue
+        machine = m.get("machine", {})
+        out.append(f"- `{d.name}`: {m.get('date', '?')}, revision {m.get('revision', '?')[:10]}, "
+                   f"{machine.get('cores', '?')} cores, load {machine.get('loadavg', '?')} → "
+                   f"{machine.get('loadavg_end', '?')}, broker {m.get('broker') or 'none'}: "
+                   f"`{m.get('command', '')}`")
+    return out
+
+
+@figure("splitbrain-real", source="results/splitbrain/real-*")
+def real_runs(ctx: Context) -> str:
+    folders = sorted((ctx.results / AREA).glob("real-*"))
+    rows = [r for d in folders for r in _rows(d)]
+    if not rows:
+        return "No real runs committed yet."
+    lines = ["| scenario | protocol | N | P | seed | double-owned part·s | zombie deliveries | "
+             "delivered twice | offsets back | zombies stopped s | conflicts | rollbacks | "
+             "max attempts | stale decisions | given up (members) | unowned part·s | "
+             "stable s | verify | repaired | lost |", "|" + "---|" * 20]
+    na = {}
+    for r in sorted(rows, key=lambda r: (r["scenario"], r["protocol"], int(r["members"]))):
+        if r["applicable"] != "true" or r["reason"]:
+            na[(r["protocol"], r["scenario"])] = r["reason"]
+            continue
+        gu = f"{r['rebalances_given_up']} ({r['gave_up_members']})"
+        verify = {"true": "ok", "false": "FAILED"}.get(r["verify_ok"], "—")
+        lines.append(
+            f"| {r['scenario']} | {r['protocol']} | {r['members']} | {r['partitions']} | "
+            f"{r['seed']} | {_f(_num(r['double_owned_partition_s']))} | "
+            f"{r['zombie_deliveries']} | {r['delivered_twice']} | {r['offsets_went_back']} | "
+            f"{_f(_num(r['zombie_stop_s']))} | {r['conflicts']} | {r['rollbacks']} | "
+            f"{r['attempts_max']} | {r['stale_decisions']} | {gu} | "
+            f"{_f(_num(r['unowned_partition_s']))} | {_f(_num(r['time_to_stable_s']))} | "
+            f"{verify} | {'yes' if r['repaired'] == 'true' else 'no'} | {r['lost']} |")
+    if na:
+        lines += ["", "Not applicable or failed:", ""]
+        lines += [f"- {p} / {s}: {why}" for (p, s), why in sorted(na.items())]
+    lines += ["", "Runs (raw data, command, revision, machine and load in each folder's "
+                  "`meta.json`):", "", *_provenance(folders)]
+    return "\n".join(lines)
+
+
+@figure("splitbrain-validation", source="results/splitbrain/validation")
+def validation(ctx: Context) -> str:
+    folder = ctx.results / AREA / "validation"
+    path = folder / "checks.csv"
+    if not path.is_file():
+        return "No validation committed yet."
+    with open(path, newline="") as fh:
+        checks = list(csv.DictReader(fh))
+    cells: dict[tuple[str, ...], bool] = {}
+    for c in checks:
+        key = (c["protocol"], c["scenario"], c["members"], c["seed"])
+        cells[key] = cells.get(key, True) and c["ok"] == "True"
+    lines = [f"**{sum(cells.values())} of {len(cells)} cells** "
+             f"({sum(c['ok'] == 'True' for c in checks)} of {len(checks)} metric checks) "
+             "within the tolerances fixed in advance.", "",
+             "| protocol | scenario | N | metric | real | sim (median of 5 draws) | rule | ok |",
+             "|---|---|---|---|---|---|---|---|"]
+    for c in sorted(checks, key=lambda c: (c["scenario"], c["protocol"], int(c["members"]),
+                                           c["metric"])):
+        lines.append(f"| {c['protocol']} | {c['scenario']} | {c['members']} | {c['metric']} | "
+                     f"{_f(_num(c['real']), 2)} | {_f(_num(c['sim']), 2)} | {c['rule']} | "
+                     f"{'yes' if c['ok'] == 'True' else '**no**'} |")
+    return "\n".join(lines + ["", *_provenance([folder])])
+
+
+def _by(rows: list[dict[str, str]], metric: str) -> dict[tuple[str, int], list[float]]:
+    out: dict[tuple[str, int], list[float]] = defaultdict(list)
+    for r in rows:
+        v = _num(r.get(metric))
+        if r["applicable"] == "true" and v is not None:
+            out[(r["protocol"], int(r["members"]))].append(v)
+    return out
+
+
+def _suffix(folder: Path, prefix: str) -> str:
+    return folder.name.removeprefix(prefix)
+
+
+def _giveup_block(ctx: Context, prefix: str, svg: str, title: str) -> str:
+    folders = sorted((ctx.results / AREA).glob(f"{prefix}*"),
+                     key=lambda d: int(re.sub(r"\D", "", d.name.removeprefix(prefix)) or 0))
+    if not folders:
+        return "No simulated storm committed yet."
+    plt = pyplot()
+    fig, ax = plt.subplots(figsize=(6, 4))
+    sizes = sorted({int(r["members"]) for d in folders for r in _rows(d)})
+    header = ["protocol", "retries", *(f"N={n:,}" for n in sizes)]
+    lines = ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
+    for d in folders:
+        retries = _suffix(d, prefix)
+        probs = _by(_rows(d), "p_give_up")
+        for protocol in sorted({p for p, _ in probs}):
+            pts = [(n, statistics.fmean(probs[(protocol, n)])) for n in sizes
+                   if (protocol, n) in probs]
+            lines.append(f"| {protocol} | {retries} | " +
+                         " | ".join(f"{p:.2f}" for _, p in pts) + " |")
+            if protocol == "zk-range" or retries == "1":
+                label = f"{protocol}, retries {retries}" if protocol == "zk-range" else \
+                    f"{protocol} (any budget)"
+                ax.plot([n for n, _ in pts], [p for _, p in pts],
+                        "-o" if protocol == "zk-range" else ":", markersize=3, label=label)
+    ax.set_xscale("log")
+    ax.set_xlabel("members N")
+    ax.set_ylabel("P(some member gives up)")
+    ax.set_title(title)
+    ax.grid(True, which="both", alpha=0.3)
+    ax.legend(fontsize=6)
+    fig.tight_layout()
+    save_svg(fig, ctx.figures / svg)
+    return "\n".join([f"![P(give up) vs N]({ctx.plot_link(svg)})", "",
+                      *lines, "", *_provenance(folders)])
+
+
+@figure("splitbrain-giveup", source="results/splitbrain/sim-storm-r*")
+def give_up(ctx: Context) -> str:
+    return _giveup_block(ctx, "sim-storm-r", "splitbrain-giveup.svg",
+                         "storm: 3 joins + 3 leaves in 2 s, one host per member (simulated)")
+
+
+@figure("splitbrain-giveup-here", source="results/splitbrain/sim-here-storm-r*")
+def give_up_here(ctx: Context) -> str:
+    return _giveup_block(ctx, "sim-here-storm-r", "splitbrain-giveup-here.svg",
+                         "storm: members in 2 processes on this machine (simulated)")
+
+
+@figure("splitbrain-zombie", source="results/splitbrain/sim-zombie-f*")
+def zombie(ctx: Context) -> str:
+    folders = sorted((ctx.results / AREA).glob("sim-zombie-f*"))
+    if not folders:
+        return "No simulated zombie sweep committed yet."
+    plt = pyplot()
+    fig, ax = plt.subplots(figsize=(6, 4))
+    sizes = sorted({int(r["members"]) for d in folders for r in _rows(d)})
+    header = ["protocol", "cut-off fraction", *(f"N={n:,}" for n in sizes)]
+    lines = ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
+    for d in folders:
+        frac = _suffix(d, "sim-zombie-f")
+        dbl = _by(_rows(d), "double_owned_partition_s")
+        for protocol in sorted({p for p, _ in dbl}):
+            pts = [(n, statistics.median(dbl[(protocol, n)])) for n in sizes
+                   if (protocol, n) in dbl]
+            lines.append(f"| {protocol} | {frac} | " +
+                         " | ".join(f"{v:,.1f}" for _, v in pts) + " |")
+            shown = [(n, v) for n, v in pts if v > 0]
+            if shown:
+                ax.plot([n for n, _ in shown], [v for _, v in shown], "-o", markersize=3,
+                        label=f"{protocol}, fraction {frac}")
+    ax.set_xscale("log")
+    ax.set_yscale("log")
+    ax.set_xlabel("members N")
+    ax.set_ylabel("double-owned partition·s (median)")
+    ax.set_title("zombie: cut 2 sessions, P = 64 (simulated; 0 is not drawn)")
+    ax.grid(True, which="both", alpha=0.3)
+    ax.legend(fontsize=6)
+    fig.tight_layout()
+    save_svg(fig, ctx.figures / "splitbrain-zombie.svg")
+    return "\n".join([f"![double-owned vs N]({ctx.plot_link('splitbrain-zombie.svg')})", "",
+                      *lines, "", *_provenance(folders)])
+
+
+def _sizes_where(rows: list[dict[str, str]], protocol: str, scenario: str, metric: str
+                 ) -> tuple[list[int], list[int]]:
+    """(sizes run, sizes where ``metric`` > 0) of the real rows of one protocol/scenario."""
+    run, hit = set(), set()
+    for r in rows:
+        if (r["protocol"], r["scenario"]) != (protocol, scenario) or r["reason"]:
+            continue
+        run.add(int(r["members"]))
+        if (_num(r.get(metric)) or 0) > 0:
+            hit.add(int(r["members"]))
+    return sorted(run), sorted(hit)
+
+
+def _sum(rows: list[dict[str, str]], protocols: tuple[str, ...], metric: str) -> float:
+    return sum(_num(r.get(metric)) or 0 for r in rows
+               if r["protocol"] in protocols and not r["reason"])
+
+
+@figure("splitbrain-findings", source="results/splitbrain")
+def findings(ctx: Context) -> str:
+    base = ctx.results / AREA
+    real = [r for d in sorted(base.glob("real-*")) for r in _rows(d)]
+    out = []
+    if real:
+        run, hit = _sizes_where(real, "zk-range", "zombie", "double_owned_partition_s")
+        out.append(f"- **Zombie, real.** The legacy group double-owned partitions at N = "
+                   f"{', '.join(map(str, hit)) or 'none'} of {', '.join(map(str, run))} "
+                   f"({_f(_sum(real, ('zk-range',), 'double_owned_partition_s'))} partition·s "
+                   f"in all, {int(_sum(real, ('zk-range',), 'zombie_deliveries'))} deliveries by "
+                   f"zombies while another member owned the partition, "
+                   f"{int(_sum(real, ('zk-range',), 'offsets_went_back'))} committed offsets "
+                   f"going back); the fenced leader mode double-owned "
+                   f"{_f(_sum(real, ('zk-leader-range',), 'double_owned_partition_s'))} "
+                   f"partition·s with "
+                   f"{int(_sum(real, ('zk-leader-range',), 'offsets_went_back'))} offsets going "
+                   f"back: its zombies stopped fetching when their client suspended the "
+                   f"connection, before their sessions could expire.")
+        run, hit = _sizes_where(real, "zk-range", "storm", "rebalances_given_up")
+        failed = sum(1 for r in real if r["verify_ok"] == "false")
+        repaired = sum(1 for r in real if r["repaired"] == "true")
+        out.append(f"- **Storm, real** (`rebalance.max.retries` 1). Legacy members gave up a "
+                   f"rebalance at N = {', '.join(map(str, hit)) or 'none'} of "
+                   f"{', '.join(map(str, run)) or 'none'} "
+                   f"({int(_sum(real, ('zk-range',), 'rebalances_given_up'))} rebalances given "
+                   f"up in all); the verify tool failed at the end of {failed} real run(s) and "
+                   f"{repaired} run(s) needed the repair event to own every partition again. "
+                   f"Leader mode: {int(_sum(real, ('zk-leader-range',), 'rebalances_given_up'))} "
+                   f"given up, {int(_sum(real, ('zk-leader-range',), 'conflicts'))} conflicts; "
+                   f"broker groups: {int(_sum(real, BROKER, 'rebalances_given_up'))} given up, "
+                   f"{int(_sum(real, BROKER, 'conflicts'))} conflicts.")
+        out.append(f"- **Lost**: {int(_sum(real, tuple({r['protocol'] for r in real}), 'lost'))}"
+                   f" acknowledged records lost over all {len(real)} real rows.")
+    storms = [(d, "one host per member") for d in base.glob("sim-storm-r*")] + \
+        [(d, "this machine's placement") for d in base.glob("sim-here-storm-r*")]
+    for d, where in sorted(storms, key=lambda x: (x[1], int(re.sub(r"\D", "", x[0].name)))):
+        probs = _by(_rows(d), "p_give_up")
+        legacy = sorted((n, statistics.fmean(v)) for (p, n), v in probs.items()
+                        if p == "zk-range")
+        first = next((n for n, p in legacy if p >= 0.5), None)
+        others = max((statistics.fmean(v) for (p, _), v in probs.items() if p != "zk-range"),
+                     default=0.0)
+        retries = re.sub(r"\D", "", d.name)
+        out.append(f"- **Storm, simulated ({where}), retries {retries}**: some legacy "
+                   f"member gives up with probability ≥ 0.5 from N = "
+                   f"{first if first is not None else 'never (up to the largest N run)'}"
+                   f"; the highest probability for the other protocols is {others:.2f}.")
+    for d in sorted(base.glob("sim-zombie-f*")):
+        dbl = _by(_rows(d), "double_owned_partition_s")
+        legacy = sorted((n, statistics.median(v)) for (p, n), v in dbl.items()
+                        if p == "zk-range")
+        pos = [n for n, v in legacy if v > 0]
+        leader = max((max(v) for (p, _), v in dbl.items() if p == "zk-leader-range"),
+                     default=0.0)
+        out.append(f"- **Zombie, simulated, fraction {_suffix(d, 'sim-zombie-f')}**: legacy "
+                   f"double ownership (median > 0) at N = {', '.join(map(str, pos)) or 'none'}"
+                   f"; leader mode: {_f(leader)} partition·s at most.")
+    return "\n".join(out) if out else "No results committed yet."

@@ -1,0 +1,265 @@
+"""The split-brain sweep as a Spark application: ``--mode real`` or ``--mode sim``.
+
+    spark-submit zkconsumer/spark/splitbrain.py --mode sim --members 4,100,1000,10000 \\
+        --partitions 64 --protocols zk-range,zk-leader-range,eager-range,cooperative-sticky \\
+        --scenarios zombie,stale-view,storm --seeds 20 --out DIR
+    zkconsumer spark split-brain --mode real --members 50,100 --partitions 64 \\
+        --scenarios zombie --tasks 2 --out DIR
+
+Both modes write ``DIR/sweep.parquet``, ``DIR/sweep.csv`` (one row per mode, protocol, scenario,
+N, P, seed), ``DIR/summary.md``, the plots and ``DIR/meta.json``. Real mode hosts real members
+in Spark tasks, faults through per-member fault proxies (:mod:`.splitbrain_task`); sim mode runs
+:mod:`zkconsumer.sim.splitbrain` over the grid on the executors. The job fails (exit 1) if any
+run lost an acknowledged record. Without ``--master`` it runs on ``local[*]`` (under
+spark-submit, on the master spark-submit was given).
+"""
+
+from __future__ import annotations
+
+import argparse
+import itertools
+import logging
+import os
+import shlex
+import sys
+import time
+import traceback
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+from zkconsumer.lab.spec import Timing
+from zkconsumer.spark.grid import parse_ints
+from zkconsumer.spark.splitbrain_rules import PROTOCOLS, SCENARIOS, ScenarioParams, parse_list
+
+log = logging.getLogger(__name__)
+
+
+def add_arguments(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--mode", choices=("real", "sim"), required=True)
+    p.add_argument("--members", default="4,16", help="comma-separated group sizes N")
+    p.add_argument("--partitions", default="16", help="comma-separated partition counts")
+    p.add_argument("--protocols", default=",".join(PROTOCOLS), help="comma-separated protocols")
+    p.add_argument("--scenarios", default=",".join(SCENARIOS), help="comma-separated scenarios")
+    p.add_argument("--seeds", type=int, default=1, help="seeds (repeats) per cell")
+    p.add_argument("--first-seed", type=int, default=0,
+                   help="seeds are first-seed .. first-seed + seeds - 1")
+    p.add_argument("--out", required=True, type=Path)
+    p.add_argument("--master", default=None, help="Spark master URL (default: local[*])")
+    p.add_argument("--tasks", type=int, default=2,
+                   help="real: Spark tasks hosting the members; sim: client processes the "
+                        "members share (0: every member on a host of its own)")
+    p.add_argument("--session-timeout-ms", type=int, default=6000)
+    p.add_argument("--rebalance-backoff-ms", type=int, default=1000)
+    p.add_argument("--rebalance-max-retries", type=int, default=10,
+                   help="zombie and stale-view runs (the storm has --max-retries)")
+    p.add_argument("--zombie-fraction", type=float, default=ScenarioParams.zombie_fraction)
+    p.add_argument("--cut-factor", type=float, default=ScenarioParams.cut_factor,
+                   help="zombie cut length in session timeouts (> 1)")
+    p.add_argument("--delay-ms-max", type=float, default=ScenarioParams.delay_ms_max,
+                   help="stale-view: per-member delay drawn uniform in [0, this]")
+    p.add_argument("--burst-joins", type=int, default=ScenarioParams.burst_joins)
+    p.add_argument("--burst-gap-s", type=float, default=ScenarioParams.burst_gap_s)
+    p.add_argument("--storm-joins", type=int, default=ScenarioParams.storm_joins)
+    p.add_argument("--storm-leaves", type=int, default=ScenarioParams.storm_leaves)
+    p.add_argument("--storm-window-s", type=float, default=ScenarioParams.storm_window_s)
+    p.add_argument("--max-retries", type=int, default=ScenarioParams.max_retries,
+                   help="storm: rebalance.max.retries")
+    p.add_argument("--rate", type=float, default=40.0, help="real: messages per second")
+    p.add_argument("--quiet-s", type=float, default=2.5,
+                   help="real: stable this long without change = settled")
+    p.add_argument("--idle-s", type=float, default=None,
+                   help="real: nothing changed anywhere this long = the observation ends "
+                        "(default: 2 backoffs + quiet)")
+    p.add_argument("--calibration", type=Path, default=None,
+                   help="sim: calibration file (default: built in)")
+    p.add_argument("--zk", "--zookeeper", dest="zookeeper",
+                   default=os.environ.get("ZKCONSUMER_ZK"))
+    p.add_argument("--bootstrap", default=os.environ.get("ZKCONSUMER_BOOTSTRAP"))
+
+
+def params_of(args: argparse.Namespace) -> ScenarioParams:
+    params = ScenarioParams(
+        zombie_fraction=args.zombie_fraction, cut_factor=args.cut_factor,
+        delay_ms_max=args.delay_ms_max, burst_joins=args.burst_joins,
+        burst_gap_s=args.burst_gap_s, storm_joins=args.storm_joins,
+        storm_leaves=args.storm_leaves, storm_window_s=args.storm_window_s,
+        max_retries=args.max_retries)
+    params.validate()
+    return params
+
+
+def command_line(args: argparse.Namespace) -> str:
+    parts = ["zkconsumer", "spark", "split-brain"]
+    for action in ("mode", "members", "partitions", "protocols", "scenarios", "seeds",
+                   "first_seed", "tasks",
+                   "session_timeout_ms", "rebalance_backoff_ms", "rebalance_max_retries",
+                   "zombie_fraction", "cut_factor", "delay_ms_max", "burst_joins",
+                   "burst_gap_s", "storm_joins", "storm_leaves", "storm_window_s",
+                   "max_retries", "out"):
+        parts += ["--" + action.replace("_", "-"), str(getattr(args, action))]
+    if args.master:
+        parts += ["--master", args.master]
+    return " ".join(shlex.quote(x) for x in parts)
+
+
+def grid(args: argparse.Namespace) -> list[Any]:
+    from zkconsumer.spark.splitbrain_real import SplitCellKey
+
+    protocols = parse_list(args.protocols, PROTOCOLS, "protocols")
+    scenarios = parse_list(args.scenarios, SCENARIOS, "scenarios")
+    members, partitions = parse_ints(args.members), parse_ints(args.partitions)
+    if min(members) < 2:
+        raise ValueError(f"--members {args.members!r}: a split needs at least 2 members")
+    if args.first_seed < 0:
+        raise ValueError(f"--first-seed must be >= 0, got {args.first_seed}")
+    if args.seeds < 1:
+        raise ValueError(f"--seeds must be >= 1, got {args.seeds}")
+    if args.tasks < (1 if args.mode == "real" else 0):
+        raise ValueError(f"--tasks must be >= {1 if args.mode == 'real' else 0}, got "
+                         f"{args.tasks}")
+    return [SplitCellKey(p, s, n, k, seed) for s, p, n, k, seed in
+            itertools.product(scenarios, protocols, members, partitions,
+                                      range(args.first_seed, args.first_seed + args.seeds))]
+
+
+def run(args: argparse.Namespace, spark: Any = None) -> int:
+    """Run the sweep; ``spark`` reuses a session (tests), else one is created and stopped."""
+    from zkconsumer.results import capture, write_provenance
+    from zkconsumer.spark.session import spark_session
+
+    logging.getLogger("py4j").setLevel(logging.WARNING)
+    params = params_of(args)
+    cells = grid(args)
+    timing = Timing(session_timeout_ms=args.session_timeout_ms,
+                    rebalance_backoff_ms=args.rebalance_backoff_ms,
+                    rebalance_max_retries=args.rebalance_max_retries, quiet_s=args.quiet_s,
+                    produce_rate=args.rate, auto_commit_interval_ms=500,
+                    formation_deadline_s=60.0, event_deadline_s=60.0, drain_deadline_s=30.0)
+    out: Path = args.out
+    out.mkdir(parents=True, exist_ok=True)
+    own = spark is None
+    if own:
+        spark = spark_session(args.master, app=f"zkconsumer-split-brain-{args.mode}")
+    started = time.perf_counter()
+    try:
+        if args.mode == "sim":
+            rows, notes, broker = _sim(spark, cells, params, timing, args), [], ""
+            notes.append(f"Simulated ({len(cells)} runs on {spark.sparkContext.master}).")
+            prov = capture(command_line(args), broker="")
+        else:
+            with _servers(args) as (zk, bootstrap, broker):
+                prov = capture(command_line(args), broker=broker)
+                rows = _real(spark, cells, params, timing, args, zk, bootstrap, broker)
+            notes = [f"Real members in {args.tasks} Spark tasks on "
+                     f"{spark.sparkContext.master}, broker {broker}, session timeout "
+                     f"{timing.session_timeout_ms} ms, rebalance.backoff.ms "
+                     f"{timing.rebalance_backoff_ms}."]
+        return _write(spark, rows, out, args, notes, started, prov, write_provenance)
+    finally:
+        if own:
+            spark.stop()
+
+
+def _servers(args: argparse.Namespace) -> Any:
+    import contextlib
+
+    from zkconsumer.lab.probe import broker_identity
+
+    @contextlib.contextmanager
+    def servers() -> Any:
+        with contextlib.ExitStack() as stack:
+            zk, bootstrap = args.zookeeper, args.bootstrap
+            if not (zk and bootstrap):
+                from zkconsumer.testing.servers import broker_from_env, zookeeper_from_env
+
+                zks = stack.enter_context(zookeeper_from_env(zk))
+                broker = stack.enter_context(broker_from_env(zks.connect_string))
+                zk, bootstrap = zks.connect_string, broker.bootstrap
+            yield zk, bootstrap, broker_label(broker_identity(bootstrap))
+    return servers()
+
+
+def broker_label(identity: str) -> str:
+    """``Tansu 0.6.0 at host:port`` -> ``tansu-0.6.0`` (the results' broker names)."""
+    if identity.startswith("Tansu "):
+        return "tansu-" + identity.split()[1]
+    return identity.split(" at ")[0]
+
+
+def _real(spark: Any, cells: list[Any], params: ScenarioParams, timing: Timing,
+          args: argparse.Namespace, zk: str, bootstrap: str, broker: str) -> list[dict]:
+    from zkconsumer.spark.splitbrain_real import RealSettings, base_row, run_real_cell
+
+    idle = args.idle_s if args.idle_s is not None else (
+        2 * timing.rebalance_backoff_ms / 1000.0 + timing.quiet_s)
+    settings = RealSettings(zk_connect=zk, bootstrap=bootstrap, broker=broker,
+                            out_dir=str(args.out.resolve()), tasks=args.tasks, timing=timing,
+                            params=params, idle_s=idle)
+    rows = []
+    for key in cells:
+        try:
+            rows.append(run_real_cell(spark, key, settings))
+        except Exception as exc:  # a failed run is a row that says so; the others go on
+            log.error("%s failed: %s", key, traceback.format_exc())
+            rows.append({**base_row(key, "real", params, timing, timing.rebalance_max_retries),
+                         "applicable": True, "reason": f"failed: {exc!r}"[:300],
+                         "broker": broker})
+    return rows
+
+
+def _sim(spark: Any, cells: list[Any], params: ScenarioParams, timing: Timing,
+         args: argparse.Namespace) -> list[dict]:
+    from zkconsumer.sim import Calibration
+    from zkconsumer.sim.splitbrain import SplitSimSettings, simulate_cell
+
+    cal = Calibration.load(args.calibration) if args.calibration else Calibration()
+    settings = SplitSimSettings(calibration=cal, timing=timing, params=params, tasks=args.tasks,
+                                idle_s=args.idle_s)
+    sc = spark.sparkContext
+    slices = min(len(cells), max(1, sc.defaultParallelism) * 8)
+    return sc.parallelize(cells, slices).map(lambda k: simulate_cell(k, settings)).collect()
+
+
+def _write(spark: Any, rows: list[dict], out: Path, args: argparse.Namespace,
+           notes: list[str], started: float, prov: Any, write_provenance: Any) -> int:
+    from zkconsumer.spark.splitbrain_table import rows_to_df, write_summary, write_tables
+
+    df = rows_to_df(spark, rows).cache()
+    written = write_tables(df, out)
+    notes = [*notes, f"Wall time of the job: {time.perf_counter() - started:.1f} s."]
+    written += write_summary(df, out, f"Split brain at scale ({args.mode})", command_line(args),
+                             notes)
+    lost = df.filter("lost > 0").count()
+    failed = df.filter("reason like 'failed:%'").count()
+    import dataclasses
+
+    write_provenance(out, dataclasses.replace(
+        prov, extra={**prov.extra, "runs": len(rows), "lost_runs": int(lost),
+                     "failed_runs": int(failed)}))
+    print((out / "summary.md").read_text())
+    for path in written:
+        print(f"wrote {path}")
+    if lost:
+        print(f"split-brain: {lost} run(s) lost acknowledged records", file=sys.stderr)
+    if failed:
+        print(f"split-brain: {failed} run(s) failed", file=sys.stderr)
+    return 1 if lost or failed else 0
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="splitbrain.py", description=__doc__.split("\n\n")[0])
+    add_arguments(parser)
+    args = parser.parse_args(argv)
+    logging.basicConfig(level=logging.INFO,
+                        format="%(asctime)s %(levelname)s %(name)s: %(message)s")
+    logging.getLogger("kazoo").setLevel(logging.WARNING)
+    try:
+        return run(args)
+    except ValueError as exc:
+        print(f"splitbrain.py: error: {exc}", file=sys.stderr)
+        return 2
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,187 @@
+"""The split-brain sweep's table (one row per mode, protocol, scenario, N, P, seed), its files,
+``summary.md`` and plots.
+
+Aggregation is Spark's (medians and sums per mode, protocol, scenario, N, P); only the aggregate
+comes back to the driver. A row with ``applicable = false`` is a cell the scenario has no meaning
+for, with the reason; its metrics are null.
+"""
+
+from __future__ import annotations
+
+import logging
+import shutil
+from collections.abc import Iterable, Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+from zkconsumer.tables import fmt
+
+log = logging.getLogger(__name__)
+
+SCHEMA_FIELDS: tuple[tuple[str, str], ...] = (
+    ("mode", "string"), ("protocol", "string"), ("scenario", "string"), ("members", "int"),
+    ("partitions", "int"), ("seed", "int"), ("applicable", "boolean"), ("reason", "string"),
+    ("double_owned_partition_s", "double"), ("zombie_deliveries", "long"),
+    ("delivered_twice", "long"), ("offsets_went_back", "int"),
+    ("zombie_commits_accepted", "int"), ("zombie_stop_s", "double"), ("zombies", "int"),
+    ("conflicts", "int"), ("rollbacks", "int"), ("attempts_max", "int"),
+    ("attempts_mean", "double"), ("stale_decisions", "int"), ("rebalances_given_up", "int"),
+    ("gave_up_members", "int"), ("unowned_partition_s", "double"),
+    ("time_to_stable_s", "double"), ("verify_ok", "boolean"), ("lost", "long"),
+    ("produced", "long"), ("delivered", "long"), ("settled", "boolean"),
+    ("stable_at_end", "boolean"), ("repaired", "boolean"), ("drained", "boolean"),
+    ("tasks", "int"), ("broker", "string"), ("session_timeout_ms", "int"),
+    ("rebalance_backoff_ms", "int"), ("rebalance_max_retries", "int"),
+    ("zombie_fraction", "double"), ("cut_s", "double"), ("delay_ms_max", "double"),
+    ("storm_changes", "int"), ("p_give_up", "double"),
+)
+TABLE_COLUMNS = tuple(name for name, _ in SCHEMA_FIELDS)
+_CASTS = {"string": str, "int": int, "long": int, "double": float, "boolean": bool}
+
+
+def schema_ddl() -> str:
+    return ", ".join(f"{name} {kind}" for name, kind in SCHEMA_FIELDS)
+
+
+def to_record(row: Mapping[str, Any]) -> tuple[Any, ...]:
+    unknown = set(row) - set(TABLE_COLUMNS)
+    if unknown:
+        raise ValueError(f"columns not in the split-brain table: {sorted(unknown)}")
+    return tuple(None if row.get(n) is None else _CASTS[k](row[n]) for n, k in SCHEMA_FIELDS)
+
+
+def rows_to_df(spark: Any, rows: Iterable[Mapping[str, Any]]) -> Any:
+    return spark.createDataFrame([to_record(r) for r in rows], schema_ddl())
+
+
+def write_tables(df: Any, out_dir: Path) -> list[Path]:
+    """``sweep.parquet`` and a single-file ``sweep.csv``."""
+    out_dir.mkdir(parents=True, exist_ok=True)
+    ordered = df.select(*TABLE_COLUMNS).orderBy("mode", "scenario", "protocol", "partitions",
+                                                 "members", "seed")
+    ordered.write.mode("overwrite").parquet(str(out_dir / "sweep.parquet"))
+    csv_dir = out_dir / "_sweep_csv"
+    ordered.coalesce(1).write.mode("overwrite").option("header", True).csv(str(csv_dir))
+    shutil.move(str(next(csv_dir.glob("part-*.csv"))), out_dir / "sweep.csv")
+    shutil.rmtree(csv_dir, ignore_errors=True)
+    return [out_dir / "sweep.parquet", out_dir / "sweep.csv"]
+
+
+# (column, how it is aggregated over seeds, header)
+SUMMARY = (
+    ("double_owned_partition_s", "median", "double-owned part·s"),
+    ("zombie_deliveries", "median", "zombie deliveries"),
+    ("delivered_twice", "median", "delivered twice"),
+    ("offsets_went_back", "sum", "offsets back"),
+    ("zombie_stop_s", "max", "zombies stopped s"),
+    ("conflicts", "median", "conflicts"),
+    ("rollbacks", "median", "rollbacks"),
+    ("attempts_max", "max", "max attempts"),
+    ("stale_decisions", "median", "stale decisions"),
+    ("rebalances_given_up", "sum", "given up"),
+    ("p_give_up", "mean", "P(some member gives up)"),
+    ("unowned_partition_s", "median", "unowned part·s"),
+    ("time_to_stable_s", "median", "stable s"),
+    ("verify_failed", "sum", "verify failed"),
+    ("lost", "sum", "lost"),
+)
+KEYS = ("mode", "scenario", "protocol", "partitions", "members")
+
+
+def aggregate(df: Any) -> list[dict[str, Any]]:
+    from pyspark.sql import functions as F
+
+    fns = {"median": lambda c: F.percentile_approx(c, 0.5), "sum": F.sum, "max": F.max,
+           "mean": F.avg}
+    df = df.withColumn("verify_failed", F.when(F.col("verify_ok") == F.lit(False), 1)
+                       .when(F.col("verify_ok"), 0))
+    df = df.withColumn("p_give_up", F.coalesce(
+        "p_give_up", F.when(F.col("rebalances_given_up") > 0, 1.0)
+        .when(F.col("rebalances_given_up").isNotNull(), 0.0)))
+    aggs = [fns[how](col).alias(col) for col, how, _ in SUMMARY]
+    out = (df.groupBy(*KEYS).agg(F.count(F.lit(1)).alias("runs"),
+                                 F.first("reason", ignorenulls=True).alias("reason"), *aggs)
+           .orderBy(*KEYS))
+    return [r.asDict() for r in out.collect()]
+
+
+def _cell(v: Any) -> str:
+    """Thousands grouped, two decimals for fractions, booleans as words."""
+    return str(v) if isinstance(v, bool) else fmt(v, 2, thousands=True)
+
+
+def summary_markdown(aggregates: Sequence[dict[str, Any]], title: str, command: str,
+                     notes: Sequence[str]) -> str:
+    lines = [f"# {title}", "", "Reproduce:", "", "```", command, "```", "", *notes, "",
+             "Medians over seeds (`given up`, `offsets back`, `verify failed`, `lost`: sums; "
+             "`max attempts`, `zombies stopped s`: worst seed). — : not applicable (below) or "
+             "no such figure.", ""]
+    header = ["mode", "scenario", "protocol", "P", "N", "runs", *(h for _, _, h in SUMMARY)]
+    lines += ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
+    na: dict[tuple[str, str], str] = {}
+    for a in aggregates:
+        if a.get("reason"):
+            na[(a["protocol"], a["scenario"])] = a["reason"]
+            continue
+        cells = [a["mode"], a["scenario"], a["protocol"], a["partitions"], a["members"],
+                 a["runs"], *(a[c] for c, _, _ in SUMMARY)]
+        lines.append("| " + " | ".join(_cell(c) for c in cells) + " |")
+    if na:
+        lines += ["", "Not applicable:", ""]
+        lines += [f"- {p} / {s}: {why}" for (p, s), why in sorted(na.items())]
+    return "\n".join(lines) + "\n"
+
+
+PLOTS = (
+    ("double_owned_partition_s", "zombie", "double-owned partition·s", "double_owned_vs_n.png"),
+    ("conflicts", "stale-view", "owner conflicts", "conflicts_vs_n.png"),
+    ("p_give_up", "storm", "P(some member gives up)", "give_up_vs_n.png"),
+    ("unowned_partition_s", "storm", "unowned partition·s", "unowned_vs_n.png"),
+)
+
+
+def write_plots(aggregates: Sequence[dict[str, Any]], out_dir: Path) -> list[Path]:
+    """One PNG per metric: a line per (mode, protocol, P), N on a log axis."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    written = []
+    for metric, scenario, label, name in PLOTS:
+        rows = [a for a in aggregates if a["scenario"] == scenario and a[metric] is not None]
+        if not rows:
+            continue
+        fig, ax = plt.subplots(figsize=(6, 4))
+        for mode, protocol, parts in sorted({(a["mode"], a["protocol"], a["partitions"])
+                                             for a in rows}):
+            pts = sorted((a["members"], a[metric]) for a in rows
+                         if (a["mode"], a["protocol"], a["partitions"]) == (mode, protocol, parts))
+            ax.plot([p[0] for p in pts], [p[1] for p in pts], "-o" if mode == "sim" else "--s",
+                    markersize=3, label=f"{protocol} P={parts} ({mode})")
+        ax.set_xscale("log")
+        if metric != "p_give_up":
+            ax.set_yscale("symlog", linthresh=0.1)
+        ax.set_title(scenario)
+        ax.set_xlabel("members N")
+        ax.set_ylabel(label)
+        ax.grid(True, which="both", alpha=0.3)
+        ax.legend(fontsize=6)
+        fig.tight_layout()
+        fig.savefig(out_dir / name, dpi=110)
+        plt.close(fig)
+        written.append(out_dir / name)
+    return written
+
+
+def write_summary(df: Any, out_dir: Path, title: str, command: str,
+                  notes: Sequence[str]) -> list[Path]:
+    aggregates = aggregate(df)
+    path = out_dir / "summary.md"
+    path.write_text(summary_markdown(aggregates, title, command, notes))
+    written = [path]
+    try:
+        written += write_plots(aggregates, out_dir)
+    except Exception:  # the plots are a view; the tables and summary are on disk already
+        log.exception("plotting failed; sweep.parquet, sweep.csv and summary.md are complete")
+    return written

@@ -1,0 +1,283 @@
+"""What one Spark task of ``spark split-brain --mode real`` does: host members, apply the plan.
+
+Every task starts its share of the members (threads), each behind its own fault proxy on its
+coordination side (ZooKeeper for ``zk-*``, the broker for broker groups; a ZooKeeper member's
+fetchers reach the broker directly), checks in at the run directory's barrier and publishes
+what its members fetch (:mod:`.control`). Task 0 waits for the whole group to be stable and
+announces the event instant a second ahead; then every task applies *its own members'* actions
+of the plan (:mod:`.splitbrain_rules`) at their offsets from that instant: cut, heal, delay,
+join, leave. Task 0 ends the observation when the group is stable again or nothing has changed
+anywhere for ``idle_s`` (a group that gave up changes nothing), reads the verify tool's verdict
+(ZooKeeper groups), and if the group is not stable applies a *repair* event (one more join, at
+most three times) so that every record can still be delivered; then, as in the herd job, the
+driver stops producing and the tasks drain and stop. Tasks return their members' raw records.
+"""
+
+from __future__ import annotations
+
+import logging
+import shutil
+import tempfile
+import threading
+import time
+from collections.abc import Iterator
+from dataclasses import dataclass, replace
+from pathlib import Path
+from typing import Any
+
+from zkconsumer.lab.intervals import build_intervals, fetchers_at
+from zkconsumer.lab.records import Timeline
+from zkconsumer.lab.spec import Timing
+from zkconsumer.lab.splitbrain.proxies import MemberProxies, ProxiedGroup
+from zkconsumer.spark.control import (
+    STATUS_INTERVAL_S,
+    RunDirectory,
+    TaskStatus,
+    drained,
+    group_stable,
+    wait_for,
+)
+from zkconsumer.spark.splitbrain_rules import Action, Kind, Plan, member_name, task_of
+
+log = logging.getLogger(__name__)
+
+RECORD_DDL = "run_id string, task int, raw string"
+LEAD_S = 1.0                 # the event instant is announced this far ahead
+REPAIRS = 3
+# Requests only a rebalance makes (reads of the group, claims and releases; broker rounds):
+# commits (setData, or exists + multi in leader mode) and heartbeats go on in a steady group.
+REBALANCE_COUNTERS = frozenset({"getData", "getChildren", "create", "delete", "JoinGroup",
+                                "SyncGroup", "LeaveGroup", "OffsetFetch"})
+
+
+@dataclass(frozen=True)
+class SplitCell:
+    """One real run: ``plan`` over ``tasks`` Spark tasks."""
+
+    run_id: str
+    protocol: str
+    family: str
+    partitions: int
+    tasks: int
+    topic: str
+    group: str
+    zk_connect: str
+    bootstrap: str
+    timing: Timing
+    plan: Plan
+    idle_s: float
+
+    def repair_member(self, k: int) -> str:
+        return member_name(99_999 - k)
+
+
+class _Publisher(threading.Thread):
+    """Publishes the task's :class:`TaskStatus`; ``last_change`` is the last instant any of its
+    members recorded a timeline or coordination change or a rebalance request."""
+
+    def __init__(self, task: int, group: ProxiedGroup, run: RunDirectory,
+                 partitions: int) -> None:
+        super().__init__(name=f"split-status-t{task}", daemon=True)
+        self.task = task
+        self.group = group
+        self.run_dir = run
+        self.partitions = partitions
+        self.halt = threading.Event()
+        self.lock = threading.Lock()
+        self._totals: dict[tuple[str, int], int] = {}
+        self._activity = 0.0
+
+    def run(self) -> None:
+        while not self.halt.wait(STATUS_INTERVAL_S):
+            try:
+                self.run_dir.publish(self.status())
+            except Exception as exc:  # keep publishing; task 0 has deadlines
+                log.warning("task %d: status not published: %s", self.task, exc)
+
+    def status(self) -> TaskStatus:
+        with self.lock:
+            self.group.tail.poll()
+            now = time.time()
+            records = self.group.records
+            for s in records.requests[-500:]:
+                total = sum(v for k, v in s.counts.items() if k in REBALANCE_COUNTERS)
+                key = (s.member, s.incarnation)
+                if self._totals.get(key) != total:
+                    self._totals[key] = total
+                    self._activity = max(self._activity, s.ts)
+            who = fetchers_at(build_intervals(records, now + 3600.0, Timeline.FETCHING),
+                              self.partitions, now)
+            live = [m for m in self.group.members if self.group.handles[m].alive()]
+            fetching = set().union(*who) if who else set()
+            top: dict[str, int] = {}
+            for d in records.deliveries:
+                if d.offset > top.get(str(d.partition), -1):
+                    top[str(d.partition)] = d.offset
+            last = max([self._activity, *(e.ts for e in records.timeline[-200:]),
+                        *(c.ts for c in records.coord[-200:] if c.what != "commit_ok")])
+        return TaskStatus(task=self.task, at=now, fetchers=[len(s) for s in who], live=len(live),
+                          idle=sum(1 for m in live if m not in fetching), last_change=last,
+                          delivered_max=top)
+
+
+def run_task(task: int, cell: SplitCell) -> Iterator[tuple[Any, ...]]:
+    """The body of task ``task``: yields ``(run_id, task, raw record line)``."""
+    from zkconsumer.admin.cluster import zk_session
+
+    records_dir = Path(tempfile.mkdtemp(prefix=f"zkc-split-{cell.run_id}-t{task}-"))
+    proxies = MemberProxies(cell.family, cell.zk_connect, cell.bootstrap)
+    group = ProxiedGroup(proxies, protocol=cell.protocol, topic=cell.topic, group=cell.group,
+                         partitions=cell.partitions, zk_connect=cell.zk_connect,
+                         bootstrap=cell.bootstrap, timing=cell.timing, records_dir=records_dir,
+                         processes=False)
+    try:
+        with zk_session(cell.zk_connect) as client:
+            run = RunDirectory(client, cell.run_id)
+            publisher = _Publisher(task, group, run, cell.partitions)
+            try:
+                _host(task, cell, group, proxies, run, publisher)
+            finally:
+                publisher.halt.set()
+                publisher.join(10)
+                for proxy in proxies.by_member.values():
+                    proxy.heal()
+                    proxy.set_latency(0.0, 0.0)
+                group.stop_all()
+                proxies.stop_all()
+        for path in sorted(records_dir.glob("*.jsonl")):
+            with open(path, encoding="utf-8") as fh:
+                for line in fh:
+                    if line.endswith("\n") and line.strip():
+                        yield (cell.run_id, task, line.strip())
+    finally:
+        shutil.rmtree(records_dir, ignore_errors=True)
+
+
+def _host(task: int, cell: SplitCell, group: ProxiedGroup, proxies: MemberProxies,
+          run: RunDirectory, publisher: _Publisher) -> None:
+    t = cell.timing
+    for m in cell.plan.initial:
+        if task_of(m, cell.tasks) == task:
+            group.spawn(m)
+    publisher.start()
+    run.ready(task)
+    if not wait_for(lambda: run.ready_count() >= cell.tasks, t.formation_deadline_s):
+        raise RuntimeError(f"task {task}: only {run.ready_count()} of {cell.tasks} tasks reached "
+                           f"the barrier within {t.formation_deadline_s:.0f} s (too few "
+                           "executor slots for --tasks?)")
+    coordinator = None
+    if task == 0:
+        coordinator = threading.Thread(target=_coordinate, args=(cell, group, run, publisher),
+                                       name="split-coordinator", daemon=True)
+        coordinator.start()
+    total = t.formation_deadline_s + 2 * t.event_deadline_s + t.drain_deadline_s + 180.0
+    event = wait_for(lambda: run.get("event"), t.formation_deadline_s + 30.0)
+    if event and event.get("ts") is not None:
+        _apply(cell.plan.for_task(task, cell.tasks), float(event["ts"]), group, proxies,
+               publisher)
+        if wait_for(lambda: run.get("end"), total):
+            for proxy in proxies.by_member.values():  # the fault is over for everybody
+                proxy.heal()
+                proxy.set_latency(0.0, 0.0)
+    if wait_for(lambda: run.get("stop"), total) is None:
+        log.error("task %d: no stop order within the run's deadline; stopping", task)
+    if coordinator is not None:
+        coordinator.join(10)
+
+
+def _apply(actions: list[Action], event_ts: float, group: ProxiedGroup,
+           proxies: MemberProxies, publisher: _Publisher) -> None:
+    for a in sorted(actions, key=lambda a: a.at_s):
+        delay = event_ts + a.at_s - time.time()
+        if delay > 0:
+            time.sleep(delay)
+        if a.kind is Kind.CUT:
+            proxies.get(a.member).pause()
+        elif a.kind is Kind.HEAL:
+            proxies.get(a.member).resume()
+        elif a.kind is Kind.DELAY:
+            proxies.get(a.member).set_latency(downstream_ms=a.value)
+        elif a.kind is Kind.JOIN:
+            with publisher.lock:
+                group.spawn(a.member)
+        elif a.kind is Kind.LEAVE:
+            with publisher.lock:
+                handle = group.handles.pop(a.member)
+            threading.Thread(target=handle.stop, name=f"leave-{a.member}", daemon=True).start()
+        log.debug("%s %s at +%.3f s", a.kind.value, a.member, time.time() - event_ts)
+
+
+def _coordinate(cell: SplitCell, group: ProxiedGroup, run: RunDirectory,
+                publisher: _Publisher) -> None:
+    """Task 0: stable -> event -> stable or idle -> verify -> repair if needed -> drained."""
+    t = cell.timing
+
+    def stable(since: float) -> float | None:
+        now = time.time()
+        ok = group_stable(run.statuses(), cell.tasks, cell.partitions, now, t.quiet_s, since)
+        return now if ok else None
+
+    def stable_or_idle(since: float) -> tuple[float, bool] | None:
+        statuses = run.statuses()
+        now = time.time()
+        if group_stable(statuses, cell.tasks, cell.partitions, now, t.quiet_s, since):
+            return now, True
+        fresh = len(statuses) >= cell.tasks and all(s.at >= since for s in statuses)
+        if fresh and now - max(s.last_change for s in statuses) >= cell.idle_s:
+            return now, False
+        return None
+
+    began = time.time()
+    if wait_for(lambda: stable(began), t.formation_deadline_s) is None:
+        run.put("event", {"ts": None})
+        run.put("done", {"error": f"the group did not form within "
+                                  f"{t.formation_deadline_s:.0f} s"})
+        run.put("stop", {"drained": False})
+        return
+    event_ts = time.time() + LEAD_S
+    run.put("event", {"ts": event_ts})
+    observe_from = event_ts + cell.plan.last_action_s + STATUS_INTERVAL_S
+    time.sleep(max(0.0, observe_from - time.time()))
+    ended = wait_for(lambda: stable_or_idle(observe_from), t.event_deadline_s)
+    end_ts, was_stable = ended if ended else (time.time(), False)
+    run.put("end", {"ts": end_ts})
+    verify_ok, violations = _verify(cell)
+    repair_ts, settled_ts = None, end_ts if was_stable else None
+    for k in range(REPAIRS if not was_stable else 0):
+        time.sleep(STATUS_INTERVAL_S * 2)  # the tasks heal their proxies first
+        at = time.time()
+        repair_ts = repair_ts or at
+        with publisher.lock:
+            group.spawn(cell.repair_member(k))
+        settled_ts = wait_for(lambda at=at: stable(at + STATUS_INTERVAL_S),
+                              t.event_deadline_s)
+        if settled_ts is not None:
+            break
+    run.put("done", {"event_ts": event_ts, "end_ts": end_ts, "stable_at_end": was_stable,
+                     "repair_ts": repair_ts, "settled_ts": settled_ts, "verify_ok": verify_ok,
+                     "violations": violations[:20]})
+    produced = wait_for(lambda: run.get("produced"), 120.0)
+    last = (produced or {}).get("last", {})
+    ok = wait_for(lambda: drained(run.statuses(), last), t.drain_deadline_s)
+    run.put("stop", {"drained": bool(ok), "drained_ts": time.time()})
+
+
+def _verify(cell: SplitCell) -> tuple[bool | None, list[dict[str, object]]]:
+    """The verify tool's verdict on the ZooKeeper group and its violations (None for broker
+    groups)."""
+    if cell.family != "zookeeper":
+        return None, []
+    from zkconsumer.admin.groups import verify_group
+
+    try:
+        verdict = verify_group(cell.zk_connect, cell.group)
+    except Exception as exc:  # a verdict we could not read is not a pass
+        log.warning("%s: verify failed: %s", cell.run_id, exc)
+        return False, [{"error": repr(exc)}]
+    return verdict.ok, [v.as_dict() for v in verdict.violations]
+
+
+def scaled(timing: Timing, members: int) -> Timing:
+    """Deadlines grow with the group: forming 200 members on two cores takes a while."""
+    return replace(timing, formation_deadline_s=timing.formation_deadline_s + members * 2.0,
+                   event_deadline_s=timing.event_deadline_s + members * 1.0)

@@ -1,0 +1,194 @@
+"""The split-brain simulator against real runs, with the tolerances fixed in advance.
+
+The tolerances are those of ``results/splitbrain/validation-plan.md`` (committed before the
+real runs it judges). For every applicable real row, the simulator runs the same cell (same
+plan: same seed, N, P, protocol, settings, the real run's two client processes) with
+``draws`` draws of its own randomness, and each metric's median is compared.
+
+    python -m zkconsumer.spark.splitbrain_validate --real DIR [--real DIR ...] --out DIR
+"""
+
+from __future__ import annotations
+
+import argparse
+import csv
+import logging
+import sys
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from zkconsumer.lab.spec import Timing
+from zkconsumer.sim.splitbrain import SplitSimSettings, simulate_cell
+from zkconsumer.spark.splitbrain_real import SplitCellKey
+from zkconsumer.spark.splitbrain_rules import ScenarioParams
+from zkconsumer.tables import median
+
+log = logging.getLogger(__name__)
+
+RELATIVE = 0.5
+GIVE_UP_FACTOR = 3.0
+
+
+@dataclass(frozen=True)
+class MetricCheck:
+    protocol: str
+    scenario: str
+    members: int
+    seed: int
+    metric: str
+    real: float | None
+    sim: float | None
+    ok: bool
+    rule: str
+
+
+def _num(v: Any) -> float | None:
+    return None if v in (None, "") else float(v)
+
+
+def within(real: float | None, sim: float | None, rel: float, floor: float) -> bool:
+    """Sim within ``rel`` of real, or both below ``floor``; None only matches None."""
+    if real is None or sim is None:
+        return real is None and sim is None
+    if real < floor and sim < floor:
+        return True
+    return abs(sim - real) <= rel * max(real, 1e-9)
+
+
+def rules(protocol: str, scenario: str) -> list[tuple[str, str]]:
+    """(metric, rule) pairs of the plan that apply to a cell."""
+    if protocol == "zk-leader-range":
+        return [(m, "zero") for m in ("double_owned_partition_s", "conflicts",
+                                      "rebalances_given_up")]
+    if protocol != "zk-range":
+        return [(m, "zero") for m in ("conflicts", "rebalances_given_up")]
+    out = [("time_to_stable_s", "rel50")]
+    if scenario == "zombie":
+        out += [("double_owned_partition_s", "rel50-floor1"),
+                ("zombie_deliveries", "rel50-floor5")]
+    elif scenario == "stale-view":
+        out.append(("conflicts", "abs2-or-rel50"))
+    else:
+        out += [("gave_up", "same-verdict"), ("rebalances_given_up", "factor3")]
+    return out
+
+
+def judge(rule: str, real: float | None, sim: float | None) -> bool:
+    if rule == "zero":
+        return real == 0 and sim == 0
+    if rule == "rel50":
+        return within(real, sim, RELATIVE, 0.0)
+    if rule == "rel50-floor1":
+        return within(real, sim, RELATIVE, 1.0)
+    if rule == "rel50-floor5":
+        return within(real, sim, RELATIVE, 5.0)
+    if rule == "abs2-or-rel50":
+        return real is not None and sim is not None and \
+            abs(sim - real) <= max(2.0, RELATIVE * real)
+    if rule == "same-verdict":
+        return real is not None and sim is not None and (real > 0) == (sim > 0)
+    if rule == "factor3":
+        if real is None or sim is None:
+            return False
+        if real == 0 or sim == 0:
+            return real == sim
+        return 1 / GIVE_UP_FACTOR <= sim / real <= GIVE_UP_FACTOR
+    raise ValueError(f"unknown rule {rule!r}")
+
+
+def load_rows(dirs: Sequence[Path]) -> list[dict[str, Any]]:
+    rows = []
+    for d in dirs:
+        with open(d / "sweep.csv", newline="") as fh:
+            rows += [r for r in csv.DictReader(fh)
+                     if r["mode"] == "real" and r["applicable"] == "true" and not r["reason"]]
+    return rows
+
+
+def validate(rows: Sequence[dict[str, Any]], draws: int = 5) -> list[MetricCheck]:
+    checks = []
+    for r in rows:
+        key = SplitCellKey(r["protocol"], r["scenario"], int(r["members"]),
+                           int(r["partitions"]), int(r["seed"]))
+        timing = Timing(session_timeout_ms=int(r["session_timeout_ms"]),
+                        rebalance_backoff_ms=int(r["rebalance_backoff_ms"]),
+                        rebalance_max_retries=int(r["rebalance_max_retries"]), quiet_s=2.5)
+        params = ScenarioParams(
+            zombie_fraction=_num(r["zombie_fraction"]) or ScenarioParams.zombie_fraction,
+            cut_factor=(_num(r["cut_s"]) or 12.0) * 1000.0 / timing.session_timeout_ms,
+            delay_ms_max=_num(r["delay_ms_max"]) or ScenarioParams.delay_ms_max,
+            max_retries=int(r["rebalance_max_retries"]) if r["scenario"] == "storm" else 1)
+        settings = SplitSimSettings(timing=timing, params=params, tasks=int(r["tasks"] or 2))
+        sims = [simulate_cell(key, settings, draw) for draw in range(draws)]
+        for metric, rule in rules(key.protocol, key.scenario):
+            if metric == "gave_up":
+                real = _num(r["rebalances_given_up"])
+                sim = median(s.get("rebalances_given_up") for s in sims)
+            else:
+                real = _num(r[metric])
+                sim = median(_num(s.get(metric)) for s in sims)
+            checks.append(MetricCheck(key.protocol, key.scenario, key.members, key.seed,
+                                      metric, real, sim, judge(rule, real, sim), rule))
+    return checks
+
+
+def _f(v: float | None) -> str:
+    return "—" if v is None else f"{v:,.2f}"
+
+
+def markdown(checks: Sequence[MetricCheck]) -> str:
+    cells: dict[tuple[str, str, int, int], bool] = {}
+    for c in checks:
+        key = (c.protocol, c.scenario, c.members, c.seed)
+        cells[key] = cells.get(key, True) and c.ok
+    lines = [f"{sum(cells.values())} of {len(cells)} cells and {sum(c.ok for c in checks)} of "
+             f"{len(checks)} metric checks within the tolerances fixed in advance "
+             "(`results/splitbrain/validation-plan.md`).", "",
+             "| protocol | scenario | N | seed | metric | real | sim (median of 5) | rule | ok |",
+             "|---|---|---|---|---|---|---|---|---|"]
+    for c in sorted(checks, key=lambda c: (c.scenario, c.protocol, c.members, c.seed, c.metric)):
+        lines.append(f"| {c.protocol} | {c.scenario} | {c.members} | {c.seed} | {c.metric} | "
+                     f"{_f(c.real)} | {_f(c.sim)} | {c.rule} | {'yes' if c.ok else 'NO'} |")
+    return "\n".join(lines) + "\n"
+
+
+def write_csv(checks: Sequence[MetricCheck], path: Path) -> None:
+    with open(path, "w", newline="") as fh:
+        w = csv.writer(fh)
+        w.writerow(["protocol", "scenario", "members", "seed", "metric", "real", "sim", "rule",
+                    "ok"])
+        for c in checks:
+            w.writerow([c.protocol, c.scenario, c.members, c.seed, c.metric,
+                        "" if c.real is None else c.real, "" if c.sim is None else c.sim,
+                        c.rule, c.ok])
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    p = argparse.ArgumentParser(prog="splitbrain_validate", description=__doc__.split("\n\n")[0])
+    p.add_argument("--real", type=Path, action="append", required=True)
+    p.add_argument("--out", type=Path, required=True)
+    p.add_argument("--draws", type=int, default=5)
+    args = p.parse_args(argv)
+    missing = [str(d) for d in args.real if not (d / "sweep.csv").is_file()]
+    if missing:
+        print(f"splitbrain_validate: error: no sweep.csv in {', '.join(missing)}",
+              file=sys.stderr)
+        return 2
+    from zkconsumer.results import capture, write_provenance
+
+    prov = capture(" ".join(["python", "-m", "zkconsumer.spark.splitbrain_validate",
+                             *(f"--real {d}" for d in args.real), f"--out {args.out}"]))
+    checks = validate(load_rows(args.real), args.draws)
+    args.out.mkdir(parents=True, exist_ok=True)
+    write_csv(checks, args.out / "checks.csv")
+    text = markdown(checks)
+    (args.out / "validation.md").write_text(text)
+    write_provenance(args.out, prov)
+    print(text)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
