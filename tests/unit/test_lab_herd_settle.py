@@ -3,7 +3,14 @@
 from __future__ import annotations
 
 from zkconsumer.lab import herd_settle as settle
-from zkconsumer.lab.records import Coord, CoordEvent, Lifecycle, LifecycleEntry, RequestSample
+from zkconsumer.lab.records import (
+    Coord,
+    CoordEvent,
+    Decision,
+    Lifecycle,
+    LifecycleEntry,
+    RequestSample,
+)
 
 ATTEMPT, OK, WATCH = Coord.ATTEMPT.value, Coord.REBALANCE_SUCCEEDED.value, Coord.WATCH_FIRED.value
 
@@ -34,6 +41,18 @@ def test_coordination_is_quiet_only_after_quiet_s_and_a_reaction_by_someone_else
     # since the event at 10.5, only the leaver m00 did anything: the group has not reacted
     assert not settle.coordination_quiet(coord, now=20.0, quiet_s=2.0, since=10.5, leaver="m00")
     assert settle.coordination_quiet(coord, now=20.0, quiet_s=2.0, since=10.5, leaver="m01")
+
+
+def test_a_leaders_decision_is_the_group_noticing_a_leave_that_moves_nothing() -> None:
+    # m08 owned nothing and left at 10.5; the leader m00 published a generation without it and
+    # no member had anything to hand over: no coordination record, one decision.
+    coord = [co(1.0, "m00", OK), co(10.6, "m03", WATCH)]
+    decided = [Decision(10.7, "m00", 0, "digest")]
+    assert not settle.coordination_quiet(coord, now=20.0, quiet_s=2.0, since=10.5, leaver="m08")
+    assert settle.coordination_quiet(coord, now=20.0, quiet_s=2.0, since=10.5, leaver="m08",
+                                     decisions=decided)
+    assert not settle.coordination_quiet(coord, now=11.5, quiet_s=2.0, since=10.5, leaver="m08",
+                                         decisions=decided)  # decided 0.8 s ago: not quiet yet
 
 
 def test_requests_are_quiet_when_every_current_member_held_still() -> None:

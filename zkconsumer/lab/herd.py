@@ -213,7 +213,8 @@ class _Sweep:
                             ) -> bool:
         assert self.group is not None
         return settle.coordination_quiet(self.group.records.coord, time.time(),
-                                         self.spec.timing.quiet_s, since, leaver)
+                                         self.spec.timing.quiet_s, since, leaver,
+                                         self.group.records.decisions)
 
     def _requests_quiet(self, hold_s: float) -> bool:
         """ZooKeeper members sample their counters every ``request_sample_interval_s``."""

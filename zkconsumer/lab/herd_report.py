@@ -17,7 +17,7 @@ from typing import Any
 
 from zkconsumer.lab.herd_spec import SCENARIO, HerdResult, HerdSpec, fit_runs
 from zkconsumer.lab.spec import RunResult, RunStatus
-from zkconsumer.results.plotting import pyplot
+from zkconsumer.results.plotting import pyplot, save_png
 from zkconsumer.tables import fmt
 
 log = logging.getLogger(__name__)
@@ -177,10 +177,7 @@ def plot_requests(runs: Sequence[RunResult], fits: dict[str, dict[str, Any]], pa
                  fontsize=10)
     ax.legend(fontsize=8)
     ax.grid(True, which="both", linewidth=0.3)
-    fig.tight_layout()
-    fig.savefig(path, dpi=110)
-    plt.close(fig)
-    return path
+    return save_png(fig, path)
 
 
 def plot_time_to_stable(runs: Sequence[RunResult], path: Path) -> Path | None:
@@ -210,10 +207,7 @@ def plot_time_to_stable(runs: Sequence[RunResult], path: Path) -> Path | None:
                  "coordination record (dotted)", fontsize=9)
     ax.legend(fontsize=7, ncol=2)
     ax.grid(True, linewidth=0.3)
-    fig.tight_layout()
-    fig.savefig(path, dpi=110)
-    plt.close(fig)
-    return path
+    return save_png(fig, path)
 
 
 def write_herd_outputs(result: HerdResult, out_dir: Path, command: str | None = None,

@@ -13,7 +13,14 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
 
-from zkconsumer.lab.records import Coord, CoordEvent, Lifecycle, LifecycleEntry, RequestSample
+from zkconsumer.lab.records import (
+    Coord,
+    CoordEvent,
+    Decision,
+    Lifecycle,
+    LifecycleEntry,
+    RequestSample,
+)
 
 Incarnation = tuple[str, int]  # (member, incarnation)
 
@@ -39,12 +46,19 @@ def all_rebalanced(coord: Iterable[CoordEvent], current: Iterable[Incarnation]) 
 
 
 def coordination_quiet(coord: Sequence[CoordEvent], now: float, quiet_s: float,
-                       since: float | None = None, leaver: str | None = None) -> bool:
+                       since: float | None = None, leaver: str | None = None,
+                       decisions: Sequence[Decision] = ()) -> bool:
     """No coordination record (watch notifications aside) for ``quiet_s`` and, with ``since``,
     one after it by a member other than ``leaver``: a leaver's own revocation is not the group
     noticing (a broker may start the rebalance seconds after the LeaveGroup, the group looking
-    stable meanwhile)."""
-    records = [c for c in coord if c.what != Coord.WATCH_FIRED.value]
+    stable meanwhile).
+
+    A decision counts as a reaction: when a member that owns nothing leaves a leader-mode group,
+    the leader publishes a generation without it and nobody has anything to hand over, so the
+    decision is the group's only record of noticing.
+    """
+    records: list[CoordEvent | Decision] = [c for c in coord if c.what != Coord.WATCH_FIRED.value]
+    records += list(decisions)
     last = max((c.ts for c in records), default=0.0)
     if since is not None and not any(c.ts >= since and c.member != leaver for c in records):
         return False

@@ -12,7 +12,7 @@ from typing import Any
 
 from zkconsumer.lab.report import medians, run_intervals
 from zkconsumer.lab.spec import METRIC_NAMES, RunResult, RunStatus
-from zkconsumer.results.plotting import pyplot
+from zkconsumer.results.plotting import pyplot, save_png
 
 log = logging.getLogger(__name__)
 
@@ -62,12 +62,8 @@ def gantt(results: Sequence[RunResult], event: str, path: Path) -> Path | None:
     handles = [plt.Rectangle((0, 0), 1, 1, color=colour[m]) for m in members]
     fig.legend(handles, members, loc="lower center", ncol=min(len(members), 12), fontsize=7,
                frameon=False)
-    fig.suptitle("Who fetches each partition (filled), who is assigned it (outline); "
-                 "dashed: event, dotted: stable", fontsize=9)
-    fig.tight_layout(rect=(0, 0.07, 1, 0.95))
-    fig.savefig(path, dpi=110)
-    plt.close(fig)
-    return path
+    return save_png(fig, path, title="Who fetches each partition (filled), who is assigned it "
+                    "(outline); dashed: event, dotted: stable", rect=(0, 0.07, 1, 0.95))
 
 
 def metric_bars(results: Sequence[RunResult], path: Path) -> Path | None:
@@ -102,12 +98,9 @@ def metric_bars(results: Sequence[RunResult], path: Path) -> Path | None:
     handles, labels = axes[0][0].get_legend_handles_labels()
     fig.legend(handles, labels, loc="lower center", ncol=len(protocols), fontsize=8,
                frameon=False)
-    fig.suptitle("Medians over repeats per membership event (missing or unsupported runs "
-                 "show as 0: see summary.md)", fontsize=10)
-    fig.tight_layout(rect=(0, 0.06, 1, 0.95))
-    fig.savefig(path, dpi=100)
-    plt.close(fig)
-    return path
+    return save_png(fig, path, title="Medians over repeats per membership event (missing or "
+                    "unsupported runs show as 0: see summary.md)", rect=(0, 0.06, 1, 0.95),
+                    dpi=100, title_size=10)
 
 
 def write_plots(results: Sequence[RunResult], out_dir: Path) -> list[Path]:

@@ -17,7 +17,7 @@ from typing import Any
 from zkconsumer.lab.records import RecordTail
 from zkconsumer.lab.report import run_intervals
 from zkconsumer.lab.spec import RunResult, RunStatus
-from zkconsumer.results.plotting import pyplot
+from zkconsumer.results.plotting import pyplot, save_png
 
 log = logging.getLogger(__name__)
 
@@ -42,12 +42,9 @@ def zombie_timeline(results: Sequence[RunResult], path: Path) -> Path | None:
     others_cmap = plt.get_cmap("tab10")
     for ax, (r, data) in zip(axes[:, 0], chosen.values(), strict=False):
         _panel(ax, r, data, others_cmap)
-    fig.suptitle("Zombie: the paused member (red, upper bar) keeps fetching while others "
-                 "(lower bars) take its partitions; dots are deliveries", fontsize=9)
-    fig.tight_layout(rect=(0, 0, 1, 0.96))
-    fig.savefig(path, dpi=110)
-    plt.close(fig)
-    return path
+    return save_png(fig, path, title="Zombie: the paused member (red, upper bar) keeps fetching "
+                    "while others (lower bars) take its partitions; dots are deliveries",
+                    rect=(0, 0, 1, 0.96))
 
 
 def _panel(ax: Any, r: RunResult, data: dict[str, Any], cmap: Any) -> None:

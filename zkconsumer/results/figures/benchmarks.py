@@ -34,7 +34,7 @@ def provenance(folder: Path, source: str) -> str:
     return (f"Measured {meta.date} at revision `{meta.revision[:12]}`, {m.get('cores')} cores, "
             f"Python {m.get('python')}, load average (1/5/15 min) {load} at the start and "
             f"{load_end} at the end; raw data `results/{source}/`. Reproduce with "
-            f"`{meta.command}`.\n")
+            f"`{meta.command}`.")
 
 
 def _missing(ctx: Context, source: str, name: str) -> str | None:

@@ -120,15 +120,6 @@ def herd(ctx: Context) -> str:
     return _block(ctx, HERD, body)
 
 
-@figure("experiments/herd-broker", source=HERD_BROKER)
-def herd_broker(ctx: Context) -> str:
-    def body(folder: Path) -> str:
-        runs, doc = load(folder)
-        return herd_table(runs) + "\n" + fits_table(doc.get("fits") or {})
-
-    return _block(ctx, HERD_BROKER, body)
-
-
 @figure("experiments/herd-process", source=HERD)
 def herd_process(ctx: Context) -> str:
     lines = ["| protocol | event | N | threads in the process | open descriptors |",

@@ -84,7 +84,7 @@ def chaos_block(folder: Path, source: str) -> str:
         f" | {'/'.join(str(executed.get(k, 0)) for k in KINDS)} | {produced:,} | "
         f"{int(report['consumed_unique']):,} | {dup:,} ({_pct(dup, produced)}) | "
         f"{report['rebalances']:,} | {report['failed_rebalances']} | "
-        f"{report['failed_attempts']} | {report['member_incarnations']} | "
+        f"{report['failed_attempts']:,} | {report['member_incarnations']:,} | "
         f"{report['broker_reregistrations']} |",
         "",
     ]
@@ -97,12 +97,19 @@ def chaos_block(folder: Path, source: str) -> str:
             lines.append(f"| {cause} | {n:,} | {_pct(n, dup)} | {per_cause.get(cause, 0)} | "
                          f"{CAUSE_MEANING[cause]} |")
     lines.append(f"| total | {int(causes['duplicates']):,} | | {len(episodes)} | |")
-    context = Counter(e["fault_kind"] or "none" for e in episodes if e["cause"] == "rebalance")
+    context: Counter[str] = Counter()
+    context_dups: Counter[str] = Counter()
+    for e in episodes:
+        if e["cause"] == "rebalance":
+            context[e["fault_kind"] or "none"] += 1
+            context_dups[e["fault_kind"] or "none"] += int(e["duplicates"])
     if context:
-        lines += ["", "Rebalance duplicates' episodes by the last scheduled action in the 10 s "
-                  "before them (`end of expire`: a member's traffic flowing again after its "
-                  "session expired): "
-                  + ", ".join(f"{k} {v}" for k, v in sorted(context.items())) + "."]
+        lines += ["", "Rebalance duplicates by the last scheduled action in the 10 s before "
+                  "their rebalance (`end of expire`: a member's traffic flowing again after "
+                  "its session expired), duplicates (episodes): "
+                  + ", ".join(f"{k} {context_dups[k]:,} ({v})" for k, v in
+                              sorted(context.items(), key=lambda kv: -context_dups[kv[0]]))
+                  + "."]
     start = causes["start"]
     lines += ["", f"The schedule's time 0 was placed from the members' own clocks within "
               f"{start['high'] - start['low']:.1f} s (joined members' first lines, killed "
