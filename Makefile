@@ -3,7 +3,9 @@ PYTHON ?= python3
 VENV ?= .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed
-PYTEST_ARGS ?=
+# Two workers: most integration tests wait on servers (sessions, rebalances), not on a core.
+# A test module stays on one worker, so its module-scoped servers start once.
+PYTEST_ARGS ?= -n 2 --dist loadfile --durations=25
 
 .PHONY: install demo test lint figures clean
 

@@ -6,7 +6,8 @@ Two deliberate deviations from the original, both in the table of ``docs/connect
 
 * unknown keys are rejected (the original only logged ``Property <k> is not valid``), because a
   misspelt property silently falling back to its default is the commonest configuration bug;
-* ``offsets.storage=kafka`` is refused: this port stores offsets in ZooKeeper only.
+* ``offsets.storage=kafka`` needs ``coordination.mode=legacy`` (the leader mode's fenced commits
+  are ZooKeeper multi-ops).
 """
 
 from __future__ import annotations
@@ -26,8 +27,7 @@ _LEGAL_CHARS = re.compile(r"[a-zA-Z0-9._-]+")
 
 #: Keys the original defines but this port does not use: accepted, so legacy property files load.
 _ACCEPTED_UNUSED = frozenset({
-    "fetch.max.bytes", "offsets.channel.backoff.ms", "offsets.channel.socket.timeout.ms",
-    "offsets.commit.max.retries", "mirror.topics.whitelist", "mirror.topics.blacklist",
+    "fetch.max.bytes", "mirror.topics.whitelist", "mirror.topics.blacklist",
     "mirror.consumer.numthreads",
 })
 
@@ -103,9 +103,15 @@ _PROPERTIES: dict[str, _Spec] = {
     "rebalance.backoff.ms": (
         "rebalance_backoff_ms", _int, lambda v: v["zookeeper_sync_time_ms"], _at_least(0)),
     "refresh.leader.backoff.ms": ("refresh_leader_backoff_ms", _int, 200, _at_least(0)),
+    # Kafka offset storage only (kafka_offsets.py): the coordinator channel and commit retries.
+    "offsets.channel.backoff.ms": ("offsets_channel_backoff_ms", _int, 1000, _at_least(0)),
+    "offsets.channel.socket.timeout.ms": (
+        "offsets_channel_socket_timeout_ms", _int, 10000, _at_least(1)),
+    "offsets.commit.max.retries": ("offsets_commit_max_retries", _int, 5, _at_least(0)),
     "offsets.storage": ("offsets_storage", _str, "zookeeper", None),
     "dual.commit.enabled": (
-        "dual_commit_enabled", _bool, lambda v: v["offsets_storage"] == "kafka", None),
+        "dual_commit_enabled", _bool,
+        lambda v: v["offsets_storage"].lower() == "kafka", None),
     "auto.offset.reset": ("auto_offset_reset", _str, "largest", None),
     "consumer.timeout.ms": ("consumer_timeout_ms", _int, -1, None),
     "client.id": ("client_id", _str, lambda v: v["group_id"], None),
@@ -155,6 +161,9 @@ class ConsumerConfig:
     fetch_wait_max_ms: int
     rebalance_backoff_ms: int
     refresh_leader_backoff_ms: int
+    offsets_channel_backoff_ms: int
+    offsets_channel_socket_timeout_ms: int
+    offsets_commit_max_retries: int
     offsets_storage: str
     dual_commit_enabled: bool
     auto_offset_reset: str
@@ -262,10 +271,10 @@ def _validate(v: dict[str, Any]) -> None:
             f"Wrong value {storage} of offsets.storage in consumer config; "
             "Valid values are 'zookeeper' and 'kafka'"
         )
-    if storage == "kafka":
+    if storage == "kafka" and v["coordination_mode"] != "legacy":
         raise InvalidConfig(
-            "offsets.storage 'kafka' is not supported: zkconsumer stores offsets in ZooKeeper only"
-        )
+            f"offsets.storage=kafka needs coordination.mode=legacy, got coordination.mode="
+            f"{v['coordination_mode']} (the leader mode fences its commits in ZooKeeper)")
     if v["coordination_mode"] not in COORDINATION_MODES:
         raise InvalidConfig(
             f"Wrong value {v['coordination_mode']} of coordination.mode; "

@@ -31,6 +31,7 @@ from zkconsumer.datapath.stream import KafkaStream
 from zkconsumer.errors import MessageStreamsExistException
 from zkconsumer.events import EventBus, EventListener
 from zkconsumer.identity import TopicPartition
+from zkconsumer.kafka_offsets import KafkaOffsetStore
 from zkconsumer.metrics import RebalanceMetrics, ZkRequestCounter
 from zkconsumer.offsets import AutoCommitter, OffsetStore
 from zkconsumer.rebalance.attempt import RebalanceExecutor
@@ -143,7 +144,8 @@ class ZookeeperConsumerConnector:
             self._session = session
             self._fetchers = wiring.make_fetchers(cfg, self._consumer_id, session)
             self._fetchers.add_event_listener(self._events.forward)
-            self._offsets = wiring.make_offsets(cfg, session, self._events, self._metrics)
+            self._offsets = wiring.make_offsets(cfg, session, self._events, self._metrics,
+                                                self._shutdown_started.is_set)
             self._watches = WatchSet(session, self._on_trigger, self._events)
             if cfg.auto_commit_enable:
                 self._auto_commit = AutoCommitter(
@@ -266,10 +268,21 @@ class ZookeeperConsumerConnector:
     # --- offsets, ownership, metrics -------------------------------------------------------------
 
     def commit_offsets(self, retry_on_failure: bool = True) -> None:
-        """Write the consumed offset of every owned partition that changed since last written."""
+        """Write the consumed offset of every owned partition that changed since last written.
+
+        With ``offsets.storage=kafka`` a failed commit is retried ``offsets.commit.max.retries``
+        times when ``retry_on_failure`` (the auto-commit task's case), then raises
+        ``OffsetCommitFailed``. (The original's public flag was inverted: it passed
+        ``retryOnFailure`` on as ``isAutoCommit``, so asking for retries disabled them.)
+        """
         if self._offsets is None:
             return
-        self._offsets.commit(self._ownership.current.infos.values())
+        infos = self._ownership.current.infos.values()
+        if isinstance(self._offsets, KafkaOffsetStore):
+            self._offsets.commit_retrying(
+                infos, self.config.offsets_commit_max_retries if retry_on_failure else 0)
+            return
+        self._offsets.commit(infos)
 
     def owned_partitions(self) -> dict[TopicPartition, str]:
         """{TopicPartition: owning thread id} of the current generation."""
@@ -332,8 +345,10 @@ class ZookeeperConsumerConnector:
             ("auto-commit", lambda: self._auto_commit and self._auto_commit.stop(timeout / 4)),
             ("fetchers", lambda: self._fetchers and self._fetchers.stop_connections()),
             ("queues", self._send_shutdown_to_all_queues),
-            ("commit", lambda: self.config.auto_commit_enable and self.commit_offsets()),
+            ("commit", lambda: self.config.auto_commit_enable
+             and self.commit_offsets(retry_on_failure=False)),
             ("znodes", self._delete_own_znodes),
+            ("offsets channel", lambda: self._offsets and self._offsets.close()),
             ("session", lambda: session and session.close()),
             ("fetcher manager", lambda: self._fetchers and self._fetchers.shutdown()),
         ]

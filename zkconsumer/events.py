@@ -46,7 +46,7 @@ EVENT_TYPES: dict[str, tuple[str, ...]] = {
     "fetchers_paused_on_disconnect": ("session_id",),
     "fetchers_resumed": ("partitions",),
     # offsets, fetchers, errors, the end
-    "offsets_committed": ("offsets",),
+    "offsets_committed": ("offsets", "storage"),
     "fetchers_started": ("partitions",),
     "fetchers_stopped": ("partitions", "stuck_threads"),
     "fetchers_stopped_on_session_loss": (),

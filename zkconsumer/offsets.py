@@ -111,6 +111,9 @@ class OffsetStore:
                                        for tp, o in sorted(written.items())})
         return written
 
+    def close(self) -> None:
+        """Nothing to release: the ZooKeeper session belongs to the connector."""
+
 
 class AutoCommitter:
     """The ``kafka-consumer-autocommit`` task: commit every ``auto.commit.interval.ms``."""

@@ -6,6 +6,8 @@ import json
 import os
 import subprocess
 import sys
+import uuid
+from pathlib import Path
 
 import pytest
 
@@ -56,7 +58,7 @@ def test_unreachable_zookeeper_names_the_connect_string(capsys):
 def test_demo_tells_its_story_quietly_and_writes_one_report(tmp_path):
     env = {k: v for k, v in os.environ.items()
            if k not in ("ZKCONSUMER_ZK", "ZKCONSUMER_BOOTSTRAP")}
-    before = _server_pids()
+    env["ZKCONSUMER_TEST_TAG"] = tag = uuid.uuid4().hex  # inherited by every server it starts
     out = tmp_path / "demo-out"
     result = run_cli("demo", "--messages", "200", "--out", str(out), env=env, timeout=400)
     assert result.returncode == 0, result.stderr + result.stdout[-3000:]
@@ -88,10 +90,22 @@ def test_demo_tells_its_story_quietly_and_writes_one_report(tmp_path):
     assert (out / "compare" / "meta.json").is_file()
     assert "http://" not in page.replace('xmlns="http://www.w3.org/2000/svg"', "").replace(
         'xmlns:xlink="http://www.w3.org/1999/xlink"', "")
-    assert _server_pids() <= before, "the demo left a server process running"
+    assert _servers_tagged(tag) == set(), "the demo left a server process running"
 
 
-def _server_pids() -> set[int]:
-    out = subprocess.run(["ps", "-eo", "pid,args"], capture_output=True, text=True).stdout
-    return {int(line.split()[0]) for line in out.splitlines()[1:]
-            if "ZooKeeperServerMain" in line or "tansu" in line}
+def _servers_tagged(tag: str) -> set[int]:
+    """ZooKeeper or Tansu processes whose environment carries ``tag``: started by the command
+    under test and nobody else, whatever else runs on the machine."""
+    found = set()
+    for proc in Path("/proc").iterdir():
+        if not proc.name.isdigit():
+            continue
+        try:
+            cmdline = (proc / "cmdline").read_bytes()
+            environ = (proc / "environ").read_bytes()
+        except OSError:
+            continue
+        if (b"ZooKeeperServerMain" in cmdline or b"tansu" in cmdline) \
+                and f"ZKCONSUMER_TEST_TAG={tag}".encode() in environ:
+            found.add(int(proc.name))
+    return found

@@ -5,6 +5,7 @@ beside this checkout (../shared/kafka-0.10.2, ../shared/kafka-2.4.1, as in CI)."
 from __future__ import annotations
 
 import json
+import subprocess
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -14,6 +15,11 @@ from kazoo.client import KazooClient
 
 from zkconsumer import ZookeeperConsumerConnector
 from zkconsumer.admin import create_topic, produce
+from zkconsumer.admin.kafka_group import (
+    BrokerOffsetsError,
+    commit_broker_offsets,
+    fetch_broker_offsets,
+)
 from zkconsumer.errors import ServerError
 from zkconsumer.testing import EmbeddedZooKeeper, KafkaBroker, shared_kafka_home
 from zkconsumer.testing.servers import broker_from_env
@@ -89,6 +95,54 @@ def test_a_zkconsumer_group_consumes_everything_from_it(kafka, zk, unique):
         drain.stop()
         assert owners(zk, group, topic) == {0: f"{group}_c1-0", 1: f"{group}_c1-0"}
         assert sorted(m.offset for m in drain.messages if m.partition == 1) == list(range(20))
+
+
+def test_kafka_storage_commits_as_a_non_member_fenced_while_the_group_has_members(kafka, unique):
+    """What a commit with ``offsets.storage=kafka`` is on the wire, shown by the coordinator of
+    both versions (GroupCoordinator.doCommitOffsets): a commit with no member id is stored only
+    while its generation is negative and the group empty, else UNKNOWN_MEMBER_ID."""
+    from confluent_kafka import Consumer
+
+    zk_connect, broker = kafka
+    topic, group = unique("kt"), unique("kg")
+    create_topic(zk_connect, topic, 2, bootstrap=broker.bootstrap)
+    commit_broker_offsets(broker.bootstrap, group, {(topic, 0): 4})
+    member = Consumer({"bootstrap.servers": broker.bootstrap, "group.id": group,
+                       "session.timeout.ms": 6000, "log_level": 0})
+    assigned: list[object] = []
+    member.subscribe([topic], on_assign=lambda _c, parts: assigned.extend(parts))
+    try:
+        wait_until(lambda: member.poll(0.2) is None and bool(assigned), 60, "an assignment")
+        with pytest.raises(BrokerOffsetsError, match="UNKNOWN_MEMBER_ID") as err:
+            commit_broker_offsets(broker.bootstrap, group, {(topic, 0): 9})
+        assert "the group has live broker-coordinated members" in str(err.value)
+    finally:
+        member.close()
+    # Empty again after generations > 0: a commit with generation >= 0 and no member would be
+    # UNKNOWN_MEMBER_ID now too, so its acceptance shows the generation sent is -1.
+    commit_broker_offsets(broker.bootstrap, group, {(topic, 0): 9, (topic, 1): 1})
+    assert fetch_broker_offsets(broker.bootstrap, group, [(topic, 0), (topic, 1)]) == {
+        (topic, 0): 9, (topic, 1): 1}
+
+
+def test_the_original_offset_checker_reads_what_kafka_storage_committed(kafka, zk, unique):
+    zk_connect, broker = kafka
+    topic, group = unique("kt"), unique("kg")
+    create_topic(zk_connect, topic, 2, bootstrap=broker.bootstrap)
+    for p in range(2):
+        produce(broker.bootstrap, topic, [b"v"] * (5 + 3 * p), partition=p)
+    cfg = fast_config(zk_connect, group, offsets_storage="kafka", dual_commit_enabled="false")
+    with ZookeeperConsumerConnector(cfg) as conn:
+        drain = StreamDrain(conn.create_message_streams({topic: 1})[topic])
+        wait_until(lambda: drain.count() >= 13, 60, "13 messages")
+        drain.stop()
+    assert not zk.exists(paths.offsets(group))  # nothing in ZooKeeper: only Kafka has them
+    checker = subprocess.run(
+        [str(_home("0.10.2") / "bin" / "kafka-run-class.sh"),
+         "kafka.tools.ConsumerOffsetChecker", "--zookeeper", zk_connect, "--group", group,
+         "--topic", topic], capture_output=True, text=True, timeout=120)
+    rows = [line.split() for line in checker.stdout.splitlines() if line.startswith(group)]
+    assert [(r[2], r[3]) for r in rows] == [("0", "5"), ("1", "8")], checker.stdout
 
 
 def test_broker_spec_kafka_dir_starts_apache_kafka():

@@ -286,7 +286,7 @@ LAYERS = (
     ("shared", ("identity", "errors", "extras", "orphans", "tables", "events", "metrics")),
     ("zk plumbing", ("zk",)),
     ("connector core", ("config", "topic_filter", "jregex", "datapath", "offsets",
-                        "subscription", "assignors")),
+                        "kafka_offsets", "subscription", "assignors")),
     ("rebalance / coordination", ("rebalance", "coordination", "connector", "")),
     ("tools and servers", ("admin", "faults", "testing")),
     ("lab", ("lab", "results", "report")),

@@ -24,7 +24,9 @@ def test_defaults_are_the_originals():
         "num.consumer.fetchers": 1, "auto.commit.enable": True, "auto.commit.interval.ms": 60000,
         "queued.max.message.chunks": 2, "rebalance.max.retries": 4, "fetch.min.bytes": 1,
         "fetch.wait.max.ms": 100, "rebalance.backoff.ms": 2000, "refresh.leader.backoff.ms": 200,
-        "offsets.storage": "zookeeper", "dual.commit.enabled": False,
+        "offsets.channel.backoff.ms": 1000, "offsets.channel.socket.timeout.ms": 10000,
+        "offsets.commit.max.retries": 5, "offsets.storage": "zookeeper",
+        "dual.commit.enabled": False,
         "auto.offset.reset": "largest",
         "consumer.timeout.ms": -1, "client.id": "g", "exclude.internal.topics": True,
         "partition.assignment.strategy": "range", "zkconsumer.session.lost.policy": "legacy",
@@ -62,7 +64,13 @@ def test_strings_and_typed_values_are_both_accepted():
     ({"auto.commit.enable": "yes"}, "'auto.commit.enable', boolean values must be"),
     ({"rebalance.max.retries": "four"}, "rebalance.max.retries must be an integer, got 'four'"),
     ({"offsets.storage": "etcd"}, "Wrong value etcd of offsets.storage"),
-    ({"offsets.storage": "kafka"}, "offsets.storage 'kafka' is not supported"),
+    ({"offsets.storage": "kafka", "coordination.mode": "leader"},
+     "offsets.storage=kafka needs coordination.mode=legacy, got coordination.mode=leader"),
+    ({"offsets.commit.max.retries": -1}, "offsets.commit.max.retries must be >= 0, got -1"),
+    ({"offsets.channel.backoff.ms": "soon"},
+     "offsets.channel.backoff.ms must be an integer, got 'soon'"),
+    ({"offsets.channel.socket.timeout.ms": 0},
+     "offsets.channel.socket.timeout.ms must be >= 1, got 0"),
     ({"fetch.wait.max.ms": 5000, "socket.timeout.ms": 1000}, "socket.timeout.ms should always"),
     ({"auto.comit.enable": "true"}, "unknown consumer properties: 'auto.comit.enable'"),
 ])
@@ -84,8 +92,18 @@ def test_negative_consumer_timeout_means_block_forever_and_is_legal():
     assert cfg(consumer_timeout_ms=-1).consumer_timeout_ms == -1
 
 
+def test_kafka_storage_turns_dual_commit_on_unless_told_otherwise():
+    c = ConsumerConfig({**BASE, "offsets.storage": "Kafka", "offsets.commit.max.retries": "2",
+                        "offsets.channel.backoff.ms": 50})
+    assert (c.offsets_storage, c.dual_commit_enabled) == ("kafka", True)
+    assert (c.offsets_commit_max_retries, c.offsets_channel_backoff_ms) == (2, 50)
+    assert c.offsets_channel_socket_timeout_ms == 10000
+    off = ConsumerConfig({**BASE, "offsets.storage": "kafka", "dual.commit.enabled": "false"})
+    assert (off.offsets_storage, off.dual_commit_enabled) == ("kafka", False)
+
+
 def test_unused_legacy_keys_load_and_the_config_is_immutable():
-    c = ConsumerConfig({**BASE, "fetch.max.bytes": "100", "offsets.commit.max.retries": 5,
+    c = ConsumerConfig({**BASE, "fetch.max.bytes": "100", "mirror.consumer.numthreads": 5,
                         "external.thing": "x"})
     with pytest.raises(AttributeError):
         c.group_id = "other"  # type: ignore[misc]

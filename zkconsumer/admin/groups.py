@@ -176,13 +176,20 @@ def log_end_offsets(bootstrap: str, tps: list[tuple[str, int]],
 
 
 def describe_group(zk_connect: str, group: str, topics: list[str] | None = None,
-                   bootstrap: str | None = None) -> GroupDescription:
+                   bootstrap: str | None = None, storage: str = "zookeeper"
+                   ) -> GroupDescription:
+    """``storage="kafka"``: offsets from the broker, ZooKeeper's where it has none (as the
+    original ConsumerOffsetChecker read them)."""
     with zk_session(zk_connect) as client:
         snap = snapshot(client, group, topics)
         if bootstrap is None:
             regs = brokers(client)
             bootstrap = ",".join(r.bootstrap for r in regs.values()) or None
     tps = sorted(snap.offsets)
+    if storage == "kafka":
+        from zkconsumer.admin.kafka_group import kafka_view
+
+        snap.offsets = kafka_view(zk_connect, group, tps, snap.offsets, bootstrap)
     ends: dict[tuple[str, int], int | None] = (
         log_end_offsets(bootstrap, tps) if bootstrap else dict.fromkeys(tps))
     rows = []

@@ -10,6 +10,10 @@ Kept byte-compatible with the original so scripts that parse its output keep wor
 * the format is the original's ``%-15s %-30s %-3s %-15s %-15s %-15s %s`` (wider values push the
   following columns, as ``String.format`` does); a partition without a leader prints
   ``No broker for partition <t> - <p>``; ``--broker-info`` appends the brokers asked.
+
+The original asked the group coordinator for the offsets first and read ZooKeeper only where it
+had none; ``storage="kafka"`` does that (for groups with ``offsets.storage=kafka``), the default
+reads ZooKeeper alone.
 """
 
 from __future__ import annotations
@@ -113,7 +117,8 @@ def _leader(client: KazooClient, topic: str, partition: int) -> int | None:
         return None
 
 
-def check_offsets(zk_connect: str, group: str, topics: list[str] | None = None) -> CheckerReport:
+def check_offsets(zk_connect: str, group: str, topics: list[str] | None = None,
+                  storage: str = "zookeeper") -> CheckerReport:
     """The original checker's rows for ``group``; raises :class:`CheckerExit` where it exited."""
     paths.validate_group(group)
     with zk_session(zk_connect) as client:
@@ -134,10 +139,17 @@ def check_offsets(zk_connect: str, group: str, topics: list[str] | None = None) 
         asked = {b: regs[b].bootstrap for _, _, b in located if b is not None and b in regs}
         marks = watermarks(",".join(sorted(set(asked.values()))),
                            [(t, p) for t, p, b in located if b in asked]) if asked else {}
+        in_kafka: dict[tuple[str, int], int | None] = {}
+        if storage == "kafka" and located:
+            from zkconsumer.admin.kafka_group import fetch_broker_offsets
+
+            in_kafka = fetch_broker_offsets(",".join(r.bootstrap for r in regs.values()), group,
+                                            [(t, p) for t, p, _ in located])
         rows = []
         for topic, p, leader in located:
             end = marks.get((topic, p))
             log_size = None if leader not in asked or end is None else end[1]
-            rows.append(CheckerRow(topic, p, _offset(client, group, topic, p), log_size,
-                                   _owner(client, group, topic, p)))
+            stored = in_kafka.get((topic, p))
+            offset = stored if stored is not None else _offset(client, group, topic, p)
+            rows.append(CheckerRow(topic, p, offset, log_size, _owner(client, group, topic, p)))
     return CheckerReport(group, rows, asked)

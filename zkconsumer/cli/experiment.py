@@ -14,7 +14,12 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from zkconsumer.cli import experiment_chaos, experiment_herd, experiment_split
+from zkconsumer.cli import (
+    experiment_chaos,
+    experiment_herd,
+    experiment_migrate,
+    experiment_split,
+)
 from zkconsumer.cli.broker_option import add_broker_option
 from zkconsumer.cli.console import show
 from zkconsumer.cli.experiment_args import csv_choice, finish_command, servers_named_together
@@ -61,6 +66,7 @@ def register(sub: Any) -> None:
     experiment_chaos.register(verbs)
     experiment_split.register(verbs)
     experiment_herd.register(verbs)
+    experiment_migrate.register(verbs)
 
 
 def reproduce_command(args: argparse.Namespace) -> str:

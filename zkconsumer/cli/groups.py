@@ -8,6 +8,11 @@ import sys
 from typing import Any
 
 from zkconsumer.admin.groups import describe_group, list_groups, verify_group
+from zkconsumer.admin.migrate import (
+    export_broker_offsets,
+    import_broker_offsets,
+    migrate_offsets,
+)
 from zkconsumer.admin.offset_checker import CheckerExit, check_offsets
 from zkconsumer.admin.offset_tools import (
     delete_group,
@@ -33,6 +38,8 @@ def register(sub: Any) -> None:
                       help="comma-separated topics (default: those the group has owned)")
     desc.add_argument("--broker-info", action="store_true", help="list the brokers asked")
     desc.add_argument("--json", action="store_true")
+    desc.add_argument("--offsets-storage", choices=("zookeeper", "kafka"), default="zookeeper",
+                      help="kafka: the broker's offsets, ZooKeeper's where it has none")
     desc.set_defaults(func=groups_describe)
     ver = groups.add_parser("verify", help="exit 0 when every partition has one valid owner")
     ver.add_argument("--zk", required=True)
@@ -48,6 +55,14 @@ def register(sub: Any) -> None:
     sec.add_argument("--zk", required=True)
     sec.add_argument("--group", required=True)
     sec.set_defaults(func=groups_secure)
+    mig = groups.add_parser("migrate-offsets", help="copy a group's offsets between ZooKeeper "
+                            "and the broker")
+    mig.add_argument("--zk", required=True)
+    mig.add_argument("--group", required=True)
+    mig.add_argument("--to", choices=("kafka", "zookeeper"), default="kafka")
+    mig.add_argument("--force", action="store_true", help="even while members are registered")
+    mig.add_argument("--json", action="store_true")
+    mig.set_defaults(func=groups_migrate_offsets)
 
     offsets = sub.add_parser("offsets", help="export, import, reset committed offsets"
                              ).add_subparsers(dest="offsets_verb")
@@ -57,11 +72,13 @@ def register(sub: Any) -> None:
     exp.add_argument("--group", action="append", default=None,
                      help="a group to export (repeatable; default: every group)")
     exp.add_argument("--output", required=True, help="file, or - for stdout")
+    exp.add_argument("--offsets-storage", choices=("zookeeper", "kafka"), default="zookeeper")
     exp.set_defaults(func=offsets_export)
     imp = offsets.add_parser("import", help="write the offsets of an export file")
     imp.add_argument("--zk", required=True)
     imp.add_argument("--input", required=True, help="file, or - for stdin")
     imp.add_argument("--force", action="store_true", help="even while members are registered")
+    imp.add_argument("--offsets-storage", choices=("zookeeper", "kafka"), default="zookeeper")
     imp.set_defaults(func=offsets_import)
     rst = offsets.add_parser("reset", help="set a topic's offsets to smallest, largest or N")
     rst.add_argument("--zk", required=True)
@@ -82,13 +99,13 @@ def groups_describe(args: argparse.Namespace) -> int:
     topics = None if args.topic is None else [
         t for arg in args.topic for t in arg.split(",") if t]
     if args.json:
-        desc = describe_group(args.zk, args.group, topics=topics)
+        desc = describe_group(args.zk, args.group, topics=topics, storage=args.offsets_storage)
         for problem in desc.problems:
             print(f"warning: {problem}", file=sys.stderr)
         print(json.dumps(desc.as_dict()))
         return 0
     try:
-        report = check_offsets(args.zk, args.group, topics)
+        report = check_offsets(args.zk, args.group, topics, storage=args.offsets_storage)
     except CheckerExit as exc:
         print(f"Exiting due to: {exc}.")
         return 1
@@ -115,6 +132,20 @@ def groups_delete(args: argparse.Namespace) -> int:
     return 0
 
 
+def groups_migrate_offsets(args: argparse.Namespace) -> int:
+    result = migrate_offsets(args.zk, args.group, to=args.to, force=args.force)
+    if args.json:
+        print(json.dumps(result.as_dict()))
+        return 0
+    for e in result.copied:
+        print(f"{e.topic} {e.partition} {e.offset}")
+    source = "ZooKeeper" if args.to == "kafka" else "the broker"
+    target = "the broker" if args.to == "kafka" else "ZooKeeper"
+    print(f"copied {len(result.copied)} offset(s) of group {args.group} from {source} to "
+          f"{target}")
+    return 0
+
+
 def groups_secure(args: argparse.Namespace) -> int:
     from zkconsumer.admin.secure import secure_group
 
@@ -125,7 +156,8 @@ def groups_secure(args: argparse.Namespace) -> int:
 
 
 def offsets_export(args: argparse.Namespace) -> int:
-    entries = export_offsets(args.zk, args.group)
+    entries = (export_broker_offsets(args.zk, args.group) if args.offsets_storage == "kafka"
+               else export_offsets(args.zk, args.group))
     text = "".join(e.line() + "\n" for e in entries)
     if args.output == "-":
         sys.stdout.write(text)
@@ -143,7 +175,8 @@ def offsets_import(args: argparse.Namespace) -> int:
     else:
         with open(args.input, encoding="utf-8") as fh:
             lines = fh.read().splitlines()
-    n = import_offsets(args.zk, parse_lines(lines), force=args.force)
+    write = import_broker_offsets if args.offsets_storage == "kafka" else import_offsets
+    n = write(args.zk, parse_lines(lines), force=args.force)
     print(f"imported {n} offsets")
     return 0
 

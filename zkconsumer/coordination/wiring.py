@@ -9,6 +9,7 @@ holder, auto-commit and shutdown are shared.
 from __future__ import annotations
 
 import logging
+from collections.abc import Callable
 from typing import Any
 
 from zkconsumer.config import ConsumerConfig
@@ -17,6 +18,7 @@ from zkconsumer.coordination.fetchers import PartitionFetchers
 from zkconsumer.coordination.multi import MultiSession
 from zkconsumer.datapath.fetcher import FetcherManager
 from zkconsumer.events import EventBus
+from zkconsumer.kafka_offsets import KafkaOffsetStore
 from zkconsumer.metrics import RebalanceMetrics, ZkRequestCounter
 from zkconsumer.offsets import OffsetStore
 from zkconsumer.zk.security import ZkSecurity
@@ -44,7 +46,10 @@ def make_fetchers(cfg: ConsumerConfig, consumer_id: str, session: ZkSession
 
 
 def make_offsets(cfg: ConsumerConfig, session: ZkSession, events: EventBus,
-                 metrics: RebalanceMetrics) -> OffsetStore:
+                 metrics: RebalanceMetrics,
+                 is_shutting_down: Callable[[], bool] = lambda: False) -> OffsetStore:
+    if cfg.offsets_storage == "kafka":  # config.py allows it with the legacy mode only
+        return KafkaOffsetStore(session, cfg, events, metrics, is_shutting_down)
     if leader_mode(cfg):
         assert isinstance(session, MultiSession)
         return FencedOffsetStore(session, cfg.group_id, events, metrics)

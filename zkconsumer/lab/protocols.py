@@ -19,6 +19,8 @@ class LabProtocol:
     strategy: str
     mode: str = "legacy"  # coordination.mode of the ZooKeeper family
     static: bool = False  # group.instance.id set (broker family)
+    offsets_storage: str = "zookeeper"  # offsets.storage of the ZooKeeper family
+    dual_commit: bool = False  # dual.commit.enabled (with offsets.storage=kafka)
 
 
 PROTOCOL_TABLE: dict[str, LabProtocol] = {p.name: p for p in (
@@ -32,6 +34,10 @@ PROTOCOL_TABLE: dict[str, LabProtocol] = {p.name: p for p in (
     LabProtocol("zk-leader-sticky", "zookeeper", "sticky", mode="leader"),
     LabProtocol("zk-leader-cooperative-sticky", "zookeeper", "cooperative-sticky",
                 mode="leader"),
+    # The steps of the migration to broker coordination (docs/migration.md).
+    LabProtocol("zk-range-kafka-dual", "zookeeper", "range", offsets_storage="kafka",
+                dual_commit=True),
+    LabProtocol("zk-range-kafka", "zookeeper", "range", offsets_storage="kafka"),
 )}
 
 PROTOCOLS = tuple(PROTOCOL_TABLE)

@@ -14,8 +14,12 @@ def _driver(p: LabProtocol) -> Driver:
     """The member body and counters of one protocol of the table."""
     if p.family == "zookeeper":
         leader = p.mode == "leader"
+        offsets = (("offsets.storage", p.offsets_storage),
+                   ("dual.commit.enabled", str(p.dual_commit).lower()))
         return Driver(p.name, p.family,
-                      functools.partial(run_zk_member, strategy=p.strategy, mode=p.mode), None,
+                      functools.partial(run_zk_member, strategy=p.strategy, mode=p.mode,
+                                        offsets=offsets if p.offsets_storage != "zookeeper"
+                                        else ()), None,
                       options=(("coordination.mode", "leader"),) if leader else ())
     return Driver(p.name, p.family,
                   functools.partial(run_broker_member, strategy=p.strategy, static=p.static),

@@ -47,10 +47,11 @@ _STARTED = {"fetchers_started"}
 _STOPPED = {"fetchers_stopped"}
 
 
-def connector_config(spec: MemberSpec, strategy: str, mode: str = "legacy"
-                     ) -> dict[str, object]:
+def connector_config(spec: MemberSpec, strategy: str, mode: str = "legacy",
+                     offsets: tuple[tuple[str, str], ...] = ()) -> dict[str, object]:
+    """``offsets``: extra ``offsets.storage`` / ``dual.commit.enabled`` properties."""
     t = spec.timing
-    return {
+    return dict(offsets) | {
         "coordination.mode": mode,
         "zookeeper.connect": spec.zk_connect,
         "group.id": spec.group,
@@ -112,9 +113,11 @@ def _requests(conn: ZookeeperConsumerConnector) -> dict[str, int]:
 
 
 def run_zk_member(spec: MemberSpec, writer: RecordWriter, stop: threading.Event,
-                  *, strategy: str, mode: str = "legacy") -> None:
+                  *, strategy: str, mode: str = "legacy",
+                  offsets: tuple[tuple[str, str], ...] = ()) -> None:
     """Consume until ``stop``; then shut the connector down cleanly (a leave)."""
-    conn = ZookeeperConsumerConnector(ConsumerConfig(connector_config(spec, strategy, mode)))
+    conn = ZookeeperConsumerConnector(ConsumerConfig(connector_config(spec, strategy, mode,
+                                                                      offsets)))
     conn.add_event_listener(EventRecorder(spec, writer))
     conn.add_event_listener(DecisionRecorder(writer))
     try:
