@@ -22,7 +22,7 @@ import sys
 import tempfile
 from pathlib import Path
 
-from zkconsumer.cli.broker_option import broker_spec
+from zkconsumer.lab.broker_option import broker_spec
 from zkconsumer.results import capture, write_provenance
 from zkconsumer.testing.kafka import kafka_home_from_env, kafka_version
 from zkconsumer.testing.servers import KAFKA, is_kafka_spec

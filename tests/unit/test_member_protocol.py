@@ -1,12 +1,9 @@
-"""The member driver protocol both kinds speak, the oracle's comparison, and the --broker spec."""
+"""The member driver protocol both kinds speak, and the oracle's comparison."""
 
 from __future__ import annotations
 
-import argparse
-
 import pytest
 
-from zkconsumer.cli.broker_option import broker_spec
 from zkconsumer.testing.member_driver import config_of, parse_args
 from zkconsumer.testing.oracle import State, diff_states, normalise
 from zkconsumer.testing.original import (
@@ -65,11 +62,3 @@ def test_the_oracle_names_the_first_step_that_differs():
     assert only.startswith("step 1:") and "('a', 0, 4)" in only and "('a', 0, 3)" in only
     assert diff_states(a, a[:1]) == [f"step 1: {a[1]} != None"]
     assert normalise("g", "g_x-0") == "x-0" and normalise("g", "h_x-0") == "h_x-0"
-
-
-def test_broker_specs_are_checked_before_anything_starts(tmp_path):
-    assert broker_spec("tansu") == "tansu"
-    with pytest.raises(argparse.ArgumentTypeError, match="'nonsense': choose tansu, kafka"):
-        broker_spec("nonsense")
-    with pytest.raises(argparse.ArgumentTypeError, match=f"{tmp_path}/none.* does not exist"):
-        broker_spec(f"kafka:{tmp_path}/none")

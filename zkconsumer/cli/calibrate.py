@@ -17,7 +17,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from zkconsumer.cli.broker_option import add_broker_option
+from zkconsumer.lab.broker_option import add_broker_option
 from zkconsumer.testing.servers import BROKER_ENV, TANSU, is_kafka_spec
 
 

@@ -18,7 +18,7 @@ from typing import Any
 
 from zkconsumer.admin import create_topic, produce, zk_session
 from zkconsumer.admin.tree import tree_lines
-from zkconsumer.cli.broker_option import add_broker_option
+from zkconsumer.lab.broker_option import add_broker_option
 from zkconsumer.testing.servers import broker_from_env, zookeeper_from_env
 from zkconsumer.zk import paths
 

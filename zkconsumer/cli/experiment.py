@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import argparse
 import sys
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -20,12 +21,13 @@ from zkconsumer.cli import (
     experiment_migrate,
     experiment_split,
 )
-from zkconsumer.cli.broker_option import add_broker_option
 from zkconsumer.cli.console import show
 from zkconsumer.cli.experiment_args import csv_choice, finish_command, servers_named_together
 from zkconsumer.lab import EVENTS, PROTOCOLS, ExperimentSpec, RunStatus, Timing, run_experiment
+from zkconsumer.lab.broker_option import add_broker_option, broker_named_once, results_broker
 from zkconsumer.lab.output import write_outputs
 from zkconsumer.lab.report import summary_table, write_results
+from zkconsumer.results.provenance import capture, write_provenance
 
 
 def register(sub: Any) -> None:
@@ -83,14 +85,15 @@ def reproduce_command(args: argparse.Namespace) -> str:
 
 
 def run_compare(args: argparse.Namespace) -> int:
-    if not servers_named_together(args):
+    if not servers_named_together(args) or not broker_named_once(args):
         return 2
+    prov = capture(reproduce_command(args))
     spec = ExperimentSpec(
         protocols=args.protocols, events=args.events, members=args.members,
         partitions=args.partitions, repeat=args.repeat, processes=args.processes,
         out_dir=str(args.out), zk_connect=args.zookeeper, bootstrap=args.bootstrap,
         timing=Timing(session_timeout_ms=args.session_timeout_ms, produce_rate=args.rate),
-        progress=not args.no_progress, parallel=args.parallel)
+        progress=not args.no_progress, parallel=args.parallel, broker=args.broker)
     try:
         spec.validate()
     except ValueError as exc:
@@ -100,6 +103,7 @@ def run_compare(args: argparse.Namespace) -> int:
     results = run_experiment(
         spec, on_result=lambda so_far: write_results(so_far, args.out / "results.json", spec))
     written = write_outputs(results, spec, args.out, reproduce_command(args), args.json)
+    written.append(write_provenance(args.out, replace(prov, broker=results_broker(results))))
     show(summary_table(results))
     for path in written:
         print(f"wrote {path}")

@@ -17,9 +17,9 @@ from pathlib import Path
 from typing import Any
 
 from zkconsumer.cli import run_meta
-from zkconsumer.cli.broker_option import add_broker_option
 from zkconsumer.cli.console import show
 from zkconsumer.cli.experiment_args import csv_choice, finish_command
+from zkconsumer.lab.broker_option import add_broker_option, broker_named_once
 from zkconsumer.lab.drivers import DRIVERS
 from zkconsumer.lab.herd import run_herd
 from zkconsumer.lab.herd_report import fits_table, write_herd_outputs, write_herd_results
@@ -84,12 +84,14 @@ def reproduce_command(args: argparse.Namespace) -> str:
 
 
 def run_herd_command(args: argparse.Namespace) -> int:
+    if not broker_named_once(args):
+        return 2
     timing = replace(HERD_TIMING, session_timeout_ms=args.session_timeout_ms,
                      rebalance_backoff_ms=args.backoff_ms, quiet_s=args.quiet_s)
     spec = HerdSpec(protocols=args.protocols, members=args.members, partitions=args.partitions,
                     events=args.events, timing=timing, zk_connect=args.zookeeper,
                     bootstrap=args.bootstrap, dedicated_zookeeper=args.zookeeper is None,
-                    out_dir=str(args.out), progress=not args.no_progress)
+                    out_dir=str(args.out), progress=not args.no_progress, broker=args.broker)
     try:
         spec.validate()
     except ValueError as exc:

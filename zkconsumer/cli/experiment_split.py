@@ -16,9 +16,9 @@ from pathlib import Path
 from typing import Any
 
 from zkconsumer.cli import run_meta
-from zkconsumer.cli.broker_option import add_broker_option
 from zkconsumer.cli.console import show
 from zkconsumer.cli.experiment_args import csv_choice, finish_command, servers_named_together
+from zkconsumer.lab.broker_option import add_broker_option, broker_named_once
 from zkconsumer.lab.spec import PROTOCOLS, RunStatus
 from zkconsumer.lab.splitbrain import SCENARIOS, SplitBrainSpec, run_split_brain
 from zkconsumer.lab.splitbrain.output import write_outputs
@@ -84,7 +84,7 @@ def reproduce_command(args: argparse.Namespace) -> str:
 
 
 def run_split(args: argparse.Namespace) -> int:
-    if not servers_named_together(args):
+    if not servers_named_together(args) or not broker_named_once(args):
         return 2
     timing = replace(DEFAULT_TIMING, session_timeout_ms=args.session_timeout_ms,
                      rebalance_backoff_ms=args.backoff_ms,
@@ -94,7 +94,7 @@ def run_split(args: argparse.Namespace) -> int:
         partitions=args.partitions, repeat=args.repeat, out_dir=str(args.out),
         zk_connect=args.zookeeper, bootstrap=args.bootstrap, timing=timing,
         delay_ms=args.delay_ms, lagging=args.lagging, joins=args.joins,
-        overlap_s=args.overlap_s, progress=not args.no_progress)
+        overlap_s=args.overlap_s, progress=not args.no_progress, broker=args.broker)
     try:
         spec.validate()
     except ValueError as exc:

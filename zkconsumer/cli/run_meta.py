@@ -16,7 +16,12 @@ EMBEDDED_BROKER = "tansu-0.6.0"
 
 
 def broker_of(args: argparse.Namespace) -> str:
-    """The broker a verb measured: the embedded Tansu unless ``--bootstrap`` named another."""
+    """The broker a verb measured: the one ``--broker`` started, else the embedded Tansu unless
+    ``--bootstrap`` named another."""
+    from zkconsumer.lab.broker_option import broker_name
+
+    if getattr(args, "broker", None):
+        return broker_name(args.broker)
     bootstrap = getattr(args, "bootstrap", None)
     return f"external:{bootstrap}" if bootstrap else EMBEDDED_BROKER
 

@@ -82,7 +82,11 @@ def run_herd(spec: HerdSpec, on_result: Callable[[HerdResult], None] | None = No
     progress = Progress(spec.points(), enabled=spec.progress, stream=progress_stream)
     result = HerdResult(spec, [], {})
 
+    broker = ""
+
     def add(run: RunResult) -> None:
+        if broker:
+            run.details.setdefault("broker", broker)
         result.runs.append(run)
         result.fits = fit_runs(result.runs)
         progress.advance(f"{run.protocol} {run.event} at N={run.members}: {run.status}")
@@ -91,6 +95,7 @@ def run_herd(spec: HerdSpec, on_result: Callable[[HerdResult], None] | None = No
 
     progress.update("starting servers")
     with herd_servers(spec) as servers:
+        broker = servers.broker_name
         for protocol in spec.protocols:
             sweep = _Sweep(spec, protocol, servers, out_dir, progress)
             try:

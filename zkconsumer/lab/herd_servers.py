@@ -22,6 +22,7 @@ log = logging.getLogger(__name__)
 class HerdServers:
     zk_connect: str
     bootstrap: str
+    broker_name: str = ""  # as results name it; "" for a broker named by address
 
 
 @contextlib.contextmanager
@@ -39,16 +40,17 @@ def herd_servers(spec: HerdSpec) -> Iterator[HerdServers]:
     with contextlib.ExitStack() as stack:
         if not spec.dedicated_zookeeper:
             zk_connect = stack.enter_context(zookeeper_from_env(spec.zk_connect)).connect_string
-            broker = stack.enter_context(broker_from_env(zk_connect, spec.bootstrap))
-            yield HerdServers(zk_connect, broker.bootstrap)
+            broker = stack.enter_context(broker_from_env(zk_connect, spec.bootstrap or spec.broker))
+            yield HerdServers(zk_connect, broker.bootstrap, getattr(broker, "name", ""))
             return
-        bootstrap = spec.bootstrap
+        bootstrap, name = spec.bootstrap, ""
         if bootstrap is None:
             home = stack.enter_context(zookeeper_from_env(spec.zk_connect)).connect_string
-            bootstrap = stack.enter_context(broker_from_env(home)).bootstrap
+            broker = stack.enter_context(broker_from_env(home, spec.broker))
+            bootstrap, name = broker.bootstrap, getattr(broker, "name", "")
         zk_connect = stack.enter_context(EmbeddedZooKeeper()).connect_string
         register_broker_persistently(zk_connect, bootstrap)
-        yield HerdServers(zk_connect, bootstrap)
+        yield HerdServers(zk_connect, bootstrap, name)
 
 
 def register_broker_persistently(zk_connect: str, bootstrap: str, broker_id: int = 0) -> None:

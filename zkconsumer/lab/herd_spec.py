@@ -58,6 +58,7 @@ class HerdSpec:
     settle_margin_s: float | None = None
     ping_window_s: float = 2.0
     progress: bool = False
+    broker: str | None = None  # the broker started when none is named (tansu, kafka, kafka:DIR)
 
     def validate(self) -> None:
         unknown = [p for p in self.protocols if p not in DRIVERS]

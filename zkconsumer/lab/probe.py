@@ -75,9 +75,12 @@ def _tansu_version() -> str:
 
 
 def probe_static_membership(*, zk_connect: str, bootstrap: str, timing: Timing, topic: str,
-                            workdir: Path) -> StaticSupport:
-    """Two static members on a 2-partition topic; bounce m00 well inside the session timeout."""
-    broker = broker_identity(bootstrap)
+                            workdir: Path, broker: str = "") -> StaticSupport:
+    """Two static members on a 2-partition topic; bounce m00 well inside the session timeout.
+
+    ``broker``: its name when known (``apache-kafka-2.4.1``), else it is asked for its identity.
+    """
+    broker = broker or broker_identity(bootstrap)
     if workdir.exists():
         shutil.rmtree(workdir)
     group = LabGroup(protocol="static-range", topic=topic,

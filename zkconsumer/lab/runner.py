@@ -45,10 +45,19 @@ class RunError(Exception):
     """A run could not be measured (the group never formed, the servers went away...)."""
 
 
+# A Kafka broker the lab starts accepts the short sessions of the lab's scenarios (its default
+# group.min.session.timeout.ms, 6 s, would refuse the split-brain runs' 4 s).
+LAB_KAFKA_PROPS = ("group.min.session.timeout.ms=500",)
+
+
 @dataclass(frozen=True)
 class Servers:
+    """``broker_name``: the broker results name (``tansu-0.6.0``, ``apache-kafka-2.4.1``), ""
+    when the servers were given by address and the broker is not known by name."""
+
     zk_connect: str
     bootstrap: str
+    broker_name: str = ""
 
     def mntr(self) -> dict[str, float]:
         """The ZooKeeper server's ``mntr`` numbers (first server of the connect string)."""
@@ -71,8 +80,9 @@ def servers_for(spec: ExperimentSpec) -> Iterator[Servers]:
         return
     from zkconsumer.testing.servers import broker_from_env, zookeeper_from_env
 
-    with zookeeper_from_env(spec.zk_connect) as zk, broker_from_env(zk.connect_string) as broker:
-        yield Servers(zk.connect_string, broker.bootstrap)
+    with zookeeper_from_env(spec.zk_connect) as zk, broker_from_env(
+            zk.connect_string, spec.broker, kafka_props=LAB_KAFKA_PROPS) as broker:
+        yield Servers(zk.connect_string, broker.bootstrap, getattr(broker, "name", ""))
 
 
 def run_experiment(spec: ExperimentSpec,
@@ -111,8 +121,8 @@ def run_experiment(spec: ExperimentSpec,
             runs, label=lambda r: r.label, run=run,
             failed=lambda r, reason, tb: _result(spec, r, RunStatus.FAILED, reason,
                                                  details={"traceback": tb}),
-            broker=broker_identity(servers.bootstrap), progress=progress, on_result=on_result,
-            parallel=spec.parallel)
+            broker=servers.broker_name or broker_identity(servers.bootstrap), progress=progress,
+            on_result=on_result, parallel=spec.parallel)
     progress.close()
     return results
 
@@ -123,7 +133,8 @@ def _probe(spec: ExperimentSpec, servers: Servers, out_dir: Path) -> StaticSuppo
         create_topic(servers.zk_connect, topic, 2, bootstrap=servers.bootstrap)
         return probe_static_membership(zk_connect=servers.zk_connect,
                                        bootstrap=servers.bootstrap, timing=spec.timing,
-                                       topic=topic, workdir=out_dir / "runs" / "static-probe")
+                                       topic=topic, workdir=out_dir / "runs" / "static-probe",
+                                       broker=servers.broker_name)
     except Exception as exc:
         log.exception("static membership probe failed")
         return StaticSupport(False, servers.bootstrap, f"the static membership probe failed: "

@@ -69,7 +69,9 @@ class ExperimentSpec:
     """The matrix ``protocols x events x repeats`` on one topic shape.
 
     ``zk_connect``/``bootstrap`` name servers someone else runs (tests, Spark); when both are
-    None the runner starts embedded ones for the duration of the experiment.
+    None the runner starts embedded ones for the duration of the experiment. ``broker`` is then
+    the broker it starts (``tansu``, ``kafka``, ``kafka:DIR``; None: ``ZKCONSUMER_BOOTSTRAP``
+    decides, Tansu by default).
     """
 
     protocols: tuple[str, ...] = ("zk-range", "eager-range", "cooperative-sticky")
@@ -83,6 +85,7 @@ class ExperimentSpec:
     bootstrap: str | None = None
     timing: Timing = field(default_factory=Timing)
     seed: int = 1
+    broker: str | None = None
     progress: bool = False
     parallel: int = 1  # cells run at once; > 1 only for a quick look (timings disturb each other)
 

@@ -238,7 +238,7 @@ class BrokerGroup(SimulatedGroup):
         if any(mid not in self._arrived for mid in self._expected):
             return
         self._barrier_set = True
-        close = max(self.engine.now, self._round_start + self._window())
+        close = max(self.engine.now, self.round_closes_at())
         self.engine.at(close, self._barrier_closed)
 
     def _barrier_closed(self) -> None:
@@ -279,7 +279,17 @@ class BrokerGroup(SimulatedGroup):
             result[mid] |= self.members[mid].owned  # keeps it all until a later round
         return result
 
+    def round_closes_at(self) -> float:
+        """The earliest the current round may close once every member has joined: the broker's
+        join window after the round opened (a coordinator profile may say otherwise)."""
+        return self._round_start + self._window()
+
+    def sync_answered(self, m: BrokerMember) -> None:
+        """A member's SyncGroup was just answered (a coordinator profile may restart its
+        heartbeat schedule here; this model keeps it)."""
+
     def _synced(self, m: BrokerMember, parts: set[int]) -> None:
+        self.sync_answered(m)
         m.awaiting_sync = False
         m.resume_beats(self.engine.now)
         if m.since == float("inf"):  # the joiner's heartbeats start with its first generation

@@ -42,6 +42,9 @@ MODELS: dict[str, ModelEntry] = {
     # the barrier model of zkconsumer.sim.broker, or Tansu's coordinator (calibration)
     "cooperative-sticky": ModelEntry("zkconsumer.sim.tansu", "cooperative_group", "broker"),
     "kip848": ModelEntry("zkconsumer.sim.kip848", "Kip848Group", "broker", simulated_only=True),
+    # Apache Kafka 2.4's coordinator from its source rules (modelled until validated)
+    **{name: ModelEntry("zkconsumer.sim.kafka_coordinator", "KafkaCoordinatorGroup", "broker")
+       for name in ("kafka-eager-range", "kafka-cooperative-sticky", "kafka-static-range")},
     **{name: ModelEntry("zkconsumer.sim.leader", "LeaderGroup", "zookeeper") for name in (
         "zk-leader-range", "zk-leader-sticky", "zk-leader-cooperative-sticky")},
 }

@@ -23,6 +23,8 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+from zkconsumer.lab.broker_option import add_broker_option
+from zkconsumer.lab.runner import LAB_KAFKA_PROPS
 from zkconsumer.lab.spec import Timing
 from zkconsumer.sim import EVENTS as SIM_EVENTS
 from zkconsumer.sim import PROTOCOLS as SIM_PROTOCOLS
@@ -69,6 +71,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
                    help="real: existing ZooKeeper (default: ZKCONSUMER_ZK, else embedded)")
     p.add_argument("--bootstrap", default=os.environ.get("ZKCONSUMER_BOOTSTRAP"),
                    help="real: existing broker (default: ZKCONSUMER_BOOTSTRAP, else embedded)")
+    add_broker_option(p)
 
 
 def _list(text: str, choices: Sequence[str], what: str) -> tuple[str, ...]:
@@ -154,18 +157,21 @@ def _real(spark: Any, grid: Any, args: argparse.Namespace, timing: Timing
 
     with contextlib.ExitStack() as stack:
         zk, bootstrap = args.zookeeper, args.bootstrap
+        broker_name = f"broker at {bootstrap}"
         if not (zk and bootstrap):
             from zkconsumer.testing.servers import broker_from_env, zookeeper_from_env
 
             zks = stack.enter_context(zookeeper_from_env(zk))
-            broker = stack.enter_context(broker_from_env(zks.connect_string))
+            broker = stack.enter_context(broker_from_env(zks.connect_string, args.broker,
+                                                         kafka_props=LAB_KAFKA_PROPS))
             zk, bootstrap = zks.connect_string, broker.bootstrap
+            broker_name = getattr(broker, "name", "") or broker_name
         settings = RealSettings(zk_connect=zk, bootstrap=bootstrap, tasks=args.tasks,
                                 timing=timing, out_dir=str(args.out.resolve()))
         df = real_dataframe(spark, grid, settings).cache()
         df.count()  # computed while the servers are still up
-    notes = [f"Real connectors: {len(grid)} runs, members spread over {args.tasks} Spark "
-             f"tasks on {spark.sparkContext.master}; session timeout "
+    notes = [f"Real connectors on {broker_name}: {len(grid)} runs, members spread over "
+             f"{args.tasks} Spark tasks on {spark.sparkContext.master}; session timeout "
              f"{timing.session_timeout_ms} ms."]
     return df, notes
 

@@ -14,7 +14,7 @@ from __future__ import annotations
 import contextlib
 import logging
 import os
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 
 from kazoo.client import KazooClient
@@ -81,14 +81,15 @@ def zookeeper_from_env(spec: str | None = None) -> Iterator[EmbeddedZooKeeper | 
 
 
 @contextlib.contextmanager
-def broker_from_env(zk_connect: str, spec: str | None = None
+def broker_from_env(zk_connect: str, spec: str | None = None, kafka_props: Sequence[str] = ()
                     ) -> Iterator[EmbeddedBroker | KafkaBroker | ExternalBroker]:
+    """``kafka_props``: extra ``server.properties`` lines when the spec starts a Kafka broker."""
     spec = os.environ.get(BROKER_ENV, "") if spec is None else spec
     if not spec or spec == TANSU:
         with EmbeddedBroker(zk_connect) as broker:
             yield broker
     elif is_kafka_spec(spec):
-        with kafka_broker(zk_connect, spec) as kafka:
+        with kafka_broker(zk_connect, spec, props=list(kafka_props)) as kafka:
             yield kafka
     elif spec == TESTCONTAINERS:
         raise ServerError(

@@ -36,7 +36,8 @@ def _runs(spec: SplitBrainSpec) -> list[tuple[str, str, int]]:
 
 @contextlib.contextmanager
 def _servers(spec: SplitBrainSpec) -> Iterator[Servers]:
-    with servers_for(ExperimentSpec(zk_connect=spec.zk_connect, bootstrap=spec.bootstrap)) as s:
+    with servers_for(ExperimentSpec(zk_connect=spec.zk_connect, bootstrap=spec.bootstrap,
+                                    broker=spec.broker)) as s:
         yield s
 
 
@@ -76,7 +77,8 @@ def run_split_brain(spec: SplitBrainSpec,
                              details={"traceback": tb}, scenario=SCENARIO, params=spec.params())
 
         results = run_matrix(runs, label=lambda c: f"{c[0]}/{c[1]}/r{c[2]}", run=run,
-                             failed=failed, broker=broker_identity(servers.bootstrap),
+                             failed=failed,
+                             broker=servers.broker_name or broker_identity(servers.bootstrap),
                              progress=progress, on_result=on_result)
     progress.close()
     return results

@@ -52,6 +52,7 @@ class SplitBrainSpec:
     join_gap_s: float | None = None
     overlap_s: float = 2.0
     progress: bool = False
+    broker: str | None = None  # the broker started for the runs (tansu, kafka, kafka:DIR)
 
     def validate(self) -> None:
         if self.scenario not in SCENARIOS:

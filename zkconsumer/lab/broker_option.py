@@ -10,6 +10,7 @@ Kafka broker started this way runs on a ZooKeeper of its own.
 from __future__ import annotations
 
 import argparse
+import sys
 from collections.abc import Sequence
 from typing import Any
 
@@ -61,13 +62,22 @@ def results_broker(results: Sequence[Any]) -> str:
     return ", ".join(sorted(names))
 
 
-def apply_broker_option(args: Any) -> None:
-    """Export ``--broker`` as ``ZKCONSUMER_BOOTSTRAP`` for this command and its children, so
-    every path that starts servers (the demo, calibrate, member processes) picks the same one."""
-    import os
+def broker_named_once(args: argparse.Namespace) -> bool:
+    """False (said on stderr) when ``--broker`` and ``--bootstrap`` are both given."""
+    error = broker_conflict(args)
+    if error:
+        print(f"zkconsumer: error: {error}", file=sys.stderr)
+    return error is None
 
-    from zkconsumer.testing.servers import BROKER_ENV
 
-    spec = getattr(args, "broker", None)
-    if spec:
-        os.environ[BROKER_ENV] = spec
+def broker_name(spec: str) -> str:
+    """The name results give the broker ``spec`` starts (``tansu-0.6.0``,
+    ``apache-kafka-2.4.1``)."""
+    from zkconsumer.testing.broker import TANSU_NAME
+    from zkconsumer.testing.kafka import kafka_version
+    from zkconsumer.testing.servers import kafka_home_from_env
+
+    if spec == "tansu":
+        return TANSU_NAME
+    home = kafka_home_from_env(spec[len("kafka:"):] if spec.startswith("kafka:") else None)
+    return f"apache-kafka-{kafka_version(home)}"
