@@ -22,12 +22,15 @@ def _is_rule(line: str) -> bool:
 def show(text: str, stream: TextIO | None = None) -> None:
     """Print ``text``; on a terminal its pipe tables become rich tables."""
     stream = stream or sys.stdout
-    if not getattr(stream, "isatty", lambda: False)():
+    try:
+        from rich.console import Console
+        from rich.table import Table
+    except ImportError:  # a core install without the lab extra: the markdown is still a table
+        Console = None  # noqa: N806
+    if Console is None or not getattr(stream, "isatty", lambda: False)():
         stream.write(text if text.endswith("\n") else text + "\n")
         stream.flush()
         return
-    from rich.console import Console
-    from rich.table import Table
 
     console = Console(file=stream, force_terminal=True, highlight=False)
     lines = text.splitlines()

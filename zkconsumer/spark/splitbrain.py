@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import argparse
 import itertools
+import json
 import logging
 import os
 import shlex
@@ -33,6 +34,8 @@ from zkconsumer.spark.grid import parse_ints
 from zkconsumer.spark.splitbrain_rules import PROTOCOLS, SCENARIOS, ScenarioParams, parse_list
 
 log = logging.getLogger(__name__)
+
+ROWS_FILE = "rows.jsonl"
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
@@ -205,6 +208,9 @@ def _real(spark: Any, cells: list[Any], params: ScenarioParams, timing: Timing,
             rows.append({**base_row(key, "real", params, timing, timing.rebalance_max_retries),
                          "applicable": True, "reason": f"failed: {exc!r}"[:300],
                          "broker": broker})
+        # each finished run at once, so a sweep cut short keeps what it measured
+        with open(args.out / ROWS_FILE, "a", encoding="utf-8") as fh:
+            fh.write(json.dumps(rows[-1]) + "\n")
     return rows
 
 

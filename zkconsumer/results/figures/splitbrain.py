@@ -254,18 +254,22 @@ def findings(ctx: Context) -> str:
                    f"back: its zombies stopped fetching when their client suspended the "
                    f"connection, before their sessions could expire.")
         run, hit = _sizes_where(real, "zk-range", "storm", "rebalances_given_up")
-        failed = sum(1 for r in real if r["verify_ok"] == "false")
-        repaired = sum(1 for r in real if r["repaired"] == "true")
+        brokers = [r for r in real if r["protocol"] in BROKER and not r["reason"]]
+        broker_text = (f"; broker groups: {int(_sum(real, BROKER, 'rebalances_given_up'))} "
+                       f"given up, {int(_sum(real, BROKER, 'conflicts'))} conflicts"
+                       if brokers else "; no broker-group run")
         out.append(f"- **Storm, real** (`rebalance.max.retries` 1). Legacy members gave up a "
                    f"rebalance at N = {', '.join(map(str, hit)) or 'none'} of "
                    f"{', '.join(map(str, run)) or 'none'} "
                    f"({int(_sum(real, ('zk-range',), 'rebalances_given_up'))} rebalances given "
-                   f"up in all); the verify tool failed at the end of {failed} real run(s) and "
-                   f"{repaired} run(s) needed the repair event to own every partition again. "
-                   f"Leader mode: {int(_sum(real, ('zk-leader-range',), 'rebalances_given_up'))} "
-                   f"given up, {int(_sum(real, ('zk-leader-range',), 'conflicts'))} conflicts; "
-                   f"broker groups: {int(_sum(real, BROKER, 'rebalances_given_up'))} given up, "
-                   f"{int(_sum(real, BROKER, 'conflicts'))} conflicts.")
+                   f"up in all). Leader mode: "
+                   f"{int(_sum(real, ('zk-leader-range',), 'rebalances_given_up'))} given up, "
+                   f"{int(_sum(real, ('zk-leader-range',), 'conflicts'))} conflicts"
+                   f"{broker_text}.")
+        bad = [f"{r['protocol']} {r['scenario']} N = {r['members']}" for r in real
+               if r["verify_ok"] == "false" or r["repaired"] == "true"]
+        out.append(f"- **Wrong state at the end of the observation** (verify failed or a repair "
+                   f"was needed): {', '.join(bad) or 'none'}.")
         out.append(f"- **Lost**: {int(_sum(real, tuple({r['protocol'] for r in real}), 'lost'))}"
                    f" acknowledged records lost over all {len(real)} real rows.")
     storms = [(d, "one host per member") for d in base.glob("sim-storm-r*")] + \
