@@ -8,8 +8,8 @@ Sizes (members, partitions): (10, 100), (100, 1000), (1000, 10000), partitions s
   topics), and every tenth member to a single topic (the sticky general path).
 
 Each cell is the best of several fresh ``assign`` calls (fresh group, no owned partitions) on
-prebuilt input. ``legacy-roundrobin`` refuses mixed subscriptions (the 0.10.1 rule), so that
-cell reads ``refused``. Members of the legacy assignors are thread ids (``member-00042-0``).
+prebuilt input. A cell of an assignor that refuses its input reads ``refused``. Members of the
+legacy assignors are thread ids (``member-00042-0``).
 
     python benchmarks/assignors.py            # full table, a few seconds
     python benchmarks/assignors.py --quick    # smaller sizes, one repeat

@@ -8,76 +8,50 @@ machine-readable stdout; ``run_tool`` runs one of the original's tools.
 
 from __future__ import annotations
 
-import ast
-import os
-import signal
 import subprocess
-import threading
 from pathlib import Path
+
+from zkconsumer.testing import original
+from zkconsumer.testing.original import Assignment
 
 KAFKA = Path(__file__).resolve().parents[3] / "shared" / "kafka-0.10.2"
 
 
-class OriginalMember:
-    """A JVM ``ZookeeperConsumerConnector`` member; ``lines`` is its stdout so far."""
+class OriginalMember(original.OriginalMember):
+    """:class:`zkconsumer.testing.original.OriginalMember`, started at once, with this module's
+    keyword spelling (``topic_filter=``, ``rebalance_max_retries="2"``)."""
 
     def __init__(self, zk_connect: str, group: str, *, topic: str | None = None,
                  topic_filter: str | None = None, streams: int = 1, seconds: int = 120,
                  **config: str) -> None:
-        args = [f"zk={zk_connect}", f"group={group}", f"streams={streams}", f"seconds={seconds}"]
-        args.append(f"topic={topic}" if topic is not None else f"filter={topic_filter}")
-        args += [f"{k.replace('_', '.')}={v}" for k, v in config.items()]
-        self.lines: list[str] = []
-        self._proc = subprocess.Popen(
-            ["bash", str(KAFKA / "bin" / "zk-consumer-member.sh"), *args],
-            stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, start_new_session=True)
-        threading.Thread(target=self._read, daemon=True).start()
-
-    def _read(self) -> None:
-        assert self._proc.stdout is not None
-        for line in self._proc.stdout:
-            self.lines.append(line.rstrip("\n"))
+        super().__init__(KAFKA, zk_connect, group, topic=topic, filter=topic_filter,
+                         streams=streams, seconds=seconds,
+                         props={k.replace("_", "."): v for k, v in config.items()})
+        self.start()
 
     @property
-    def consumer_id(self) -> str | None:
+    def consumer_id(self) -> str | None:  # type: ignore[override]
         last = self.last_assignment()
         return last[0] if last else None
 
-    def last_assignment(self) -> tuple[str, dict[str, dict[int, str]]] | None:
+    def last_assignment(self) -> tuple[str, Assignment] | None:
         """The last ``REBALANCE_ASSIGN <id> Map(t -> Map(p -> thread))`` line, parsed."""
-        for line in reversed(list(self.lines)):
+        for line in reversed(self.lines()):
             if line.startswith("REBALANCE_ASSIGN "):
                 _, cid, rest = line.split(" ", 2)
-                return cid, _scala_map(rest)
+                return cid, original.parse_assignment(rest)
         return None
 
     def count(self, needle: str) -> int:
-        return sum(needle in line for line in list(self.lines))
+        """Lines of its stdout and its log holding ``needle``."""
+        try:
+            log_lines = self.stderr_path.read_text(errors="replace").splitlines()
+        except OSError:
+            log_lines = []
+        return sum(needle in line for line in self.lines() + log_lines)
 
     def stop(self) -> None:
-        """SIGTERM to its process group (the script and its JVM), SIGKILL after 20 s."""
-        if self._proc.poll() is None:
-            os.killpg(self._proc.pid, signal.SIGTERM)
-            try:
-                self._proc.wait(timeout=20)
-            except subprocess.TimeoutExpired:
-                os.killpg(self._proc.pid, signal.SIGKILL)
-                self._proc.wait()
-
-
-def _scala_map(text: str) -> dict:
-    """``Map(t -> Map(0 -> id-0))`` as a dict (topic names and thread ids have no spaces)."""
-    out = text.replace("Map()", "{}")
-    out = out.replace("Map(", "{").replace(")", "}")
-    parts = []
-    for token in out.replace("{", " { ").replace("}", " } ").replace(",", " , ").split():
-        if token in "{},":
-            parts.append(token)
-        elif token == "->":
-            parts.append(":")
-        else:
-            parts.append(token if token.isdigit() else repr(token))
-    return ast.literal_eval("".join(parts))
+        self.close()
 
 
 def run_tool(cls: str, *args: str, timeout: float = 120) -> str:

@@ -9,13 +9,11 @@ import random
 import pytest
 
 from zkconsumer.assignors import (
-    AssignmentError,
     Subscription,
     TopicPartition,
     get_assignor,
     sorted_thread_ids,
 )
-from zkconsumer.errors import ZkConsumerError
 from zkconsumer.identity import consumer_id_of
 
 
@@ -94,22 +92,31 @@ def test_legacy_roundrobin_equal_hashes_keep_topic_order():
     assert owners_by_partition(owners) == {"Aa-1": "x-0", "BB-1": "x-1"}
 
 
-def test_legacy_roundrobin_refuses_different_topics_and_names_the_consumer():
-    with pytest.raises(AssignmentError) as err:
-        get_assignor("legacy-roundrobin").assign_threads(
-            {"a": [0, 1], "b": [0, 1]},
-            {"a": ["g_c1-0", "g_c2-0"], "b": ["g_c1-0"]})
-    assert isinstance(err.value, ZkConsumerError) and isinstance(err.value, ValueError)
-    message = str(err.value)
-    assert "consumers g_c2 differ" in message
-    assert "same topics" in message and "topic b has streams g_c1-0" in message
+def test_legacy_roundrobin_skips_threads_not_subscribed_to_a_topic():
+    """0.10.2's rule: one cycle over all threads; b's turn skips g_c2-0, which reads only a."""
+    owners = get_assignor("legacy-roundrobin").assign_threads(
+        {"a": [0, 1], "b": [0, 1]},
+        {"a": ["g_c1-0", "g_c2-0"], "b": ["g_c1-0"]})
+    assert owners_by_partition(owners) == {"a-0": "g_c1-0", "a-1": "g_c2-0", "b-0": "g_c1-0",
+                                           "b-1": "g_c1-0"}
 
 
-def test_legacy_roundrobin_refuses_different_stream_counts_across_topics():
-    with pytest.raises(AssignmentError, match="consumers g_c1 differ"):
-        get_assignor("legacy-roundrobin").assign_threads(
-            {"a": [0], "b": [0]},
-            {"a": ["g_c1-0", "g_c1-1", "g_c2-0"], "b": ["g_c1-0", "g_c2-0"]})
+def test_legacy_roundrobin_matches_the_original_0_10_2_on_different_subscriptions():
+    """Decided by two original 0.10.2.2 members (a: topic ta, 1 stream; c: tb, 2 streams)."""
+    owners = get_assignor("legacy-roundrobin").assign_threads(
+        {"ta": [0, 1, 2], "tb": [0, 1, 2]},
+        {"ta": ["gorig_a-0"], "tb": ["gorig_c-0", "gorig_c-1"]})
+    assert owners_by_partition(owners) == {
+        "ta-0": "gorig_a-0", "ta-1": "gorig_a-0", "ta-2": "gorig_a-0",
+        "tb-0": "gorig_c-0", "tb-1": "gorig_c-1", "tb-2": "gorig_c-0"}
+
+
+def test_legacy_roundrobin_different_stream_counts_across_topics():
+    # Hash order a-0, b-0; b's turn falls on g_c1-1, which b does not have.
+    owners = get_assignor("legacy-roundrobin").assign_threads(
+        {"a": [0], "b": [0]},
+        {"a": ["g_c1-0", "g_c1-1", "g_c2-0"], "b": ["g_c1-0", "g_c2-0"]})
+    assert owners_by_partition(owners) == {"a-0": "g_c1-0", "b-0": "g_c2-0"}
 
 
 def test_legacy_roundrobin_accepts_different_stream_counts_between_consumers():
@@ -127,11 +134,13 @@ def test_legacy_assign_treats_subscription_keys_as_threads():
                       "C2-1": [("t", 4)]}
 
 
-def test_legacy_roundrobin_assign_names_consumers_with_other_subscriptions():
-    with pytest.raises(AssignmentError, match="consumers g_c3 differ"):
-        get_assignor("legacy-roundrobin").assign({"a": 2, "b": 2}, {
-            "g_c1-0": Subscription(["a", "b"]), "g_c2-0": Subscription(["a", "b"]),
-            "g_c3-0": Subscription(["a"])})
+def test_legacy_roundrobin_assign_gives_a_topic_only_to_its_subscribers():
+    result = get_assignor("legacy-roundrobin").assign({"a": 2, "b": 2}, {
+        "g_c1-0": Subscription(["a", "b"]), "g_c2-0": Subscription(["a", "b"]),
+        "g_c3-0": Subscription(["a"])})
+    assert all(tp.topic == "a" for tp in result["g_c3-0"])
+    assert sorted(tp for ps in result.values() for tp in ps) == [
+        ("a", 0), ("a", 1), ("b", 0), ("b", 1)]
 
 
 def test_legacy_roundrobin_with_no_subscribed_topic_assigns_nothing():
@@ -201,18 +210,19 @@ def test_testRoundRobinPartitionAssignorStaticSubscriptions(case):
         assert max(counts.values()) - min(counts.values()) <= 1
 
 
-def test_testRoundRobinPartitionAssignorUnbalancedStaticSubscriptions_is_refused():
-    """0.10.2 allowed members on different topic sets; the 0.10.1 rule this project follows
-    refuses them, naming the members that subscribe to fewer topics."""
+def test_testRoundRobinPartitionAssignorUnbalancedStaticSubscriptions():
+    """0.10.2 allows members on different topic sets: every partition goes to exactly one
+    thread subscribed to its topic, and every member with topics gets some."""
     members = [f"g1c{i}" for i in range(1, 8)]
     threads: dict[str, list[str]] = {}
     for c, member in enumerate(members, start=1):
         for t in range(1, 10 - c % 5 + 1):
             threads.setdefault(f"topic-{t}", []).extend(f"{member}-{i}" for i in range(3))
     partitions = {t: list(range(10)) for t in threads}
-    with pytest.raises(AssignmentError) as err:
-        get_assignor("legacy-roundrobin").assign_threads(partitions, threads)
-    assert "consumers g1c1, g1c2, g1c3, g1c4, g1c6, g1c7 differ" in str(err.value)
+    owners = get_assignor("legacy-roundrobin").assign_threads(partitions, threads)
+    assert set(owners) == {TopicPartition(t, p) for t, ps in partitions.items() for p in ps}
+    assert all(owner in threads[tp.topic] for tp, owner in owners.items())
+    assert {o.rsplit("-", 1)[0] for o in owners.values()} == set(members)
 
 
 @pytest.mark.parametrize("case", range(3))

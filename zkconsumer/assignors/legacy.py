@@ -15,10 +15,11 @@ Members C1 and C2 with two streams each on five partitions::
     p0, p1 -> C1-0    p2 -> C1-1    p3 -> C2-0    p4 -> C2-1
 
 ``legacy-roundrobin``: sort all thread ids, sort all partitions by the Java ``hashCode`` of
-``"[<topic>,<partition>]"`` (a stable sort, to spread topics), and deal them out in turn. It
-follows the 0.8.2-0.10.1 rule: every consumer must subscribe to the same topics with the same
-number of streams, otherwise :class:`~.base.AssignmentError` names the consumers that differ
-(0.10.2 relaxed this, KAFKA-2434).
+``"[<topic>,<partition>]"`` (a stable sort, to spread topics), and deal them out in turn over
+one cycle of all threads, skipping a thread not subscribed to the partition's topic: Kafka
+0.10.2's rule (KAFKA-2434), which the original 0.10.2.2 member runs, so members that subscribe
+to different topics or stream counts still agree with it. With identical subscriptions this is
+the plain deal of 0.8.2-0.10.1, which refused any other group.
 """
 
 from __future__ import annotations
@@ -27,7 +28,7 @@ import logging
 from abc import abstractmethod
 from collections.abc import Iterable, Mapping, Sequence
 
-from zkconsumer.identity import consumer_id_of, java_order_key, java_string_hash
+from zkconsumer.identity import java_order_key, java_string_hash
 
 from .base import AssignmentError, PartitionAssignor, Subscription, TopicPartition
 
@@ -105,23 +106,6 @@ def _warn_idle(threads: list[str], topic: str) -> None:
                 shown, topic)
 
 
-def _require_identical_subscriptions(threads_by_topic: Mapping[str, list[str]]) -> None:
-    """The 0.8.2-0.10.1 round-robin precondition, with an error naming the odd consumers."""
-    topics = sorted(threads_by_topic)
-    reference = set(threads_by_topic[topics[0]])
-    differing: set[str] = set()
-    for topic in topics[1:]:
-        odd_threads = reference.symmetric_difference(threads_by_topic[topic])
-        differing.update(consumer_id_of(t) for t in odd_threads)
-    if not differing:
-        return
-    streams = "; ".join(f"topic {t} has streams {', '.join(threads_by_topic[t])}" for t in topics)
-    raise AssignmentError(
-        "legacy-roundrobin requires every consumer in the group to subscribe to the same topics "
-        "with the same number of streams per topic; consumers "
-        f"{', '.join(sorted(differing, key=java_order_key))} differ: {streams}")
-
-
 def assign_legacy_roundrobin(
     partitions_for_topic: Mapping[str, Iterable[int]],
     consumer_threads_per_topic: Mapping[str, Sequence[str]],
@@ -134,12 +118,19 @@ def assign_legacy_roundrobin(
     threads_by_topic = _threads_by_topic(consumer_threads_per_topic)
     if not threads_by_topic:
         return {}
-    _require_identical_subscriptions(threads_by_topic)
     threads = sorted_thread_ids(t for ts in threads_by_topic.values() for t in ts)
     partitions = [TopicPartition(topic, p) for topic in sorted(threads_by_topic, key=java_order_key)
                   for p in _partition_ids(partitions_for_topic, topic)]
     partitions.sort(key=lambda tp: java_string_hash(f"[{tp.topic},{tp.partition}]"))
-    return {tp: threads[i % len(threads)] for i, tp in enumerate(partitions)}
+    subscribed = {topic: set(ts) for topic, ts in threads_by_topic.items()}
+    owners: PartitionOwners = {}
+    turn = 0  # one cycle shared by every partition; a topic's partitions skip other threads
+    for tp in partitions:
+        while threads[turn % len(threads)] not in subscribed[tp.topic]:
+            turn += 1
+        owners[tp] = threads[turn % len(threads)]
+        turn += 1
+    return owners
 
 
 class LegacyAssignor(PartitionAssignor):
@@ -184,7 +175,7 @@ class LegacyRangeAssignor(LegacyAssignor):
 
 
 class LegacyRoundRobinAssignor(LegacyAssignor):
-    """``legacy-roundrobin``: the ZooKeeper consumer's ``roundrobin`` strategy (0.10.1 rules)."""
+    """``legacy-roundrobin``: the ZooKeeper consumer's ``roundrobin`` strategy (0.10.2 rules)."""
 
     name = "legacy-roundrobin"
 

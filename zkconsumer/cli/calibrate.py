@@ -11,12 +11,16 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import dataclasses
 import json
 import os
 import statistics
 import sys
 from pathlib import Path
 from typing import Any
+
+from zkconsumer.lab.broker_option import add_broker_option
+from zkconsumer.testing.servers import BROKER_ENV, TANSU, is_kafka_spec
 
 
 def register(sub: Any) -> None:
@@ -38,7 +42,8 @@ def register(sub: Any) -> None:
                         "against the server, 4 bursts of 4 s, read back with mntr)")
     p.add_argument("--zk", "--zookeeper", dest="zookeeper",
                    default=os.environ.get("ZKCONSUMER_ZK"))
-    p.add_argument("--bootstrap", default=os.environ.get("ZKCONSUMER_BOOTSTRAP"))
+    p.add_argument("--bootstrap", default=None, help="existing broker bootstrap servers")
+    add_broker_option(p)
     p.set_defaults(func=run_calibrate)
 
 
@@ -56,10 +61,13 @@ def run_calibrate(args: argparse.Namespace) -> int:
         print("zkconsumer: error: --samples must be >= 10", file=sys.stderr)
         return 2
     prov = capture(" ".join(["zkconsumer", *sys.argv[1:]]) if sys.argv[1:2] == ["calibrate"]
-                   else f"zkconsumer calibrate --out {args.out}",
-                   broker="" if args.bootstrap else "tansu-0.6.0")
+                   else f"zkconsumer calibrate --out {args.out}")
     with contextlib.ExitStack() as stack:
         zk, bootstrap = args.zookeeper, args.bootstrap
+        env_broker = os.environ.get(BROKER_ENV, "")
+        if zk and not bootstrap and env_broker and env_broker != TANSU \
+                and not is_kafka_spec(env_broker):
+            bootstrap = env_broker  # a running broker named host:port
         from zkconsumer.testing.servers import (
             ExternalZooKeeper,
             broker_from_env,
@@ -69,8 +77,10 @@ def run_calibrate(args: argparse.Namespace) -> int:
         zks = stack.enter_context(zookeeper_from_env(None)) if not zk \
             else ExternalZooKeeper(zk)
         zk = zks.connect_string
+        broker_name = f"external broker at {bootstrap}" if bootstrap else ""
         if not bootstrap and not args.zookeeper:
-            bootstrap = stack.enter_context(broker_from_env(zk)).bootstrap
+            started = stack.enter_context(broker_from_env(zk))
+            bootstrap, broker_name = started.bootstrap, started.name
         measured = measure_zookeeper(zk, samples=args.samples, expiry=not args.no_expiry)
         crowd = [] if args.no_crowd else measure_crowd(zk)
         reads = [] if args.no_read_service else _read_service(zks)
@@ -89,7 +99,7 @@ def run_calibrate(args: argparse.Namespace) -> int:
                                 "zk_read_service_us is the median of the others"}
     raw_path = args.out.with_name(args.out.stem + ".measurements.json")
     raw_path.write_text(json.dumps(raw, indent=1) + "\n")
-    write_provenance(args.out.parent, prov)
+    write_provenance(args.out.parent, dataclasses.replace(prov, broker=broker_name))
     print(json.dumps(raw, indent=2))
     print(f"wrote {args.out}, {raw_path} ({cal.source})")
     return 0

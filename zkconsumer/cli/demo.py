@@ -18,6 +18,7 @@ from typing import Any
 
 from zkconsumer.admin import create_topic, produce, zk_session
 from zkconsumer.admin.tree import tree_lines
+from zkconsumer.lab.broker_option import add_broker_option
 from zkconsumer.testing.servers import broker_from_env, zookeeper_from_env
 from zkconsumer.zk import paths
 
@@ -34,6 +35,7 @@ def register(sub: Any) -> None:
                            "(default: ./demo-out)")
     demo.add_argument("--no-lab", action="store_true",
                       help="skip the herd sweep, the zombie and the comparison")
+    add_broker_option(demo)
     demo.set_defaults(func=run_demo)
 
 

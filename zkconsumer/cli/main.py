@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import importlib
 import logging
+import os
 import sys
 from collections.abc import Sequence
 from typing import Any
@@ -28,6 +29,14 @@ def _unavailable(sub: Any, name: str, exc: MissingExtra) -> None:
                            add_help=False)
         p.add_argument("rest", nargs=argparse.REMAINDER)
         p.set_defaults(func=lambda _args, exc=exc: _missing(exc))
+
+
+def apply_broker_option(args: Any) -> None:
+    """Export ``--broker`` as ``ZKCONSUMER_BOOTSTRAP`` for this command and its children, so every
+    path that starts servers (the demo, calibrate, member processes) starts the same broker."""
+    spec = getattr(args, "broker", None)
+    if spec:
+        os.environ["ZKCONSUMER_BOOTSTRAP"] = spec
 
 
 def _missing(exc: MissingExtra) -> int:
@@ -61,6 +70,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     if args.verbose < 2:
         logging.getLogger("kazoo").setLevel(max(level, logging.WARNING))
     try:
+        apply_broker_option(args)
         return int(args.func(args) or 0)
     except ZkConsumerError as exc:
         print(f"zkconsumer: error: {exc}", file=sys.stderr)

@@ -12,6 +12,7 @@ import atexit
 import errno
 import logging
 import os
+import shutil
 import signal
 import socket
 import subprocess
@@ -21,7 +22,8 @@ import time
 import weakref
 from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import IO
+from types import TracebackType
+from typing import IO, TypeVar
 
 from zkconsumer.errors import ServerError
 from zkconsumer.orphans import die_with_parent
@@ -73,14 +75,17 @@ class ManagedProcess:
     """One child process with its output in a log file; stopped on ``stop()`` or at exit."""
 
     def __init__(self, name: str, argv: Sequence[str], log_path: Path,
-                 env: dict[str, str] | None = None, cwd: Path | None = None) -> None:
+                 env: dict[str, str] | None = None, cwd: Path | None = None,
+                 stderr_path: Path | None = None) -> None:
         self.name = name
+        self.stderr_path = stderr_path
         self.argv = list(argv)
         self.log_path = log_path
         self.env = env
         self.cwd = cwd
         self._proc: subprocess.Popen[bytes] | None = None
         self._log_file: IO[bytes] | None = None
+        self._err_file: IO[bytes] | None = None
 
     @property
     def pid(self) -> int | None:
@@ -89,12 +94,15 @@ class ManagedProcess:
     def start(self) -> None:
         self.log_path.parent.mkdir(parents=True, exist_ok=True)
         self._log_file = open(self.log_path, "ab")  # noqa: SIM115 - closed in stop()
+        # A separate stderr keeps a child's machine-readable stdout lines whole.
+        if self.stderr_path is not None:
+            self._err_file = open(self.stderr_path, "ab")  # noqa: SIM115 - closed in stop()
         log.debug("starting %s: %s", self.name, " ".join(self.argv))
         self._proc = subprocess.Popen(
             self.argv,
             stdin=subprocess.DEVNULL,
             stdout=self._log_file,
-            stderr=subprocess.STDOUT,
+            stderr=self._err_file if self._err_file is not None else subprocess.STDOUT,
             env=self.env,
             cwd=self.cwd,
             start_new_session=True,
@@ -149,9 +157,10 @@ class ManagedProcess:
                 proc.wait(timeout)
             except subprocess.TimeoutExpired:
                 return
-        if self._log_file is not None:
-            self._log_file.close()
-            self._log_file = None
+        for handle in (self._log_file, self._err_file):
+            if handle is not None:
+                handle.close()
+        self._log_file = self._err_file = None
         _LIVE.discard(self)
 
 
@@ -161,6 +170,40 @@ def _stop_all() -> None:
 
 
 atexit.register(_stop_all)
+
+
+Server = TypeVar("Server", bound="ManagedServer")
+
+
+class ManagedServer:
+    """What every server the project starts shares: one process, one scratch folder, and a
+    lifecycle a ``with`` block drives (``start`` on entry; ``stop`` and the folder's removal on
+    exit). Subclasses define ``start`` and ``stop``."""
+
+    _proc: ManagedProcess | None
+    _root: Path
+
+    def start(self: Server) -> Server:
+        raise NotImplementedError
+
+    def stop(self) -> None:
+        raise NotImplementedError
+
+    def kill(self) -> None:
+        """SIGKILL, the way a crash looks to its peers (its ZooKeeper session then expires)."""
+        if self._proc is not None:
+            self._proc.kill()
+
+    def close(self) -> None:
+        self.stop()
+        shutil.rmtree(self._root, ignore_errors=True)
+
+    def __enter__(self: Server) -> Server:
+        return self.start()
+
+    def __exit__(self, exc_type: type[BaseException] | None, exc: BaseException | None,
+                 tb: TracebackType | None) -> None:
+        self.close()
 
 
 class Watchdog(threading.Thread):

@@ -24,6 +24,7 @@ from typing import Any
 
 from zkconsumer.results.provenance import read_provenance
 from zkconsumer.results.registry import Context, figure
+from zkconsumer.tables import median
 
 log = logging.getLogger(__name__)
 
@@ -45,7 +46,7 @@ def _json(path: Path) -> Any:
     return json.loads(path.read_text())
 
 
-def _fmt(value: Any) -> str:
+def _calibration_value(value: Any) -> str:
     if isinstance(value, float):
         return f"{value:g}"
     if isinstance(value, (list, tuple)):
@@ -71,7 +72,7 @@ def calibration_table(ctx: Context) -> str:
     for name in sorted(k for k in cal if k not in ("version", "source", "provenance")):
         origin = _FIT_COMMAND.sub("fitted by `zkconsumer spark fit` (the command above)",
                                   origins.get(name, "NOT RECORDED"))
-        lines.append(f"| `{name}` | {_fmt(cal[name])} | {origin.replace('|', '/')} |")
+        lines.append(f"| `{name}` | {_calibration_value(cal[name])} | {origin.replace('|', '/')} |")
     return "\n".join(lines)
 
 
@@ -226,9 +227,8 @@ def _sweep(folder: Path) -> list[dict[str, str]]:
         return list(csv.DictReader(fh))
 
 
-def _median(rows: Sequence[dict[str, str]], column: str) -> float | None:
-    got = [float(r[column]) for r in rows if r[column] not in ("", None)]
-    return statistics.median(got) if got else None
+def _column_median(rows: Sequence[dict[str, str]], column: str) -> float | None:
+    return median(float(r[column]) for r in rows if r[column] not in ("", None))
 
 
 def _cell(rows: Sequence[dict[str, str]], protocol: str, n: int, p: int, event: str
@@ -257,14 +257,15 @@ def sim_joins(ctx: Context) -> str:
         cells = [_cell(rows, protocol, n, HEADLINE_P, "join") for n in JOIN_SIZES]
         star = "*" if protocol == "kip848" else ""
         lines.append(f"| {protocol}{star} requests | " + " | ".join(
-            f"{_median(c, 'coordination_requests') or 0:,.0f}" for c in cells) + " |")
+            f"{_column_median(c, 'coordination_requests') or 0:,.0f}" for c in cells) + " |")
         lines.append(f"| {protocol}{star} time to stable | " + " | ".join(
-            _duration(_median(c, "time_to_stable_s")) for c in cells) + " |")
+            _duration(_column_median(c, "time_to_stable_s")) for c in cells) + " |")
     cal = _json(ctx.results / CAL / "calibration.json")
-    head = _median(_cell(rows, "zk-range", HEADLINE_N, HEADLINE_P, "join"), "time_to_stable_s")
-    head3 = _median(_cell(rows3, "zk-range", HEADLINE_N, HEADLINE_P, "join"), "time_to_stable_s")
-    reqs = _median(_cell(rows, "zk-range", HEADLINE_N, HEADLINE_P, "join"),
-                   "coordination_requests") or 0
+    headline = _cell(rows, "zk-range", HEADLINE_N, HEADLINE_P, "join")
+    head = _column_median(headline, "time_to_stable_s")
+    head3 = _column_median(_cell(rows3, "zk-range", HEADLINE_N, HEADLINE_P, "join"),
+                           "time_to_stable_s")
+    reqs = _column_median(headline, "coordination_requests") or 0
     service = cal["zk_read_service_us"]
     lines += ["", f"**Headline, a model figure**: a zk-range join at N = {HEADLINE_N:,} (P = "
               f"{HEADLINE_P}) costs {reqs:,.0f} ZooKeeper requests and is stable after "
@@ -285,7 +286,7 @@ def _plot(ctx: Context, rows: Sequence[dict[str, str]]) -> str:
     for protocol in sorted({r["protocol"] for r in rows}):
         sizes = sorted({int(r["members"]) for r in rows if r["protocol"] == protocol})
         for ax, column in zip(axes, ("coordination_requests", "time_to_stable_s"), strict=True):
-            pts = [(n, _median(_cell(rows, protocol, n, HEADLINE_P, "join"), column))
+            pts = [(n, _column_median(_cell(rows, protocol, n, HEADLINE_P, "join"), column))
                    for n in sizes]
             pts = [(n, v) for n, v in pts if v]
             ax.plot([n for n, _ in pts], [v for _, v in pts], marker="o", label=protocol)
@@ -317,12 +318,12 @@ def real_runs(ctx: Context) -> str:
         for proto, n, p, event, session in keys:
             cell = [r for r in _cell(rows, proto, n, p, event)
                     if r.get("session_timeout_ms", "") == session]
-            tts = _median(cell, "time_to_stable_s")
+            tts = _column_median(cell, "time_to_stable_s")
             settled = sum(r["time_to_stable_s"] not in ("", None) for r in cell)
             lines.append(
                 f"| `{folder.relative_to(ctx.results.parent)}` | {proto} | {n} | {p} | {event} "
                 f"| {float(session or 0) / 1000:g} s | {len(cell)} ({settled}) | "
-                f"{_median(cell, 'coordination_requests') or 0:,.0f} | "
-                f"{_median(cell, 'rebalance_attempts') or 0:g} | "
-                f"{_median(cell, 'conflicts') or 0:g} | {_t(tts)} | {load} |")
+                f"{_column_median(cell, 'coordination_requests') or 0:,.0f} | "
+                f"{_column_median(cell, 'rebalance_attempts') or 0:g} | "
+                f"{_column_median(cell, 'conflicts') or 0:g} | {_t(tts)} | {load} |")
     return "\n".join(lines)
