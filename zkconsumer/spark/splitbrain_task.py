@@ -26,7 +26,7 @@ from pathlib import Path
 from typing import Any
 
 from zkconsumer.lab.intervals import build_intervals, fetchers_at
-from zkconsumer.lab.records import Timeline
+from zkconsumer.lab.records import Coord, Timeline
 from zkconsumer.lab.spec import Timing
 from zkconsumer.lab.splitbrain.proxies import MemberProxies, ProxiedGroup
 from zkconsumer.spark.control import (
@@ -43,6 +43,7 @@ log = logging.getLogger(__name__)
 
 RECORD_DDL = "run_id string, task int, raw string"
 LEAD_S = 1.0                 # the event instant is announced this far ahead
+SMALL_RETRY_BUDGET = 2       # at or below it, the initial members start one at a time
 REPAIRS = 3
 # Requests only a rebalance makes (reads of the group, claims and releases; broker rounds):
 # commits (setData, or exists + multi in leader mode) and heartbeats go on in a steady group.
@@ -156,8 +157,16 @@ def run_task(task: int, cell: SplitCell) -> Iterator[tuple[Any, ...]]:
 def _host(task: int, cell: SplitCell, group: ProxiedGroup, proxies: MemberProxies,
           run: RunDirectory, publisher: _Publisher) -> None:
     t = cell.timing
-    for m in cell.plan.initial:
-        if task_of(m, cell.tasks) == task:
+    mine = [m for m in cell.plan.initial if task_of(m, cell.tasks) == task]
+    if t.rebalance_max_retries <= SMALL_RETRY_BUDGET:
+        # With a budget this small, members all starting at once can exhaust it in their first
+        # rebalance and never form the group the scenario needs; one at a time they cannot
+        # meet each other's claims. The budget is for the event, not for the formation.
+        for m in mine:
+            group.spawn(m)
+            wait_for(lambda m=m: _rebalanced(group, m), t.formation_deadline_s / max(len(mine), 1))
+    else:
+        for m in mine:
             group.spawn(m)
     publisher.start()
     run.ready(task)
@@ -183,6 +192,12 @@ def _host(task: int, cell: SplitCell, group: ProxiedGroup, proxies: MemberProxie
         log.error("task %d: no stop order within the run's deadline; stopping", task)
     if coordinator is not None:
         coordinator.join(10)
+
+
+def _rebalanced(group: ProxiedGroup, member: str) -> bool:
+    group.tail.poll()
+    return any(c.member == member and c.what == Coord.REBALANCE_SUCCEEDED.value
+               for c in group.records.coord)
 
 
 def _apply(actions: list[Action], event_ts: float, group: ProxiedGroup,
