@@ -12,6 +12,7 @@ import atexit
 import errno
 import logging
 import os
+import shutil
 import signal
 import socket
 import subprocess
@@ -21,7 +22,8 @@ import time
 import weakref
 from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import IO
+from types import TracebackType
+from typing import IO, TypeVar
 
 from zkconsumer.errors import ServerError
 from zkconsumer.orphans import die_with_parent
@@ -168,6 +170,40 @@ def _stop_all() -> None:
 
 
 atexit.register(_stop_all)
+
+
+Server = TypeVar("Server", bound="ManagedServer")
+
+
+class ManagedServer:
+    """What every server the project starts shares: one process, one scratch folder, and a
+    lifecycle a ``with`` block drives (``start`` on entry; ``stop`` and the folder's removal on
+    exit). Subclasses define ``start`` and ``stop``."""
+
+    _proc: ManagedProcess | None
+    _root: Path
+
+    def start(self: Server) -> Server:
+        raise NotImplementedError
+
+    def stop(self) -> None:
+        raise NotImplementedError
+
+    def kill(self) -> None:
+        """SIGKILL, the way a crash looks to its peers (its ZooKeeper session then expires)."""
+        if self._proc is not None:
+            self._proc.kill()
+
+    def close(self) -> None:
+        self.stop()
+        shutil.rmtree(self._root, ignore_errors=True)
+
+    def __enter__(self: Server) -> Server:
+        return self.start()
+
+    def __exit__(self, exc_type: type[BaseException] | None, exc: BaseException | None,
+                 tb: TracebackType | None) -> None:
+        self.close()
 
 
 class Watchdog(threading.Thread):

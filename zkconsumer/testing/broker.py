@@ -12,12 +12,10 @@ from __future__ import annotations
 import functools
 import logging
 import os
-import shutil
 import tempfile
 import threading
 import time
 from pathlib import Path
-from types import TracebackType
 
 from kazoo.client import KazooClient
 from kazoo.exceptions import NodeExistsError
@@ -26,6 +24,7 @@ from kazoo.protocol.states import KazooState
 from zkconsumer.errors import ServerError
 from zkconsumer.testing._process import (
     ManagedProcess,
+    ManagedServer,
     Watchdog,
     ensure_port_free,
     free_port,
@@ -80,7 +79,7 @@ def register_broker(client: KazooClient, reg: BrokerRegistration) -> None:
         ) from None
 
 
-class EmbeddedBroker:
+class EmbeddedBroker(ManagedServer):
     """Tansu on 127.0.0.1, registered as broker ``broker_id`` in the ZooKeeper at ``zk_connect``."""
 
     host = "127.0.0.1"
@@ -198,19 +197,3 @@ class EmbeddedBroker:
         if self._proc is not None:
             self._proc.stop()
             self._proc = None
-
-    def kill(self) -> None:
-        """SIGKILL the broker; the watchdog removes its registration as Kafka's session would."""
-        if self._proc is not None:
-            self._proc.kill()
-
-    def close(self) -> None:
-        self.stop()
-        shutil.rmtree(self._root, ignore_errors=True)
-
-    def __enter__(self) -> EmbeddedBroker:
-        return self.start()
-
-    def __exit__(self, exc_type: type[BaseException] | None, exc: BaseException | None,
-                 tb: TracebackType | None) -> None:
-        self.close()

@@ -16,17 +16,21 @@ from __future__ import annotations
 import logging
 import os
 import re
-import shutil
 import tempfile
 import time
 from collections.abc import Sequence
 from pathlib import Path
-from types import TracebackType
 
 from kazoo.client import KazooClient
 
 from zkconsumer.errors import ServerError
-from zkconsumer.testing._process import ManagedProcess, ensure_port_free, free_port, port_open
+from zkconsumer.testing._process import (
+    ManagedProcess,
+    ManagedServer,
+    ensure_port_free,
+    free_port,
+    port_open,
+)
 from zkconsumer.zk import paths
 
 log = logging.getLogger(__name__)
@@ -77,7 +81,7 @@ def kafka_home_from_env(spec: str | None = None) -> Path:
     return check_kafka_home(value)
 
 
-class KafkaBroker:
+class KafkaBroker(ManagedServer):
     """One Apache Kafka broker on 127.0.0.1, registered in ``zk_connect`` by its own code.
 
     ``props`` are extra ``server.properties`` lines (``key=value``), applied last.
@@ -153,19 +157,3 @@ class KafkaBroker:
         if self._proc is not None:
             self._proc.stop(grace=20.0)
             self._proc = None
-
-    def kill(self) -> None:
-        """SIGKILL: its registration goes when its ZooKeeper session expires, as in production."""
-        if self._proc is not None:
-            self._proc.kill()
-
-    def close(self) -> None:
-        self.stop()
-        shutil.rmtree(self._root, ignore_errors=True)
-
-    def __enter__(self) -> KafkaBroker:
-        return self.start()
-
-    def __exit__(self, exc_type: type[BaseException] | None, exc: BaseException | None,
-                 tb: TracebackType | None) -> None:
-        self.close()
