@@ -14,7 +14,8 @@ install: $(STAMP)
 $(STAMP): pyproject.toml zkconsumer/datapath/_speedups.c
 	$(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install --quiet --upgrade pip
-	$(PY) -m pip install --quiet -e '.[test]'
+	@# setuptools' notices about its own experimental options are for packagers, not users.
+	PYTHONWARNINGS=ignore $(PY) -m pip install --quiet -e '.[test]'
 	touch $(STAMP)
 
 demo: install

@@ -62,3 +62,15 @@ def test_a_lost_session_stays_paused_until_a_new_session_resets_ownership():
     assert not gate.paused
     gate.start(infos.values())
     assert fetchers.running == set(infos)
+
+
+def test_a_pause_asked_for_before_a_new_session_does_not_freeze_it():
+    """The pause runs on a thread of its own: it can come after the new session's reset."""
+    gate, fetchers, infos = _gate()
+    gate.start(infos.values())
+    epoch = gate.epoch  # taken when LOST was reported
+    gate.reset()  # the new session, on the coordinator thread, before the pause thread ran
+    assert not gate.pause(LOST, epoch) and not gate.paused
+    gate.start(infos.values())  # claimed again in the new session: fetching again
+    assert fetchers.running == set(infos)
+    assert gate.pause(7, gate.epoch) and not fetchers.running  # a current pause still works

@@ -44,15 +44,27 @@ class AssignmentWatch:
         self._on_change(event.path or self.path)
 
     def read(self) -> tuple[AssignmentRecord | None, int | None]:
+        """Read the record, setting the watch again if the last one fired.
+
+        The watch counts as set *before* the request: the next publication can fire the new
+        watch (on kazoo's thread) before this read returns, and its ``_watched = False`` must
+        then stand. Marking it set after the read overwrote that, so the member read the next
+        record without a watch and never heard of a later generation (a partition given to
+        it then stayed without an owner).
+        """
         watch = None if self._watched else self._on_event
-        try:
-            data, stat = self._session.get(self.path, watch=watch)
-        except NoNodeError:
-            if self._session.exists(self.path, watch=self._on_event) is not None:
-                return self.read()  # published meanwhile
-            self._watched = True
-            return None, None
         self._watched = True
+        try:
+            try:
+                data, stat = self._session.get(self.path, watch=watch)
+            except NoNodeError:
+                if self._session.exists(self.path, watch=self._on_event) is not None:
+                    self._watched = False  # published meanwhile: read (and watch) it
+                    return self.read()
+                return None, None
+        except BaseException:
+            self._watched = False  # the watch may not be set: set it on the next read
+            raise
         try:
             return decode_assignment(self.path, data), stat.version
         except CorruptZnode as exc:

@@ -174,14 +174,14 @@ class Coordinator:
         if event.state in ("SUSPENDED", "LOST") and self.config.pause_fetchers_on_disconnect \
                 and not self._stop.is_set():
             paused_for = (event.session_id or LOST) if event.state == "SUSPENDED" else LOST
-            threading.Thread(target=self._pause, args=(paused_for,), daemon=True,
+            threading.Thread(target=self._pause, args=(paused_for, self.gate.epoch), daemon=True,
                              name=f"{self.consumer_id}-pause").start()
 
     # --- pause / resume ------------------------------------------------------------------------
 
-    def _pause(self, session_id: int) -> None:
+    def _pause(self, session_id: int, epoch: int) -> None:
         """No ZooKeeper here: works while the coordinator is blocked on ZooKeeper."""
-        if not self.gate.pause(session_id):
+        if not self.gate.pause(session_id, epoch):
             return
         self._set_state(CoordinatorState.PAUSED)
         log.warning("[%s] ZooKeeper session suspended: fetchers paused "
@@ -401,10 +401,16 @@ class Coordinator:
             return
         if self._waiting_on == path:
             return  # a watch is already set on it
-        if self.session.exists(path, watch=self._on_owner_event) is None:
+        self._waiting_on = path  # before the request: a watch firing at once must reset it
+        stat = None
+        try:
+            stat = self.session.exists(path, watch=self._on_owner_event)
+        finally:
+            if stat is None:  # gone meanwhile, or the request failed: no watch to count on
+                self._waiting_on = None
+        if stat is None:
             self.wake(Wake.OWNER_RELEASED, path)  # gone meanwhile: try again now
             return
-        self._waiting_on = path
         log.info("[%s] waiting for %s (owner %s) to be released", self.consumer_id, path, owner)
 
     def _on_owner_event(self, event: WatchedEvent) -> None:
@@ -424,11 +430,8 @@ class Coordinator:
                 w.set_exception(exc)
 
     def release_all(self) -> None:
-        """Shutdown: final commits and owner deletions in one multi, whatever the generation.
-
-        Runs after the coordinator thread stopped; the owner znodes are ours only if they were
-        claimed in the live session.
-        """
+        """Shutdown: final commits and owner deletions in one multi, whatever the generation;
+        after the thread stopped (owner znodes are ours only if claimed in the live session)."""
         gen = self.ownership.clear()
         session_id = self.session.session_id
         if not gen.infos or session_id is None or gen.session_id != session_id:

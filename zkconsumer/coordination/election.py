@@ -90,16 +90,24 @@ class LeaderElection:
             if self.watching == before:
                 return False  # already watched (a watch is set once per predecessor)
             path = paths.leader_candidate(self._group, before)
-            stat = self._session.exists(path, watch=self._on_event)
+            # Marked before the request: the watch can fire before ``exists`` returns, and
+            # the callback's reset must stand, or the next check would set no watch.
+            self.watching = before
+            try:
+                stat = self._session.exists(path, watch=self._on_event)
+            except BaseException:
+                self.watching = None
+                raise
             if stat is None:
+                self.watching = None
                 continue  # gone between the listing and the watch: look again
             if stat.ephemeralOwner == self._session.session_id:
+                self.watching = None
                 # Our own stray (a create retried after a lost reply); gone anyway if the
                 # session ended meanwhile, and the loop then stands again.
                 with contextlib.suppress(SessionExpiredError):
                     self._session.delete_in_session(path, stat.ephemeralOwner)
                 continue
-            self.watching = before
             return False
 
     def _on_event(self, event: WatchedEvent) -> None:

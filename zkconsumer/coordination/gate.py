@@ -36,6 +36,12 @@ class FetchGate:
         self._is_shutting_down = is_shutting_down
         self._lock = threading.Lock()
         self._paused_session: int | None = None
+        self._epoch = 0  # sessions reset so far: a pause asked for before a reset is stale
+
+    @property
+    def epoch(self) -> int:
+        """Taken when a disconnection is reported, handed to :meth:`pause` by its thread."""
+        return self._epoch
 
     @property
     def paused(self) -> bool:
@@ -64,10 +70,14 @@ class FetchGate:
         for info in self._ownership.current.infos.values():
             info.reset_fetch_offset(info.consumed_offset)
 
-    def pause(self, session_id: int) -> bool:
+    def pause(self, session_id: int, epoch: int | None = None) -> bool:
         """Stop everything until :meth:`resume` with ``session_id`` (``LOST``: until reset).
-        False if already paused for a session (a second SUSPENDED changes nothing)."""
+        False if already paused for a session (a second SUSPENDED changes nothing), or if a
+        new session was reset since ``epoch``: the pause runs on a thread of its own and may
+        come after the new session started, which it must not freeze for good."""
         with self._lock:
+            if epoch is not None and epoch != self._epoch:
+                return False
             if self._paused_session is not None and session_id != LOST:
                 return False
             self._paused_session = session_id
@@ -88,6 +98,7 @@ class FetchGate:
     def reset(self) -> None:
         """A new session: nothing is owned any more; unpause."""
         with self._lock:
+            self._epoch += 1
             self._paused_session = None
             self._stop_and_clear()
             self._ownership.clear()
