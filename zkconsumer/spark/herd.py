@@ -32,6 +32,7 @@ from zkconsumer.sim import PROTOCOLS as SIM_PROTOCOLS
 from zkconsumer.sim import Calibration
 from zkconsumer.spark.grid import cells, parse_ints
 from zkconsumer.spark.progress import executor_cells
+from zkconsumer.spark.script import script_main
 
 log = logging.getLogger(__name__)
 
@@ -231,17 +232,7 @@ def _write(df: Any, out: Path, args: argparse.Namespace, notes: list[str], start
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="herd.py", description=__doc__.split("\n\n")[0])
-    add_arguments(parser)
-    args = parser.parse_args(argv)
-    logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s: "
-                                                   "%(message)s")
-    logging.getLogger("kazoo").setLevel(logging.WARNING)
-    try:
-        return run(args)
-    except ValueError as exc:
-        print(f"herd.py: error: {exc}", file=sys.stderr)
-        return 2
+    return script_main("herd.py", __doc__.split("\n\n")[0], add_arguments, run, argv)
 
 
 if __name__ == "__main__":

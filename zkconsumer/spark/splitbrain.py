@@ -33,6 +33,7 @@ from zkconsumer.lab.progress import Progress
 from zkconsumer.lab.spec import Timing
 from zkconsumer.spark.grid import parse_ints
 from zkconsumer.spark.progress import executor_cells
+from zkconsumer.spark.script import script_main
 from zkconsumer.spark.splitbrain_rules import PROTOCOLS, SCENARIOS, ScenarioParams, parse_list
 
 log = logging.getLogger(__name__)
@@ -267,17 +268,7 @@ def _write(spark: Any, rows: list[dict], out: Path, args: argparse.Namespace,
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="splitbrain.py", description=__doc__.split("\n\n")[0])
-    add_arguments(parser)
-    args = parser.parse_args(argv)
-    logging.basicConfig(level=logging.INFO,
-                        format="%(asctime)s %(levelname)s %(name)s: %(message)s")
-    logging.getLogger("kazoo").setLevel(logging.WARNING)
-    try:
-        return run(args)
-    except ValueError as exc:
-        print(f"splitbrain.py: error: {exc}", file=sys.stderr)
-        return 2
+    return script_main("splitbrain.py", __doc__.split("\n\n")[0], add_arguments, run, argv)
 
 
 if __name__ == "__main__":

@@ -38,6 +38,7 @@ from typing import Any
 from zkconsumer.lab.intervals import Interval, build_intervals, change_points, fetchers_at
 from zkconsumer.lab.metrics import EventWindow, Produced, decision_rounds, lost, time_to_stable
 from zkconsumer.lab.records import Coord, RunRecords, Timeline
+from zkconsumer.lab.splitbrain.zombie import delivered_by_two
 from zkconsumer.spark.splitbrain_rules import Kind, Plan
 
 log = logging.getLogger(__name__)
@@ -92,16 +93,7 @@ def zombie_deliveries(records: RunRecords, intervals: list[Interval], zombies: s
 
 
 def delivered_twice(records: RunRecords, since: float, until: float | None) -> int:
-    who: dict[tuple[int, int], set[str]] = defaultdict(set)
-    late: set[tuple[int, int]] = set()
-    for d in records.deliveries:
-        if until is not None and d.ts > until:
-            continue
-        key = (d.partition, d.offset)
-        who[key].add(d.member)
-        if d.ts >= since:
-            late.add(key)
-    return sum(1 for key in late if len(who[key]) >= 2)
+    return len(delivered_by_two(records, since, until))
 
 
 def zombie_stop_s(records: RunRecords, zombies: set[str], cut_ts: float, t1: float,
