@@ -44,6 +44,7 @@ log = logging.getLogger(__name__)
 RECORD_DDL = "run_id string, task int, raw string"
 LEAD_S = 1.0                 # the event instant is announced this far ahead
 SMALL_RETRY_BUDGET = 2       # at or below it, the initial members start one at a time
+FORMATION_RESTARTS = 4       # restarts of a newcomer that did not form a stable group
 REPAIRS = 3
 # Requests only a rebalance makes (reads of the group, claims and releases; broker rounds):
 # commits (setData, or exists + multi in leader mode) and heartbeats go on in a steady group.
@@ -157,18 +158,14 @@ def run_task(task: int, cell: SplitCell) -> Iterator[tuple[Any, ...]]:
 def _host(task: int, cell: SplitCell, group: ProxiedGroup, proxies: MemberProxies,
           run: RunDirectory, publisher: _Publisher) -> None:
     t = cell.timing
-    mine = [m for m in cell.plan.initial if task_of(m, cell.tasks) == task]
     if t.rebalance_max_retries <= SMALL_RETRY_BUDGET:
-        # With a budget this small, members all starting at once can exhaust it in their first
-        # rebalance and never form the group the scenario needs; one at a time they cannot
-        # meet each other's claims. The budget is for the event, not for the formation.
-        for m in mine:
-            group.spawn(m)
-            wait_for(lambda m=m: _rebalanced(group, m), t.formation_deadline_s / max(len(mine), 1))
+        publisher.start()
+        _form_one_at_a_time(task, cell, group, run, publisher)
     else:
-        for m in mine:
-            group.spawn(m)
-    publisher.start()
+        for m in cell.plan.initial:
+            if task_of(m, cell.tasks) == task:
+                group.spawn(m)
+        publisher.start()
     run.ready(task)
     if not wait_for(lambda: run.ready_count() >= cell.tasks, t.formation_deadline_s):
         raise RuntimeError(f"task {task}: only {run.ready_count()} of {cell.tasks} tasks reached "
@@ -194,10 +191,56 @@ def _host(task: int, cell: SplitCell, group: ProxiedGroup, proxies: MemberProxie
         coordinator.join(10)
 
 
-def _rebalanced(group: ProxiedGroup, member: str) -> bool:
+def _form_one_at_a_time(task: int, cell: SplitCell, group: ProxiedGroup, run: RunDirectory,
+                        publisher: _Publisher) -> None:
+    """Form the initial group one member at a time across all tasks, restarting a newcomer
+    whose arrival did not end in a stable group.
+
+    With a retry budget this small a rebalance often meets an owner znode its previous owner
+    has not released yet and gives up: a newcomer then fails in ``create_message_streams`` and
+    an older member owns nothing until the next change. A supervisor would restart the failed
+    process; so does this: the newcomer leaves and registers again, every member rebalances
+    once more, until the group is stable or ``FORMATION_RESTARTS`` are spent. The budget is
+    for the event, not for the formation, so the event starts from a formed group."""
+    t = cell.timing
+    initial = list(cell.plan.initial)
+    wait_s = t.quiet_s + 3 * t.session_timeout_ms / 1000 + 3 * t.rebalance_backoff_ms / 1000
+    for m in initial:
+        key = f"formed-{m}"
+        if task_of(m, cell.tasks) != task:
+            if wait_for(lambda key=key: run.get(key), t.formation_deadline_s) is None:
+                raise RuntimeError(f"task {task}: {m} was not formed by its task within "
+                                   f"{t.formation_deadline_s:.0f} s")
+            continue
+        formed = False
+        for restart in range(FORMATION_RESTARTS + 1):
+            since = time.time()
+            with publisher.lock:
+                if restart:
+                    group.stop(m)
+                group.spawn(m)
+            formed = wait_for(lambda m=m, since=since: _formed(cell, group, run, m, since),
+                              wait_s) is not None
+            if formed:
+                break
+            log.info("task %d: %s did not form a stable group within %.0f s; restarting it",
+                     task, m, wait_s)
+        run.put(key, {"formed": formed})
+
+
+def _formed(cell: SplitCell, group: ProxiedGroup, run: RunDirectory, member: str,
+            since: float) -> bool:
+    """The newest incarnation of ``member`` is alive and rebalanced after ``since``, and the
+    whole group (every task's report) is stable."""
+    handle = group.handles.get(member)
+    if handle is None or not handle.alive():
+        return False
     group.tail.poll()
-    return any(c.member == member and c.what == Coord.REBALANCE_SUCCEEDED.value
-               for c in group.records.coord)
+    if not any(c.member == member and c.ts >= since and c.what == Coord.REBALANCE_SUCCEEDED.value
+               for c in group.records.coord):
+        return False
+    return group_stable(run.statuses(), cell.tasks, cell.partitions, time.time(),
+                        cell.timing.quiet_s, since)
 
 
 def _apply(actions: list[Action], event_ts: float, group: ProxiedGroup,
