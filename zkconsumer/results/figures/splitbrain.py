@@ -19,6 +19,7 @@ from collections import defaultdict
 from pathlib import Path
 from typing import Any
 
+from zkconsumer.results.ancestry import Fix, read_fix
 from zkconsumer.results.plotting import pyplot, save_svg
 from zkconsumer.results.registry import Context, figure
 
@@ -26,6 +27,8 @@ log = logging.getLogger(__name__)
 
 AREA = "splitbrain"
 BROKER = ("eager-range", "cooperative-sticky")
+FIX_FOLDER = "fix-leader-watch"   # which real runs predate the leader-mode watch fix
+PRE_FIX_MARK = "†"
 
 
 def _rows(folder: Path) -> list[dict[str, str]]:
@@ -63,21 +66,45 @@ def _provenance(folders: list[Path]) -> list[str]:
     return out
 
 
+def _fix(ctx: Context) -> Fix | None:
+    folder = ctx.results / AREA / FIX_FOLDER
+    return read_fix(folder) if (folder / "meta.json").is_file() else None
+
+
+def _fix_note(fix: Fix, pre: list[str]) -> list[str]:
+    """The sentence under the real table that names the rows measured without the fix."""
+    which = "; ".join(pre) if pre else "none"
+    return ["", f"{PRE_FIX_MARK} measured before the leader-mode fix {fix.commit[:10]} "
+                f"(\"{fix.subject}\"): a row is pre-fix when its protocol is one the fix "
+                f"changes ({', '.join(fix.protocols)}) and its revision does not descend from "
+                f"that commit (`git merge-base --is-ancestor`, stored in "
+                f"`results/{AREA}/{FIX_FOLDER}/runs.csv`). Pre-fix rows: {which}. "
+                "Rows of other protocols at those revisions are unaffected by it."]
+
+
 @figure("splitbrain-real", source="results/splitbrain/real-*")
 def real_runs(ctx: Context) -> str:
     folders = sorted((ctx.results / AREA).glob("real-*"))
-    rows = [r for d in folders for r in _rows(d)]
+    rows = [(d.name, r) for d in folders for r in _rows(d)]
     if not rows:
         return "No real runs committed yet."
+    revision = {d.name: str(_meta(d).get("revision", "?"))[:10] for d in folders}
+    fix = _fix(ctx)
     lines = ["| scenario | protocol | N | P | seed | double-owned part·s | zombie deliveries | "
              "delivered twice | offsets back | zombies stopped s | conflicts | rollbacks | "
              "max attempts | stale decisions | given up (members) | unowned part·s | "
-             "stable s | verify | repaired | lost |", "|" + "---|" * 20]
-    na = {}
-    for r in sorted(rows, key=lambda r: (r["scenario"], r["protocol"], int(r["members"]))):
+             "stable s | verify | repaired | lost | revision |", "|" + "---|" * 21]
+    na: dict[tuple[str, str, str], str] = {}
+    pre = []
+    for run, r in sorted(rows, key=lambda x: (x[1]["scenario"], x[1]["protocol"],
+                                              int(x[1]["members"]), _meta_date(ctx, x[0]))):
         if r["applicable"] != "true" or r["reason"]:
-            na[(r["protocol"], r["scenario"])] = r["reason"]
+            na[(r["protocol"], r["scenario"], r["members"])] = f"{r['reason']} (`{run}`)"
             continue
+        rev = revision[run]
+        if fix is not None and fix.predates(run, r["protocol"]):
+            rev += f" {PRE_FIX_MARK}"
+            pre.append(f"{r['protocol']} {r['scenario']} N = {r['members']} (`{run}`)")
         gu = f"{r['rebalances_given_up']} ({r['gave_up_members']})"
         verify = {"true": "ok", "false": "FAILED"}.get(r["verify_ok"], "—")
         lines.append(
@@ -87,13 +114,19 @@ def real_runs(ctx: Context) -> str:
             f"{_f(_num(r['zombie_stop_s']))} | {r['conflicts']} | {r['rollbacks']} | "
             f"{r['attempts_max']} | {r['stale_decisions']} | {gu} | "
             f"{_f(_num(r['unowned_partition_s']))} | {_f(_num(r['time_to_stable_s']))} | "
-            f"{verify} | {'yes' if r['repaired'] == 'true' else 'no'} | {r['lost']} |")
+            f"{verify} | {'yes' if r['repaired'] == 'true' else 'no'} | {r['lost']} | {rev} |")
+    if fix is not None:
+        lines += _fix_note(fix, pre)
     if na:
         lines += ["", "Not applicable or failed:", ""]
-        lines += [f"- {p} / {s}: {why}" for (p, s), why in sorted(na.items())]
+        lines += [f"- {p} / {s} / N = {n}: {why}" for (p, s, n), why in sorted(na.items())]
     lines += ["", "Runs (raw data, command, revision, machine and load in each folder's "
                   "`meta.json`):", "", *_provenance(folders)]
     return "\n".join(lines)
+
+
+def _meta_date(ctx: Context, run: str) -> str:
+    return str(_meta(ctx.results / AREA / run).get("date", ""))
 
 
 @figure("splitbrain-validation", source="results/splitbrain/validation")
@@ -216,7 +249,7 @@ def zombie(ctx: Context) -> str:
                       *lines, "", *_provenance(folders)])
 
 
-def _sizes_where(rows: list[dict[str, str]], protocol: str, scenario: str, metric: str
+def _sizes_where(rows: list[dict[str, Any]], protocol: str, scenario: str, metric: str
                  ) -> tuple[list[int], list[int]]:
     """(sizes run, sizes where ``metric`` > 0) of the real rows of one protocol/scenario."""
     run, hit = set(), set()
@@ -229,7 +262,7 @@ def _sizes_where(rows: list[dict[str, str]], protocol: str, scenario: str, metri
     return sorted(run), sorted(hit)
 
 
-def _sum(rows: list[dict[str, str]], protocols: tuple[str, ...], metric: str) -> float:
+def _sum(rows: list[dict[str, Any]], protocols: tuple[str, ...], metric: str) -> float:
     return sum(_num(r.get(metric)) or 0 for r in rows
                if r["protocol"] in protocols and not r["reason"])
 
@@ -237,7 +270,10 @@ def _sum(rows: list[dict[str, str]], protocols: tuple[str, ...], metric: str) ->
 @figure("splitbrain-findings", source="results/splitbrain")
 def findings(ctx: Context) -> str:
     base = ctx.results / AREA
-    real = [r for d in sorted(base.glob("real-*")) for r in _rows(d)]
+    fix = _fix(ctx)
+    real = [{**r, "pre_fix": fix is not None and fix.predates(d.name, r["protocol"])}
+            for d in sorted(base.glob("real-*")) for r in _rows(d)]
+    post = [r for r in real if not r["pre_fix"]]
     out = []
     if real:
         run, hit = _sizes_where(real, "zk-range", "zombie", "double_owned_partition_s")
@@ -247,10 +283,11 @@ def findings(ctx: Context) -> str:
                    f"in all, {int(_sum(real, ('zk-range',), 'zombie_deliveries'))} deliveries by "
                    f"zombies while another member owned the partition, "
                    f"{int(_sum(real, ('zk-range',), 'offsets_went_back'))} committed offsets "
-                   f"going back); the fenced leader mode double-owned "
-                   f"{_f(_sum(real, ('zk-leader-range',), 'double_owned_partition_s'))} "
+                   f"going back); the fenced leader mode (rows measured with the fix) "
+                   f"double-owned "
+                   f"{_f(_sum(post, ('zk-leader-range',), 'double_owned_partition_s'))} "
                    f"partition·s with "
-                   f"{int(_sum(real, ('zk-leader-range',), 'offsets_went_back'))} offsets going "
+                   f"{int(_sum(post, ('zk-leader-range',), 'offsets_went_back'))} offsets going "
                    f"back: its zombies stopped fetching when their client suspended the "
                    f"connection, before their sessions could expire.")
         run, hit = _sizes_where(real, "zk-range", "storm", "rebalances_given_up")
@@ -262,16 +299,21 @@ def findings(ctx: Context) -> str:
                    f"rebalance at N = {', '.join(map(str, hit)) or 'none'} of "
                    f"{', '.join(map(str, run)) or 'none'} "
                    f"({int(_sum(real, ('zk-range',), 'rebalances_given_up'))} rebalances given "
-                   f"up in all). Leader mode: "
-                   f"{int(_sum(real, ('zk-leader-range',), 'rebalances_given_up'))} given up, "
-                   f"{int(_sum(real, ('zk-leader-range',), 'conflicts'))} conflicts"
+                   f"up in all). Leader mode (rows measured with the fix): "
+                   f"{int(_sum(post, ('zk-leader-range',), 'rebalances_given_up'))} given up, "
+                   f"{int(_sum(post, ('zk-leader-range',), 'conflicts'))} conflicts"
                    f"{broker_text}.")
-        bad = [f"{r['protocol']} {r['scenario']} N = {r['members']}" for r in real
+        bad = [f"{r['protocol']} {r['scenario']} N = {r['members']}"
+               f"{' ' + PRE_FIX_MARK if r['pre_fix'] else ''}" for r in real
                if r["verify_ok"] == "false" or r["repaired"] == "true"]
         out.append(f"- **Wrong state at the end of the observation** (verify failed or a repair "
-                   f"was needed): {', '.join(bad) or 'none'}.")
-        out.append(f"- **Lost**: {int(_sum(real, tuple({r['protocol'] for r in real}), 'lost'))}"
-                   f" acknowledged records lost over all {len(real)} real rows.")
+                   f"was needed; {PRE_FIX_MARK}: measured before the fix): "
+                   f"{', '.join(bad) or 'none'}.")
+        everyone = tuple({r["protocol"] for r in real})
+        lost_pre = int(_sum([r for r in real if r["pre_fix"]], everyone, "lost"))
+        out.append(f"- **Lost**: {int(_sum(real, everyone, 'lost'))} acknowledged records lost "
+                   f"over all {len(real)} real rows, {lost_pre} of them in rows measured "
+                   f"before the fix.")
     storms = [(d, "one host per member") for d in base.glob("sim-storm-r*")] + \
         [(d, "this machine's placement") for d in base.glob("sim-here-storm-r*")]
     for d, where in sorted(storms, key=lambda x: (x[1], int(re.sub(r"\D", "", x[0].name)))):
