@@ -267,6 +267,33 @@ def _sum(rows: list[dict[str, Any]], protocols: tuple[str, ...], metric: str) ->
                if r["protocol"] in protocols and not r["reason"])
 
 
+def _leader(post: list[dict[str, Any]], scenario: str) -> list[dict[str, Any]]:
+    return [r for r in post if r["protocol"] == "zk-leader-range" and r["scenario"] == scenario
+            and not r["reason"]]
+
+
+def _leader_zombie(post: list[dict[str, Any]]) -> str:
+    rows = _leader(post, "zombie")
+    if not rows:
+        return "no zombie run of the fenced leader mode with the fix yet."
+    return (f"the fenced leader mode (runs with the fix, N = "
+            f"{', '.join(sorted({r['members'] for r in rows}, key=int))}) double-owned "
+            f"{_f(_sum(rows, ('zk-leader-range',), 'double_owned_partition_s'))} partition·s "
+            f"with {int(_sum(rows, ('zk-leader-range',), 'offsets_went_back'))} offsets going "
+            "back: its zombies stopped fetching when their client suspended the connection, "
+            "before their sessions could expire.")
+
+
+def _leader_storm(post: list[dict[str, Any]]) -> str:
+    rows = _leader(post, "storm")
+    if not rows:
+        return "Leader mode: no storm run with the fix yet"
+    return (f"Leader mode (runs with the fix, N = "
+            f"{', '.join(sorted({r['members'] for r in rows}, key=int))}): "
+            f"{int(_sum(rows, ('zk-leader-range',), 'rebalances_given_up'))} given up, "
+            f"{int(_sum(rows, ('zk-leader-range',), 'conflicts'))} conflicts")
+
+
 @figure("splitbrain-findings", source="results/splitbrain")
 def findings(ctx: Context) -> str:
     base = ctx.results / AREA
@@ -283,13 +310,7 @@ def findings(ctx: Context) -> str:
                    f"in all, {int(_sum(real, ('zk-range',), 'zombie_deliveries'))} deliveries by "
                    f"zombies while another member owned the partition, "
                    f"{int(_sum(real, ('zk-range',), 'offsets_went_back'))} committed offsets "
-                   f"going back); the fenced leader mode (rows measured with the fix) "
-                   f"double-owned "
-                   f"{_f(_sum(post, ('zk-leader-range',), 'double_owned_partition_s'))} "
-                   f"partition·s with "
-                   f"{int(_sum(post, ('zk-leader-range',), 'offsets_went_back'))} offsets going "
-                   f"back: its zombies stopped fetching when their client suspended the "
-                   f"connection, before their sessions could expire.")
+                   f"going back); {_leader_zombie(post)}")
         run, hit = _sizes_where(real, "zk-range", "storm", "rebalances_given_up")
         brokers = [r for r in real if r["protocol"] in BROKER and not r["reason"]]
         broker_text = (f"; broker groups: {int(_sum(real, BROKER, 'rebalances_given_up'))} "
@@ -299,10 +320,7 @@ def findings(ctx: Context) -> str:
                    f"rebalance at N = {', '.join(map(str, hit)) or 'none'} of "
                    f"{', '.join(map(str, run)) or 'none'} "
                    f"({int(_sum(real, ('zk-range',), 'rebalances_given_up'))} rebalances given "
-                   f"up in all). Leader mode (rows measured with the fix): "
-                   f"{int(_sum(post, ('zk-leader-range',), 'rebalances_given_up'))} given up, "
-                   f"{int(_sum(post, ('zk-leader-range',), 'conflicts'))} conflicts"
-                   f"{broker_text}.")
+                   f"up in all). {_leader_storm(post)}{broker_text}.")
         bad = [f"{r['protocol']} {r['scenario']} N = {r['members']}"
                f"{' ' + PRE_FIX_MARK if r['pre_fix'] else ''}" for r in real
                if r["verify_ok"] == "false" or r["repaired"] == "true"]
