@@ -105,3 +105,32 @@ def test_a_real_run_missing_from_the_classification_is_a_clear_error(tmp_path: P
               {"real-a": "a" * 40}, {"real-a": False}, "classify")
     with pytest.raises(KeyError, match="'real-new' is not classified against fix ffffffffff"):
         real_runs(Context(results=tmp_path / "results", figures=tmp_path / "fig"))
+
+
+def _sweep(folder: Path, date: str, rows: list[dict[str, str]]) -> None:
+    folder.mkdir(parents=True)
+    full = [{**ROW, "partitions": "64", **r} for r in rows]
+    with open(folder / "sweep.csv", "w", newline="") as fh:
+        w = csv.DictWriter(fh, fieldnames=list(full[0]))
+        w.writeheader()
+        w.writerows(full)
+    (folder / "meta.json").write_text(json.dumps({"date": date, "revision": "r"}))
+
+
+def test_validation_scores_the_newest_run_of_a_cell_and_never_a_pre_fix_row(tmp_path) -> None:
+    from zkconsumer.spark.splitbrain_validate import load_rows
+
+    old, new = tmp_path / "real-old", tmp_path / "real-new"
+    _sweep(old, "2026-01-01T00:00:00Z", [
+        {"protocol": "zk-leader-range", "scenario": "storm", "lost": "7"},
+        {"protocol": "zk-range", "scenario": "storm", "time_to_stable_s": "19.0"},
+        {"protocol": "zk-range", "scenario": "zombie", "time_to_stable_s": "29.0"},
+        {"protocol": "zk-leader-range", "scenario": "zombie", "time_to_stable_s": "3.0"}])
+    _sweep(new, "2026-01-02T00:00:00Z", [
+        {"protocol": "zk-range", "scenario": "storm", "time_to_stable_s": "40.0"},
+        {"protocol": "eager-range", "scenario": "zombie", "applicable": "false"}])
+    write_fix(tmp_path / "fix", "f" * 40, "the fix", ["zk-leader-range"],
+              {"real-old": "a", "real-new": "b"}, {"real-old": False, "real-new": True}, "c")
+    got = load_rows([new, old], read_fix(tmp_path / "fix"))
+    assert [(r["protocol"], r["scenario"], r["run"], r["time_to_stable_s"]) for r in got] == [
+        ("zk-range", "storm", "real-new", "40.0"), ("zk-range", "zombie", "real-old", "29.0")]

@@ -5,13 +5,21 @@ real runs it judges). For every applicable real row, the simulator runs the same
 plan: same seed, N, P, protocol, settings, the real run's two client processes) with
 ``draws`` draws of its own randomness, and each metric's median is compared.
 
-    python -m zkconsumer.spark.splitbrain_validate --real DIR [--real DIR ...] --out DIR
+    python -m zkconsumer.spark.splitbrain_validate --real DIR [--real DIR ...] \
+        [--fix results/splitbrain/fix-leader-watch] --out DIR
+
+A row measured without a fix of its protocol (``--fix``: the folder written by
+``python -m zkconsumer.results.ancestry``) judges a defect, not the model, and is left out. When
+several runs hold the same cell (protocol, scenario, N, P, seed), the most recent one (its
+``meta.json`` date) is scored: a cell is re-run because its earlier run no longer measures the
+code as it is; ``checks.csv`` names the run each check comes from.
 """
 
 from __future__ import annotations
 
 import argparse
 import csv
+import json
 import logging
 import sys
 from collections.abc import Sequence
@@ -20,6 +28,7 @@ from pathlib import Path
 from typing import Any
 
 from zkconsumer.lab.spec import Timing
+from zkconsumer.results.ancestry import Fix, read_fix
 from zkconsumer.sim.splitbrain import SplitSimSettings, simulate_cell
 from zkconsumer.spark.splitbrain_real import SplitCellKey
 from zkconsumer.spark.splitbrain_rules import ScenarioParams
@@ -42,6 +51,7 @@ class MetricCheck:
     sim: float | None
     ok: bool
     rule: str
+    run: str = ""
 
 
 def _num(v: Any) -> float | None:
@@ -98,13 +108,23 @@ def judge(rule: str, real: float | None, sim: float | None) -> bool:
     raise ValueError(f"unknown rule {rule!r}")
 
 
-def load_rows(dirs: Sequence[Path]) -> list[dict[str, Any]]:
-    rows = []
+def load_rows(dirs: Sequence[Path], fix: Fix | None = None) -> list[dict[str, Any]]:
+    """The applicable real rows to score: without those measured before ``fix``, and of each
+    cell only the most recent run's row (``run`` names its folder)."""
+    latest: dict[tuple[str, ...], tuple[str, dict[str, Any]]] = {}
     for d in dirs:
+        date = str(json.loads((d / "meta.json").read_text()).get("date", "")) \
+            if (d / "meta.json").is_file() else ""
         with open(d / "sweep.csv", newline="") as fh:
-            rows += [r for r in csv.DictReader(fh)
-                     if r["mode"] == "real" and r["applicable"] == "true" and not r["reason"]]
-    return rows
+            for r in csv.DictReader(fh):
+                if r["mode"] != "real" or r["applicable"] != "true" or r["reason"]:
+                    continue
+                if fix is not None and fix.predates(d.name, r["protocol"]):
+                    continue
+                key = (r["protocol"], r["scenario"], r["members"], r["partitions"], r["seed"])
+                if key not in latest or latest[key][0] < date:
+                    latest[key] = (date, {**r, "run": d.name})
+    return [row for _, row in (latest[k] for k in sorted(latest))]
 
 
 def validate(rows: Sequence[dict[str, Any]], draws: int = 5) -> list[MetricCheck]:
@@ -130,7 +150,8 @@ def validate(rows: Sequence[dict[str, Any]], draws: int = 5) -> list[MetricCheck
                 real = _num(r[metric])
                 sim = median(_num(s.get(metric)) for s in sims)
             checks.append(MetricCheck(key.protocol, key.scenario, key.members, key.seed,
-                                      metric, real, sim, judge(rule, real, sim), rule))
+                                      metric, real, sim, judge(rule, real, sim), rule,
+                                      r.get("run", "")))
     return checks
 
 
@@ -158,11 +179,11 @@ def write_csv(checks: Sequence[MetricCheck], path: Path) -> None:
     with open(path, "w", newline="") as fh:
         w = csv.writer(fh)
         w.writerow(["protocol", "scenario", "members", "seed", "metric", "real", "sim", "rule",
-                    "ok"])
+                    "ok", "run"])
         for c in checks:
             w.writerow([c.protocol, c.scenario, c.members, c.seed, c.metric,
                         "" if c.real is None else c.real, "" if c.sim is None else c.sim,
-                        c.rule, c.ok])
+                        c.rule, c.ok, c.run])
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -170,6 +191,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     p.add_argument("--real", type=Path, action="append", required=True)
     p.add_argument("--out", type=Path, required=True)
     p.add_argument("--draws", type=int, default=5)
+    p.add_argument("--fix", type=Path, default=None,
+                   help="leave out rows measured before this fix (python -m "
+                        "zkconsumer.results.ancestry output)")
     args = p.parse_args(argv)
     missing = [str(d) for d in args.real if not (d / "sweep.csv").is_file()]
     if missing:
@@ -179,8 +203,13 @@ def main(argv: Sequence[str] | None = None) -> int:
     from zkconsumer.results import capture, write_provenance
 
     prov = capture(" ".join(["python", "-m", "zkconsumer.spark.splitbrain_validate",
-                             *(f"--real {d}" for d in args.real), f"--out {args.out}"]))
-    checks = validate(load_rows(args.real), args.draws)
+                             *(f"--real {d}" for d in args.real),
+                             *([f"--fix {args.fix}"] if args.fix else []), f"--out {args.out}"]))
+    if args.fix is not None and not (args.fix / "runs.csv").is_file():
+        print(f"splitbrain_validate: error: --fix {args.fix} has no runs.csv", file=sys.stderr)
+        return 2
+    fix = read_fix(args.fix) if args.fix is not None else None
+    checks = validate(load_rows(args.real, fix), args.draws)
     args.out.mkdir(parents=True, exist_ok=True)
     write_csv(checks, args.out / "checks.csv")
     text = markdown(checks)

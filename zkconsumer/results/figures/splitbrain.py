@@ -144,13 +144,14 @@ def validation(ctx: Context) -> str:
     lines = [f"**{sum(cells.values())} of {len(cells)} cells** "
              f"({sum(c['ok'] == 'True' for c in checks)} of {len(checks)} metric checks) "
              "within the tolerances fixed in advance.", "",
-             "| protocol | scenario | N | metric | real | sim (median of 5 draws) | rule | ok |",
-             "|---|---|---|---|---|---|---|---|"]
+             "| protocol | scenario | N | metric | real | sim (median of 5 draws) | rule | ok | "
+             "run |", "|---|---|---|---|---|---|---|---|---|"]
     for c in sorted(checks, key=lambda c: (c["scenario"], c["protocol"], int(c["members"]),
                                            c["metric"])):
         lines.append(f"| {c['protocol']} | {c['scenario']} | {c['members']} | {c['metric']} | "
                      f"{_f(_num(c['real']), 2)} | {_f(_num(c['sim']), 2)} | {c['rule']} | "
-                     f"{'yes' if c['ok'] == 'True' else '**no**'} |")
+                     f"{'yes' if c['ok'] == 'True' else '**no**'} | "
+                     f"{'`' + c['run'] + '`' if c.get('run') else '—'} |")
     return "\n".join(lines + ["", *_provenance([folder])])
 
 
