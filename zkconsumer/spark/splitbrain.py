@@ -206,8 +206,20 @@ def _real(spark: Any, cells: list[Any], params: ScenarioParams, timing: Timing,
     bar = Progress(len(cells))
     bar.update("split-brain real cells: started")
     for key in cells:
+        began = time.perf_counter()
+        interrupted = False
         try:
             rows.append(run_real_cell(spark, key, settings))
+        except KeyboardInterrupt:
+            # SIGINT (Ctrl-C, or `timeout -s INT` bounding a measurement): Spark has cancelled
+            # the run's tasks; the run becomes a row saying how long it ran, the sweep stops,
+            # and the tables and meta.json are still written from what was measured
+            interrupted = True
+            reason = (f"failed: interrupted after {time.perf_counter() - began:.0f} s, "
+                      "before the run finished")
+            rows.append({**base_row(key, "real", params, timing, timing.rebalance_max_retries),
+                         "applicable": True, "reason": reason, "broker": broker})
+            bar.note(f"{key} {reason}")
         except Exception as exc:  # a failed run is a row that says so; the others go on
             log.error("%s failed: %s", key, traceback.format_exc())
             rows.append({**base_row(key, "real", params, timing, timing.rebalance_max_retries),
@@ -218,6 +230,8 @@ def _real(spark: Any, cells: list[Any], params: ScenarioParams, timing: Timing,
         with open(args.out / ROWS_FILE, "a", encoding="utf-8") as fh:
             fh.write(json.dumps(rows[-1]) + "\n")
         bar.advance(str(key))
+        if interrupted:
+            break
     bar.close()
     return rows
 
