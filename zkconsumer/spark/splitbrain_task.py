@@ -43,7 +43,7 @@ log = logging.getLogger(__name__)
 
 RECORD_DDL = "run_id string, task int, raw string"
 LEAD_S = 1.0                 # the event instant is announced this far ahead
-SMALL_RETRY_BUDGET = 2       # at or below it, the initial members start one at a time
+SMALL_RETRY_BUDGET = 2       # at or below it, initial ZooKeeper members start one at a time
 FORMATION_RESTARTS = 4       # restarts of a newcomer that did not form a stable group
 REPAIRS = 3
 # Requests only a rebalance makes (reads of the group, claims and releases; broker rounds):
@@ -158,7 +158,7 @@ def run_task(task: int, cell: SplitCell) -> Iterator[tuple[Any, ...]]:
 def _host(task: int, cell: SplitCell, group: ProxiedGroup, proxies: MemberProxies,
           run: RunDirectory, publisher: _Publisher) -> None:
     t = cell.timing
-    if t.rebalance_max_retries <= SMALL_RETRY_BUDGET:
+    if t.rebalance_max_retries <= SMALL_RETRY_BUDGET and cell.family == "zookeeper":
         publisher.start()
         _form_one_at_a_time(task, cell, group, run, publisher)
     else:
@@ -201,7 +201,9 @@ def _form_one_at_a_time(task: int, cell: SplitCell, group: ProxiedGroup, run: Ru
     an older member owns nothing until the next change. A supervisor would restart the failed
     process; so does this: the newcomer leaves and registers again, every member rebalances
     once more, until the group is stable or ``FORMATION_RESTARTS`` are spent. The budget is
-    for the event, not for the formation, so the event starts from a formed group."""
+    for the event, not for the formation, so the event starts from a formed group. Broker
+    members have no such budget (they rejoin until their session or the rebalance timeout
+    ends), so their group forms all at once whatever ``rebalance.max.retries`` says."""
     t = cell.timing
     initial = list(cell.plan.initial)
     wait_s = t.quiet_s + 3 * t.session_timeout_ms / 1000 + 3 * t.rebalance_backoff_ms / 1000
