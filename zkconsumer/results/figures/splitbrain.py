@@ -152,7 +152,33 @@ def validation(ctx: Context) -> str:
                      f"{_f(_num(c['real']), 2)} | {_f(_num(c['sim']), 2)} | {c['rule']} | "
                      f"{'yes' if c['ok'] == 'True' else '**no**'} | "
                      f"{'`' + c['run'] + '`' if c.get('run') else '—'} |")
-    return "\n".join(lines + ["", *_provenance([folder])])
+    return "\n".join(lines + ["", *_unscored(ctx, set(cells)), "", *_provenance([folder])])
+
+
+# The cells results/splitbrain/validation-plan.md names (scenario, N, protocols), seed 1.
+PLAN_CELLS = [(sc, n, p) for sc, sizes, protocols in (
+    ("zombie", (100, 200), ("zk-range", "zk-leader-range")),
+    ("storm", (100, 200), ("zk-range", "zk-leader-range", *BROKER)),
+    ("stale-view", (50, 100), ("zk-range", "zk-leader-range", *BROKER)))
+    for n in sizes for p in protocols]
+
+
+def _unscored(ctx: Context, scored: set[tuple[str, ...]]) -> list[str]:
+    """The plan's cells without a score, each with the reason a real run recorded (or "not
+    run")."""
+    done = {(sc, int(n), p) for p, sc, n, _seed in scored}
+    failed = {}
+    for d in sorted((ctx.results / AREA).glob("real-*")):
+        for r in _rows(d):
+            if r["reason"] and r["applicable"] == "true":
+                failed[(r["scenario"], int(r["members"]), r["protocol"])] = \
+                    f"{r['reason']} (`{d.name}`)"
+    missing = [c for c in PLAN_CELLS if c not in done]
+    if not missing:
+        return ["Every cell of the plan is scored."]
+    return [f"Cells of the plan without a score ({len(missing)} of {len(PLAN_CELLS)}):", "",
+            *(f"- {p} {sc} N = {n}: {failed.get((sc, n, p), 'not run')}"
+              for sc, n, p in missing)]
 
 
 def _by(rows: list[dict[str, str]], metric: str) -> dict[tuple[str, int], list[float]]:
