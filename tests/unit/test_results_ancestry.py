@@ -134,3 +134,30 @@ def test_validation_scores_the_newest_run_of_a_cell_and_never_a_pre_fix_row(tmp_
     got = load_rows([new, old], read_fix(tmp_path / "fix"))
     assert [(r["protocol"], r["scenario"], r["run"], r["time_to_stable_s"]) for r in got] == [
         ("zk-range", "storm", "real-new", "40.0"), ("zk-range", "zombie", "real-old", "29.0")]
+
+
+def test_the_validation_block_names_each_unscored_plan_cell_with_its_reason(tmp_path) -> None:
+    from zkconsumer.results.figures.splitbrain import PLAN_CELLS, validation
+
+    base = tmp_path / "results" / "splitbrain"
+    _sweep(base / "real-n200", "2026-01-01T00:00:00Z", [
+        {"protocol": "zk-leader-range", "members": "200",
+         "reason": "failed: interrupted after 800 s, before the run finished"}])
+    (base / "validation").mkdir()
+    scored = [(sc, n, p) for sc, n, p in PLAN_CELLS
+              if not (sc == "zombie" and n == 200) and (sc, n, p) != ("storm", 100, "zk-range")]
+    with open(base / "validation" / "checks.csv", "w", newline="") as fh:
+        w = csv.writer(fh)
+        w.writerow(["protocol", "scenario", "members", "seed", "metric", "real", "sim", "rule",
+                    "ok", "run"])
+        for sc, n, p in scored:
+            w.writerow([p, sc, n, 1, "conflicts", 0, 0, "zero", True, "real-x"])
+    text = validation(Context(results=tmp_path / "results", figures=tmp_path / "fig"))
+    assert f"**{len(scored)} of {len(scored)} cells**" in text
+    tail = text[text.index("Cells of the plan without a score"):].splitlines()
+    assert tail[:5] == [
+        "Cells of the plan without a score (3 of 20):", "",
+        "- zk-range zombie N = 200: not run",
+        "- zk-leader-range zombie N = 200: failed: interrupted after 800 s, before the run "
+        "finished (`real-n200`)",
+        "- zk-range storm N = 100: not run"]
