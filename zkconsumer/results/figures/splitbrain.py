@@ -294,31 +294,33 @@ def _sum(rows: list[dict[str, Any]], protocols: tuple[str, ...], metric: str) ->
                if r["protocol"] in protocols and not r["reason"])
 
 
-def _leader(post: list[dict[str, Any]], scenario: str) -> list[dict[str, Any]]:
-    return [r for r in post if r["protocol"] == "zk-leader-range" and r["scenario"] == scenario
+def _leader(post: list[dict[str, Any]], scenario: str) -> tuple[list[dict[str, Any]], str]:
+    """The leader-mode rows of ``scenario`` measured with the fix, and their sizes as text."""
+    rows = [r for r in post if r["protocol"] == "zk-leader-range" and r["scenario"] == scenario
             and not r["reason"]]
+    return rows, ", ".join(sorted({r["members"] for r in rows}, key=int))
 
 
 def _leader_zombie(post: list[dict[str, Any]]) -> str:
-    rows = _leader(post, "zombie")
+    rows, sizes = _leader(post, "zombie")
     if not rows:
         return "no zombie run of the fenced leader mode with the fix yet."
-    return (f"the fenced leader mode (runs with the fix, N = "
-            f"{', '.join(sorted({r['members'] for r in rows}, key=int))}) double-owned "
-            f"{_f(_sum(rows, ('zk-leader-range',), 'double_owned_partition_s'))} partition·s "
-            f"with {int(_sum(rows, ('zk-leader-range',), 'offsets_went_back'))} offsets going "
-            "back: its zombies stopped fetching when their client suspended the connection, "
-            "before their sessions could expire.")
+    lead = ("zk-leader-range",)
+    return (f"the fenced leader mode (runs with the fix, N = {sizes}) double-owned "
+            f"{_f(_sum(rows, lead, 'double_owned_partition_s'))} partition·s with "
+            f"{int(_sum(rows, lead, 'offsets_went_back'))} offsets going back: its zombies "
+            "stopped fetching when their client suspended the connection, before their "
+            "sessions could expire.")
 
 
 def _leader_storm(post: list[dict[str, Any]]) -> str:
-    rows = _leader(post, "storm")
+    rows, sizes = _leader(post, "storm")
     if not rows:
         return "Leader mode: no storm run with the fix yet"
-    return (f"Leader mode (runs with the fix, N = "
-            f"{', '.join(sorted({r['members'] for r in rows}, key=int))}): "
-            f"{int(_sum(rows, ('zk-leader-range',), 'rebalances_given_up'))} given up, "
-            f"{int(_sum(rows, ('zk-leader-range',), 'conflicts'))} conflicts")
+    lead = ("zk-leader-range",)
+    return (f"Leader mode (runs with the fix, N = {sizes}): "
+            f"{int(_sum(rows, lead, 'rebalances_given_up'))} given up, "
+            f"{int(_sum(rows, lead, 'conflicts'))} conflicts")
 
 
 @figure("splitbrain-findings", source="results/splitbrain")
