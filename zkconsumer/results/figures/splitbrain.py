@@ -362,8 +362,8 @@ def findings(ctx: Context) -> str:
         everyone = tuple({r["protocol"] for r in real})
         lost_pre = int(_sum([r for r in real if r["pre_fix"]], everyone, "lost"))
         out.append(f"- **Lost**: {int(_sum(real, everyone, 'lost'))} acknowledged records lost "
-                   f"over all {len(real)} real rows, {lost_pre} of them in rows measured "
-                   f"before the fix.")
+                   f"over all {sum(not r['reason'] for r in real)} real runs, {lost_pre} of "
+                   f"them in runs measured before the fix.")
     storms = [(d, "one host per member") for d in base.glob("sim-storm-r*")] + \
         [(d, "this machine's placement") for d in base.glob("sim-here-storm-r*")]
     for d, where in sorted(storms, key=lambda x: (x[1], int(re.sub(r"\D", "", x[0].name)))):
