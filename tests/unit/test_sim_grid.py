@@ -7,7 +7,7 @@ import pytest
 
 from zkconsumer.sim import PROTOCOLS, SimConfig, simulate
 from zkconsumer.sim.registry import MODELS
-from zkconsumer.spark.control import TaskStatus, drained, group_stable
+from zkconsumer.spark.control import TaskStatus, drained, group_idle, group_stable
 from zkconsumer.spark.grid import cells, parse_ints
 from zkconsumer.spark.tables import TABLE_COLUMNS, to_record
 from zkconsumer.spark.validate import Check
@@ -63,6 +63,17 @@ def test_the_group_is_stable_only_when_all_tasks_together_own_each_partition_onc
                             5.0)  # not quiet yet
     assert not group_stable([a, _status(1, [0, 1, 0, 1], at=4.0)], 2, 4, 10.0, 3.0, 5.0)
     assert not group_stable([a, _status(1, [0, 1, 0, 1], idle=1)], 2, 4, 10.0, 3.0, 5.0)
+
+
+def test_idleness_is_counted_from_the_start_of_the_observation():
+    quiet_before = [_status(0, [1, 0], last_change=1.0), _status(1, [0, 0], last_change=2.0)]
+    # nothing changed since 2.0, but the observation began at 9.0: 1 s of silence seen
+    assert not group_idle(quiet_before, 2, now=10.0, idle_s=4.5, fresh_after=9.0)
+    assert group_idle(quiet_before, 2, now=13.5, idle_s=4.5, fresh_after=9.0)
+    changed = [quiet_before[0], _status(1, [0, 1], last_change=11.0, at=12.0)]
+    assert not group_idle(changed, 2, now=15.0, idle_s=4.5, fresh_after=9.0)
+    assert group_idle(changed, 2, now=15.5, idle_s=4.5, fresh_after=9.0)
+    assert not group_idle(quiet_before[:1], 2, now=20.0, idle_s=4.5, fresh_after=9.0)
 
 
 def test_drained_when_every_last_offset_was_delivered_somewhere():

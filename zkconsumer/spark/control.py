@@ -70,6 +70,17 @@ def group_stable(statuses: Sequence[TaskStatus], tasks: int, partitions: int, no
     return now - last >= quiet_s
 
 
+def group_idle(statuses: Sequence[TaskStatus], tasks: int, now: float, idle_s: float,
+               fresh_after: float) -> bool:
+    """Every task reported after ``fresh_after`` and nothing changed anywhere for ``idle_s``,
+    counted from ``fresh_after`` at the earliest: silence before the observation began (a
+    joiner still connecting through its delay has recorded nothing yet) is not idleness the
+    observation has seen, and it must not end the observation before the group could settle."""
+    if len(statuses) < tasks or any(s.at < fresh_after for s in statuses):
+        return False
+    return now - max(fresh_after, *(s.last_change for s in statuses)) >= idle_s
+
+
 def drained(statuses: Sequence[TaskStatus], last_produced: Mapping[str, int]) -> bool:
     """Each partition's last acknowledged offset was delivered to some member of some task."""
     for p, last in last_produced.items():

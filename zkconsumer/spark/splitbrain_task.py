@@ -34,6 +34,7 @@ from zkconsumer.spark.control import (
     RunDirectory,
     TaskStatus,
     drained,
+    group_idle,
     group_stable,
     wait_for,
 )
@@ -282,8 +283,7 @@ def _coordinate(cell: SplitCell, group: ProxiedGroup, run: RunDirectory,
         now = time.time()
         if group_stable(statuses, cell.tasks, cell.partitions, now, t.quiet_s, since):
             return now, True
-        fresh = len(statuses) >= cell.tasks and all(s.at >= since for s in statuses)
-        if fresh and now - max(s.last_change for s in statuses) >= cell.idle_s:
+        if group_idle(statuses, cell.tasks, now, cell.idle_s, since):
             return now, False
         return None
 
