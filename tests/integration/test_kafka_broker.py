@@ -21,11 +21,15 @@ from zkconsumer.admin.kafka_group import (
     fetch_broker_offsets,
 )
 from zkconsumer.errors import ServerError
+from zkconsumer.lab.api_versions import JOIN_GROUP, broker_api_versions
+from zkconsumer.lab.probe import requestable_refusal
 from zkconsumer.testing import EmbeddedZooKeeper, KafkaBroker, shared_kafka_home
 from zkconsumer.testing.servers import broker_from_env
 from zkconsumer.zk import paths
 
 VERSIONS = {"0.10.2": "0.10.2.2", "2.4.1": "2.4.1"}
+# JoinGroup versions each build announces: group.instance.id needs v5 (KIP-345, Kafka 2.3).
+JOIN_GROUP_RANGE = {"0.10.2": (0, 1), "2.4.1": (0, 6)}
 
 
 def _home(short: str) -> Path:
@@ -162,3 +166,16 @@ def test_a_directory_that_is_not_kafka_is_refused_by_name(tmp_path):
     (tmp_path / "bin" / "broker.sh").write_text("#!/bin/sh\n")
     with pytest.raises(ServerError, match="no kafka_<scala>-<version>.jar"):
         KafkaBroker("127.0.0.1:1", tmp_path)
+
+
+def test_its_joingroup_versions_decide_whether_static_membership_can_be_requested(kafka):
+    _, broker = kafka
+    short = broker.home.name.removeprefix("kafka-")
+    assert broker_api_versions(broker.bootstrap)[JOIN_GROUP] == JOIN_GROUP_RANGE[short]
+    refusal = requestable_refusal(broker.name, broker.bootstrap)
+    if short == "0.10.2":
+        assert refusal is not None and refusal.startswith(
+            "apache-kafka-0.10.2.2 cannot be asked for static membership: its JoinGroup goes "
+            "up to v1")
+    else:  # 2.4.1 takes group.instance.id; whether it honours it is the bounces' verdict
+        assert refusal is None
