@@ -5,7 +5,6 @@ beside this checkout (../shared/kafka-0.10.2, ../shared/kafka-2.4.1, as in CI)."
 from __future__ import annotations
 
 import json
-import subprocess
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -24,6 +23,7 @@ from zkconsumer.errors import ServerError
 from zkconsumer.lab.api_versions import JOIN_GROUP, broker_api_versions
 from zkconsumer.lab.probe import requestable_refusal
 from zkconsumer.testing import EmbeddedZooKeeper, KafkaBroker, shared_kafka_home
+from zkconsumer.testing.original import run_tool
 from zkconsumer.testing.servers import broker_from_env
 from zkconsumer.zk import paths
 
@@ -141,10 +141,8 @@ def test_the_original_offset_checker_reads_what_kafka_storage_committed(kafka, z
         wait_until(lambda: drain.count() >= 13, 60, "13 messages")
         drain.stop()
     assert not zk.exists(paths.offsets(group))  # nothing in ZooKeeper: only Kafka has them
-    checker = subprocess.run(
-        [str(_home("0.10.2") / "bin" / "kafka-run-class.sh"),
-         "kafka.tools.ConsumerOffsetChecker", "--zookeeper", zk_connect, "--group", group,
-         "--topic", topic], capture_output=True, text=True, timeout=120)
+    checker = run_tool(_home("0.10.2"), "kafka.tools.ConsumerOffsetChecker", "--zookeeper",
+                       zk_connect, "--group", group, "--topic", topic, check=False)
     rows = [line.split() for line in checker.stdout.splitlines() if line.startswith(group)]
     assert [(r[2], r[3]) for r in rows] == [("0", "5"), ("1", "8")], checker.stdout
 
