@@ -101,11 +101,16 @@ def test_split_rows_take_tansu_from_the_lab_runs_and_kafka_from_brokers(tmp_path
         *[lab_run("eager-range", "zombie", 4, repeat=i, delivered_by_two=v)
           for i, v in enumerate((1, 5, 3))]])
     write_lab(tmp_path / "brokers" / "split-zombie-apache-kafka-0.10.2.2",
-              "apache-kafka-0.10.2.2", [lab_run("eager-range", "zombie", 4, delivered_by_two=2)])
+              "apache-kafka-0.10.2.2", [RunResult(
+                  protocol="eager-range", members=4, partitions=8, event="zombie", repeat=0,
+                  status="ok", metrics={"delivered_by_two": 2},
+                  details={"zombie_view": {"rejections": ["UNKNOWN_MEMBER_ID"]}})])
     lines = render_zombie(Context(tmp_path, tmp_path)).splitlines()
     column = lines[0].split(" | ").index("msgs delivered by two")
     assert [(line.split(" | ")[1], line.split(" | ")[2], line.split(" | ")[column])
             for line in lines[2:4]] == [("tansu-0.6.0", "3/3", "3"),
                                         ("apache-kafka-0.10.2.2", "1/1", "2")]
     assert not any(line.startswith("| zk-range") for line in lines)
+    assert ("Refusals the zombie's late commits got: on tansu-0.6.0, none; on "
+            "apache-kafka-0.10.2.2, `UNKNOWN_MEMBER_ID`.") in lines
     assert "`results/lab/split-zombie`" in lines[-2]

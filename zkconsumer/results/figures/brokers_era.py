@@ -150,6 +150,16 @@ def split_table(scenario: str, by_broker: Sequence[tuple[str, list[RunResult]]])
     return "\n".join(lines) + "\n"
 
 
+def refusals(runs: Sequence[RunResult]) -> str:
+    """The error codes the zombie's late commits got in the broker-side runs, as recorded."""
+    seen: dict[str, None] = {}
+    for r in runs:
+        if r.protocol in BROKER_PROTOCOLS:
+            for code in ((r.details or {}).get("zombie_view") or {}).get("rejections") or []:
+                seen[str(code)] = None
+    return ", ".join(f"`{c}`" for c in seen) or "none"
+
+
 def split_folders(results: Path, scenario: str) -> list[Path]:
     kafka = [p for p in (results / "brokers").glob(f"split-{scenario}-*")
              if (p / COMPACT_FILE).is_file() and (p / "meta.json").is_file()]
@@ -162,7 +172,11 @@ def render_split(scenario: str, ctx: Context) -> str:
     if not folders:
         return f"(no {scenario} runs under results/ yet)\n"
     by_broker = [(read_provenance(f).broker, load_runs(f)[0]) for f in folders]
-    return "\n".join([split_table(scenario, by_broker), provenance_table(ctx.results, folders)])
+    parts = [split_table(scenario, by_broker)]
+    if scenario == "zombie":
+        parts.append("Refusals the zombie's late commits got: " + "; ".join(
+            f"on {broker}, {refusals(runs)}" for broker, runs in by_broker) + ".\n")
+    return "\n".join([*parts, provenance_table(ctx.results, folders)])
 
 
 @figure("brokers-zombie", source=SOURCE)
