@@ -4,6 +4,7 @@
         --protocols zk-range,eager-range,cooperative-sticky --events join,leave,crash \\
         --seeds 3 --out DIR [--master URL] [--tasks K]
     zkconsumer spark validate --real DIR [--calibration FILE] [--out FILE]
+    zkconsumer spark request-types --raw DIR [--raw DIR ...] --out FILE.csv
 
 The same jobs run under ``spark-submit`` (``zkconsumer/spark/herd.py``); see docs/scale.md.
 """
@@ -66,6 +67,16 @@ def register(sub: Any) -> None:
     add_fit_arguments(fit)
     fit.set_defaults(func=run_fit)
 
+    from zkconsumer.spark.request_types import add_arguments as type_arguments
+
+    types = verbs.add_parser(
+        "request-types", help="real runs' coordination requests by request type",
+        description="Count each request type (JoinGroup, Heartbeat, getData...) of every "
+                    "real run over the sweep's counting window, from a real-mode output "
+                    "directory's local records; writes one CSV row per run and type.")
+    type_arguments(types)
+    types.set_defaults(func=run_request_types)
+
     from zkconsumer.spark.splitbrain import add_arguments as split_arguments
 
     split = verbs.add_parser(
@@ -90,6 +101,16 @@ def run_herd(args: argparse.Namespace) -> int:
 
 def run_split_brain(args: argparse.Namespace) -> int:
     from zkconsumer.spark.splitbrain import run
+
+    try:
+        return run(args)
+    except ValueError as exc:
+        print(f"zkconsumer: error: {exc}", file=sys.stderr)
+        return 2
+
+
+def run_request_types(args: argparse.Namespace) -> int:
+    from zkconsumer.spark.request_types import run
 
     try:
         return run(args)
