@@ -89,7 +89,8 @@ def run(args: argparse.Namespace) -> int:
     from zkconsumer.spark.session import spark_session
 
     prov = capture(" ".join(["zkconsumer", "spark", "request-types",
-                             *(f"--raw {d}" for d in args.raw), f"--out {args.out}"]))
+                             *(f"--raw {d}" for d in args.raw), f"--out {args.out}",
+                             *([f"--master '{args.master}'"] if args.master else [])]))
     spark = spark_session(args.master, app="zkconsumer-request-types")
     cols = tuple(part.split()[0] for part in WINDOW_DDL.split(", "))
     rows: list[dict[str, Any]] = []
