@@ -91,7 +91,8 @@ def scorings(ctx: Context) -> str:
         lines.append("| " + " | ".join(str(x) for x in cell) + " | "
                      + " | ".join(by_cell[cell].get(n, "—") for n in names) + " |")
     totals = ", ".join(f"`{n}`: {sum(c['ok'] for c in s['checks'])} of {len(s['checks'])} "
-                       f"(calibration: {s['calibration_source'][:40]}...)" for n, s in scores)
+                       f"(calibration: {s['calibration_source'].split(' against ')[0]})"
+                       for n, s in scores)
     lines += ["", f"Cells within tolerance: {totals}. R, A, T: requests, attempts, time to "
               "stable out of tolerance."]
     return "\n".join(lines)
