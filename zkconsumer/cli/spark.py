@@ -16,6 +16,7 @@ import dataclasses
 import json
 import shlex
 import sys
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -89,34 +90,32 @@ def register(sub: Any) -> None:
     split.set_defaults(func=run_split_brain)
 
 
-def run_herd(args: argparse.Namespace) -> int:
-    from zkconsumer.spark.herd import run
-
+def _bad_input_exits_2(run: Callable[[argparse.Namespace], int],
+                       args: argparse.Namespace) -> int:
+    """Run a job; a ``ValueError`` (bad input, named in its message) is exit status 2."""
     try:
         return run(args)
     except ValueError as exc:
         print(f"zkconsumer: error: {exc}", file=sys.stderr)
         return 2
+
+
+def run_herd(args: argparse.Namespace) -> int:
+    from zkconsumer.spark.herd import run
+
+    return _bad_input_exits_2(run, args)
 
 
 def run_split_brain(args: argparse.Namespace) -> int:
     from zkconsumer.spark.splitbrain import run
 
-    try:
-        return run(args)
-    except ValueError as exc:
-        print(f"zkconsumer: error: {exc}", file=sys.stderr)
-        return 2
+    return _bad_input_exits_2(run, args)
 
 
 def run_request_types(args: argparse.Namespace) -> int:
     from zkconsumer.spark.request_types import run
 
-    try:
-        return run(args)
-    except ValueError as exc:
-        print(f"zkconsumer: error: {exc}", file=sys.stderr)
-        return 2
+    return _bad_input_exits_2(run, args)
 
 
 def run_validate(args: argparse.Namespace) -> int:
@@ -181,8 +180,4 @@ def run_validate(args: argparse.Namespace) -> int:
 def run_fit(args: argparse.Namespace) -> int:
     from zkconsumer.spark.fit import run_fit_command
 
-    try:
-        return run_fit_command(args)
-    except ValueError as exc:
-        print(f"zkconsumer: error: {exc}", file=sys.stderr)
-        return 2
+    return _bad_input_exits_2(run_fit_command, args)

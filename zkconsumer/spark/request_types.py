@@ -35,7 +35,10 @@ def raw_windows(raw: Path) -> list[dict[str, Any]]:
     if not folder.is_dir():
         raise ValueError(f"{raw}: no windows/ folder (the local output of "
                          "`zkconsumer spark herd --mode real --out DIR`)")
-    return [json.loads(p.read_text()) for p in sorted(folder.glob("*.json"))]
+    windows = [json.loads(p.read_text()) for p in sorted(folder.glob("*.json"))]
+    if not windows:
+        raise ValueError(f"{raw}: windows/ holds no run (no <run>.json)")
+    return windows
 
 
 def type_rows(deltas: Iterable[tuple[str, str, int]], windows: Sequence[dict[str, Any]],
@@ -91,12 +94,13 @@ def run(args: argparse.Namespace) -> int:
     prov = capture(" ".join(["zkconsumer", "spark", "request-types",
                              *(f"--raw {d}" for d in args.raw), f"--out {args.out}",
                              *([f"--master '{args.master}'"] if args.master else [])]))
+    windows_of = {raw: raw_windows(raw) for raw in args.raw}  # bad input before Spark starts
     spark = spark_session(args.master, app="zkconsumer-request-types")
     cols = tuple(part.split()[0] for part in WINDOW_DDL.split(", "))
     rows: list[dict[str, Any]] = []
     bad: list[str] = []
     for raw in args.raw:
-        windows = raw_windows(raw)
+        windows = windows_of[raw]
         records = spark.read.parquet(*(str(raw / "records" / w["run_id"]) for w in windows))
         window_df = spark.createDataFrame([tuple(w.get(c) for c in cols) for w in windows],
                                           WINDOW_DDL)
