@@ -84,3 +84,87 @@ def test_request_waiting_through_an_expiry_is_not_sent_in_the_new_session(
     finally:
         session.close()
         proxy.stop()
+
+
+def test_a_release_lost_with_its_connection_is_not_repeated_over_a_new_claim(
+        zk_connect, kazoo_client, unique):
+    """The delete reaches the server and is applied, its answer is lost with the connection,
+    another member claims the partition, and the same session (still alive) reconnects: the
+    retried release must not delete the other member's claim."""
+    path = f"/{unique('lost-answer')}/owners/t/0"
+    kazoo_client.ensure_path(path.rsplit("/", 1)[0])
+    proxy = FaultProxy.for_address(zk_connect, name="member").start()
+    session = ZkSession(proxy.address, session_timeout_ms=6000, connection_timeout_ms=10000,
+                        name="member")
+    try:
+        session.start()
+        sid = session.session_id
+        assert sid is not None
+        session.create_ephemeral_in_session(path, b"member-0", sid)
+
+        proxy.set_latency(downstream_ms=3000)  # the server's answers are late
+        thread, outcome = _in_thread(lambda: session.delete_in_session(path, sid))
+        wait_until(lambda: kazoo_client.exists(path) is None, 10, "the delete to be applied")
+        kazoo_client.create(path, b"other-0", ephemeral=True)
+        other = kazoo_client.client_id[0]
+        proxy.close_connections()  # ...and the answer is lost with its connection
+        proxy.set_latency(0, 0)
+
+        thread.join(30)
+        assert not thread.is_alive()
+        assert outcome == {"result": False}, outcome
+        assert session.session_id == sid, "the member's session survived the reconnection"
+        data, stat = kazoo_client.get(path)
+        assert (data, stat.ephemeralOwner) == (b"other-0", other), \
+            "the other member's claim must survive the retried release"
+    finally:
+        session.close()
+        proxy.stop()
+
+
+def test_a_leader_release_lost_with_its_connection_is_not_repeated_over_the_next_owner(
+        zk_connect, kazoo_client, unique):
+    """Leader mode releases with one multi (last commit + owner deletion). Its answer is lost
+    with the connection after it was applied, and the next owner claims the partition and
+    commits: the retried release must neither delete that claim nor write its older offset."""
+    from zkconsumer.coordination.claims import FencedOffsetStore
+    from zkconsumer.coordination.multi import MultiSession
+    from zkconsumer.events import EventBus
+    from zkconsumer.identity import TopicPartition
+    from zkconsumer.metrics import RebalanceMetrics
+    from zkconsumer.zk import codec, paths
+
+    group, topic = unique("g"), "t"
+    owner, offset = paths.owner(group, topic, 0), paths.offset(group, topic, 0)
+    kazoo_client.ensure_path(owner.rsplit("/", 1)[0])
+    proxy = FaultProxy.for_address(zk_connect, name="member").start()
+    session = MultiSession(proxy.address, session_timeout_ms=6000, connection_timeout_ms=10000,
+                           name="member")
+    try:
+        session.start()
+        sid = session.session_id
+        assert sid is not None
+        session.create_ephemeral_in_session(owner, b"member-0", sid)
+        kazoo_client.create(offset, codec.encode_offset(3), makepath=True)
+        store = FencedOffsetStore(session, group, EventBus("member"), RebalanceMetrics())
+        assert store.read([TopicPartition(topic, 0)]) == {TopicPartition(topic, 0): 3}
+
+        proxy.set_latency(downstream_ms=1500)  # late answers, inside the ping timeout
+        thread, outcome = _in_thread(
+            lambda: store.release({TopicPartition(topic, 0): 5}, sid))
+        wait_until(lambda: kazoo_client.exists(owner) is None, 10, "the release to be applied")
+        assert codec.decode_offset(offset, kazoo_client.get(offset)[0]) == 5
+        kazoo_client.create(owner, b"next-0", ephemeral=True)  # the next owner claims...
+        kazoo_client.set(offset, codec.encode_offset(9))     # ...and commits
+        proxy.close_connections()
+        proxy.set_latency(0, 0)
+
+        thread.join(30)
+        assert not thread.is_alive()
+        assert outcome == {"result": None}, outcome
+        assert session.session_id == sid
+        assert kazoo_client.get(owner)[0] == b"next-0"
+        assert codec.decode_offset(offset, kazoo_client.get(offset)[0]) == 9
+    finally:
+        session.close()
+        proxy.stop()
