@@ -59,3 +59,16 @@ def test_provenance_records_command_revision_and_machine(tmp_path: Path) -> None
     assert len(meta["machine"]["loadavg"]) == 3 and len(meta["machine"]["loadavg_end"]) == 3
     assert read_provenance(tmp_path).command == "zkconsumer experiment x --seed 1"
     assert read_provenance(tmp_path).broker == "tansu-0.6.0"
+
+
+def test_the_conditions_phrase_names_every_fact_and_marks_what_was_not_recorded() -> None:
+    from zkconsumer.results import Provenance
+
+    prov = Provenance(command="c", revision="0123456789abcdef", date="2026-11-25T10:00:00Z",
+                      machine={"cores": 2, "python": "3.11.7", "loadavg": [1.5, 2.0, 3.25]},
+                      broker="apache-kafka-0.10.2.2")
+    assert prov.conditions() == (
+        "2026-11-25T10:00:00Z, revision `0123456789ab`, 2 cores, Python 3.11.7, load average "
+        "(1/5/15 min) 1.5 / 2.0 / 3.25 at the start and ? at the end, broker "
+        "apache-kafka-0.10.2.2")
+    assert Provenance("c", "r", "d", {}).conditions().endswith("? at the end, broker none")

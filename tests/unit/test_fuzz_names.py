@@ -7,6 +7,8 @@ path with exactly the expected components, the name among them unchanged.
 
 from __future__ import annotations
 
+import re
+
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
@@ -92,3 +94,32 @@ def test_hostile_topics_in_a_subscription_are_refused(topic):
 def test_offset_files_cannot_name_a_path_outside_the_offsets_tree(line):
     with pytest.raises(BadOffsetsFile):
         parse_lines([line])
+
+
+@SETTINGS
+@given(_NAMES, _NAMES, st.integers(min_value=0, max_value=10**6))
+def test_an_offsets_path_parses_back_to_its_parts(group, topic, partition):
+    try:
+        path = paths.offset(group, topic, partition)
+    except InvalidName:
+        return
+    assert paths.parse_offset(path) == (group, topic, partition)
+
+
+@pytest.mark.parametrize(("path", "message"), [
+    ("/consumers/g/owners/t/0", "'/consumers/g/owners/t/0' is not an offsets path"),
+    ("/consumers/g/offsets/t/0/x", "'/consumers/g/offsets/t/0/x' is not an offsets path"),
+    ("/consumers/g/offsets/t/-1", "partition '-1' of '/consumers/g/offsets/t/-1' is not"),
+    ("/consumers/g/offsets/t/\u0663", "partition '\u0663'"),
+    ("/consumers/../offsets/t/0", "'..'"),
+])
+def test_a_path_that_is_not_an_offsets_znode_is_named_in_the_error(path, message):
+    with pytest.raises(InvalidName, match=re.escape(message)):
+        paths.parse_offset(path)
+
+
+def test_an_offsets_line_keeps_a_negative_offset_and_names_a_malformed_one():
+    [entry] = parse_lines(["/consumers/g/offsets/t/3:-1"])
+    assert (entry.group, entry.topic, entry.partition, entry.offset) == ("g", "t", 3, -1)
+    with pytest.raises(BadOffsetsFile, match=r"line 1: '/consumers/g/offsets/t/3:--1' is not"):
+        parse_lines(["/consumers/g/offsets/t/3:--1"])

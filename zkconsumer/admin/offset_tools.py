@@ -10,7 +10,6 @@ group is refused unless forced, because the members' next commit would overwrite
 from __future__ import annotations
 
 import logging
-import re
 from dataclasses import dataclass
 
 from kazoo.client import KazooClient
@@ -29,9 +28,6 @@ from zkconsumer.zk import paths
 from zkconsumer.zk.codec import decode_offset, decode_topic_assignment, encode_offset
 
 log = logging.getLogger(__name__)
-
-_LINE = re.compile(r"^/consumers/([^/]+)/offsets/([^/]+)/(\d+):(-?\d+)$")
-
 
 class GroupActive(ZkConsumerError):
     """The group has registered members; the operation needs ``force``."""
@@ -63,18 +59,18 @@ def parse_lines(lines: list[str]) -> list[OffsetEntry]:
         line = raw.strip()
         if not line:
             break
-        match = _LINE.match(line)
-        if match is None:
+        path, sep, value = line.rpartition(":")
+        digits = value[1:] if value.startswith("-") else value
+        if not sep or not (digits.isascii() and digits.isdigit()):
             raise BadOffsetsFile(
                 f"line {number}: {line[:80]!r} is not '/consumers/<group>/offsets/<topic>/"
                 "<partition>:<offset>'")
-        group, topic, partition, offset = match.groups()
         try:
-            paths.validate_group(group)
-            paths.validate_topic(topic)
+            group, topic, partition = paths.parse_offset(path)
         except ValueError as exc:
             raise BadOffsetsFile(f"line {number}: {exc}") from None
-        entries.append(OffsetEntry(group, topic, int(partition), int(offset)))
+        offset = int(value)
+        entries.append(OffsetEntry(group, topic, partition, offset))
     return entries
 
 

@@ -103,6 +103,15 @@ class FencedOffsetStore(OffsetStore):
             self._existing.update(tp for tp, off in result.items() if off >= 0)
         return result
 
+    def _ours(self, deletes: list[Delete], session_id: int) -> list[Delete]:
+        """The owner znodes of a release that ``session_id`` still holds."""
+        held = []
+        for d in deletes:
+            stat = self._multi_session.exists(d.path)
+            if stat is not None and stat.ephemeralOwner == session_id:
+                held.append(d)
+        return held
+
     def _write_ops(self, offsets: Mapping[TopicPartition, int]) -> list[Op]:
         ops: list[Op] = []
         for tp, offset in sorted(offsets.items()):
@@ -183,9 +192,20 @@ class FencedOffsetStore(OffsetStore):
                 ops = [*self._write_ops(to_write), *deletes]
                 if not ops:
                     break
-                result = self._multi_session.multi(ops, session_id)
+                result = self._multi_session.multi(
+                    ops, session_id,
+                    lambda d=deletes: len(self._ours(d, session_id)) == len(d))
                 if result.ok:
                     break
+                if result.abandoned:
+                    # A try lost with its connection may have been applied: then none of the
+                    # owner znodes is ours any more (gone, or claimed by the next owner since),
+                    # and sending it again would delete that claim and write our final offsets
+                    # over its commits. Otherwise release what is still ours.
+                    deletes = self._ours(deletes, session_id)
+                    if not deletes:
+                        break
+                    continue
                 gone = [op for op in result.failed(NoNodeError) if isinstance(op, Delete)]
                 if gone:  # an owner znode is already gone: release what is left
                     deletes = [d for d in deletes if d not in gone]

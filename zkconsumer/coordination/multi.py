@@ -9,7 +9,7 @@ decision made in the old session. Each multi counts as one request (``multi``).
 from __future__ import annotations
 
 import logging
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
 from kazoo.exceptions import NoNodeError, RolledBackError
@@ -57,10 +57,11 @@ class MultiResult:
 
     ops: tuple[Op, ...]
     failures: dict[int, Exception] = field(default_factory=dict)
+    abandoned: bool = False  # a retry was not sent: the caller's check found it not needed
 
     @property
     def ok(self) -> bool:
-        return not self.failures
+        return not self.failures and not self.abandoned
 
     def failed(self, kind: type[Exception]) -> list[Op]:
         return [self.ops[i] for i, exc in self.failures.items() if isinstance(exc, kind)]
@@ -69,12 +70,14 @@ class MultiResult:
 class MultiSession(ZkSession):
     """A :class:`ZkSession` that can also run a multi-operation in one given session."""
 
-    def multi(self, ops: Sequence[Op], session_id: int) -> MultiResult:
+    def multi(self, ops: Sequence[Op], session_id: int,
+              still_needed: Callable[[], bool] | None = None) -> MultiResult:
         """Apply ``ops`` atomically in session ``session_id``.
 
         Connection loss is retried; the retry may find its own earlier success (e.g. NodeExists
         on a znode the lost reply had created), which the caller resolves by reading. A gone or
-        replaced session raises ``SessionExpiredError``.
+        replaced session raises ``SessionExpiredError``. ``still_needed`` is asked before each
+        retry; False returns an ``abandoned`` result without sending it.
         """
         ops = tuple(ops)
 
@@ -91,7 +94,10 @@ class MultiSession(ZkSession):
                 else:
                     txn.check(op.path, op.version)
             return txn.commit_async()
-        results = self.run_in_session(session_id, start, action="multi")
+        results = self.run_in_session(session_id, start, action="multi",
+                                      still_needed=still_needed)
+        if results is None:
+            return MultiResult(ops, abandoned=True)
         failures = {i: r for i, r in enumerate(results)
                     if isinstance(r, Exception) and not isinstance(r, RolledBackError)}
         if any(isinstance(r, Exception) for r in results) and not failures:

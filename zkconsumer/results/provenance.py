@@ -33,6 +33,21 @@ class Provenance:
     def to_json(self) -> dict[str, object]:
         return asdict(self)
 
+    def load_text(self, key: str = "loadavg") -> str:
+        """A load average as ``1-min / 5-min / 15-min``, or ``?`` when none was recorded;
+        ``key`` is ``loadavg`` (start) or ``loadavg_end``."""
+        load = self.machine.get(key)
+        return " / ".join(map(str, load)) if isinstance(load, list) and load else "?"
+
+    def conditions(self) -> str:
+        """The facts that decide whether two measurements compare, as one phrase for a doc:
+        date, revision, cores, Python, load at the start and the end, broker."""
+        m = self.machine
+        return (f"{self.date}, revision `{self.revision[:12]}`, {m.get('cores', '?')} cores, "
+                f"Python {m.get('python', '?')}, load average (1/5/15 min) {self.load_text()} at "
+                f"the start and {self.load_text('loadavg_end')} at the end, broker "
+                f"{self.broker or 'none'}")
+
 
 def git_revision(cwd: Path | None = None) -> str:
     """The checkout's commit, with ``-dirty`` when tracked files differ from it."""

@@ -134,6 +134,22 @@ def offset(group_name: str, topic_name: str, partition: int) -> str:
     return f"{topic_offsets(group_name, topic_name)}/{_partition(partition)}"
 
 
+def parse_offset(path: str) -> tuple[str, str, int]:
+    """``(group, topic, partition)`` of an offsets znode path, the inverse of :func:`offset`.
+
+    Raises ``InvalidName`` naming the path unless it has exactly that shape with legal names, so
+    a path read from a file can be rebuilt from its parts and cannot name any other znode.
+    """
+    parts = path.split("/")
+    if len(parts) != 6 or parts[0] != "" or "/" + parts[1] != CONSUMERS or parts[3] != "offsets":
+        raise InvalidName(f"{path!r} is not an offsets path "
+                          "'/consumers/<group>/offsets/<topic>/<partition>'")
+    group_name, topic_name, partition = validate_group(parts[2]), validate_topic(parts[4]), parts[5]
+    if not (partition.isascii() and partition.isdigit()):
+        raise InvalidName(f"partition {partition!r} of {path!r} is not a non-negative integer")
+    return group_name, topic_name, int(partition)
+
+
 # --- leader coordination (coordination.mode=leader) ---------------------------------------------
 
 

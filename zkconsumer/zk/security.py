@@ -26,7 +26,7 @@ from __future__ import annotations
 import os
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Protocol
 
 from kazoo.security import ACL, CREATOR_ALL_ACL, OPEN_ACL_UNSAFE, READ_ACL_UNSAFE
 
@@ -53,6 +53,14 @@ def access_denied(path: str, action: str, security: ZkSecurity | None) -> Access
     return AccessDenied(
         f"ZooKeeper denied {action} on {path} ({who}); the znode or its parent is protected by "
         "an ACL: set zookeeper.auth (tools: ZKCONSUMER_ZK_AUTH) to the group's credentials")
+
+
+class ZkSettings(Protocol):
+    """What :meth:`ZkSecurity.from_config` reads: ``ConsumerConfig`` has both (it imports this
+    module, so it cannot be named here)."""
+
+    zookeeper_auth: ZkAuth | None
+    zookeeper_acl: str
 
 
 @dataclass(frozen=True)
@@ -121,10 +129,9 @@ class ZkSecurity:
                 "znodes for authenticated identities only")
 
     @classmethod
-    def from_config(cls, config: Any) -> ZkSecurity:
+    def from_config(cls, config: ZkSettings) -> ZkSecurity:
         """From a ``ConsumerConfig`` (its ``zookeeper_auth`` and ``zookeeper_acl``)."""
-        return cls(getattr(config, "zookeeper_auth", None),
-                   getattr(config, "zookeeper_acl", "open"))
+        return cls(config.zookeeper_auth, config.zookeeper_acl)
 
     @classmethod
     def from_env(cls, env: Mapping[str, str] | None = None) -> ZkSecurity:

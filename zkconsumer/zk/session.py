@@ -309,21 +309,35 @@ class ZkSession:
             "create")
 
     def run_in_session(self, session_id: int, start: Callable[[], IAsyncResult],
-                       path: str = "", action: str = "a request") -> Any:
+                       path: str = "", action: str = "a request",
+                       still_needed: Callable[[], bool] | None = None) -> Any:
         """Run one asynchronous kazoo request in session ``session_id`` only.
 
         ``start`` queues the request (a kazoo ``*_async`` call) and is called with the session
         checked under the lock the state listener takes, so the request reaches ZooKeeper in
         that session or fails. Connection loss is retried; a gone or replaced session raises
         ``SessionExpiredError``. ZooKeeper's own errors (NodeExists, NoNode) propagate.
+        ``still_needed`` is asked before every retry (never before the first try): a request
+        lost with its connection may have been applied, and False ends the retries with None.
         """
+        tries = 0
+
         def call() -> Any:
+            nonlocal tries
+            tries += 1
+            if tries > 1 and still_needed is not None:
+                gone()  # the question is about this session, not a later one
+                if not still_needed():
+                    return None
             with self._bind_lock:
-                if self._session_id != session_id:
-                    raise SessionExpiredError(
-                        f"session 0x{session_id:x} is gone (now {self._session_id!r})")
+                gone()
                 pending = start()
             return pending.get()
+
+        def gone() -> None:
+            if self._session_id != session_id:
+                raise SessionExpiredError(
+                    f"session 0x{session_id:x} is gone (now {self._session_id!r})")
         return self._run(self._claim_retry, call, path, action)
 
     def create_ephemeral_in_session(self, path: str, value: bytes, session_id: int) -> str:
@@ -356,8 +370,17 @@ class ZkSession:
         def start() -> IAsyncResult:
             self.counter.count("delete")
             return self._client.delete_async(path)
+
+        def still_ours() -> bool:
+            # The delete lost with its connection may have been applied, and another member may
+            # have claimed the path since; in the same session, a plain retry would delete that
+            # claim. Only a znode this session still holds is deleted again (nobody else can
+            # replace it meanwhile, and a request in an expired session is refused).
+            self.counter.count("exists")
+            stat = self._client.exists(path)
+            return stat is not None and stat.ephemeralOwner == session_id
         try:
-            return bool(self.run_in_session(session_id, start, path, "delete"))
+            return bool(self.run_in_session(session_id, start, path, "delete", still_ours))
         except NoNodeError:
             return False
 

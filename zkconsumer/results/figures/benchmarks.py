@@ -30,12 +30,7 @@ def _rows(path: Path) -> list[dict[str, str]]:
 
 def provenance(folder: Path, source: str) -> str:
     meta = read_provenance(folder)
-    m = meta.machine
-    load = " / ".join(map(str, m.get("loadavg") or []))
-    load_end = " / ".join(map(str, m.get("loadavg_end") or []))
-    return (f"Measured {meta.date} at revision `{meta.revision[:12]}`, {m.get('cores')} cores, "
-            f"Python {m.get('python')}, load average (1/5/15 min) {load} at the start and "
-            f"{load_end} at the end; raw data `results/{source}/`. Reproduce with "
+    return (f"Measured {meta.conditions()}; raw data `results/{source}/`. Reproduce with "
             f"`{meta.command}`.")
 
 

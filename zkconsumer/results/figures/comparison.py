@@ -118,12 +118,7 @@ def comparison_conditions(ctx: Context) -> str:
     lines = []
     for folder in folders(ctx, "compare-") + folders(ctx, "kip-"):
         meta = read_provenance(folder)
-        load = meta.machine.get("loadavg") or []
-        end = meta.machine.get("loadavg_end") or []
-        lines.append(f"- `{folder.name}` ({meta.broker}, {meta.date}, revision "
-                     f"`{meta.revision[:12]}`, {meta.machine.get('cores')} cores, load "
-                     f"{load[0] if load else '?'} → {end[0] if end else '?'}): "
-                     f"`{meta.command}`")
+        lines.append(f"- `{folder.name}` ({meta.conditions()}): `{meta.command}`")
     return "\n".join(lines) if lines else "_No comparison results committed yet._"
 
 

@@ -37,13 +37,8 @@ def load(folder: Path) -> tuple[list[RunResult], dict[str, Any]]:
 def provenance_line(folder: Path, source: str) -> str:
     """Where a table comes from: command, revision, date, machine, load, broker."""
     meta = read_provenance(folder)
-    m = meta.machine
-    load = " / ".join(map(str, m.get("loadavg") or []))
-    load_end = " / ".join(map(str, m.get("loadavg_end") or []))
-    return (f"Measured {meta.date} at revision `{meta.revision[:12]}` on {m.get('cores')} cores "
-            f"(Python {m.get('python')}), load average (1/5/15 min) {load} at the start and "
-            f"{load_end} at the end, broker {meta.broker or 'none'}; raw data "
-            f"`results/{source}/`. Reproduce with:\n\n    {meta.command}\n")
+    return (f"Measured {meta.conditions()}; raw data `results/{source}/`. Reproduce with:\n\n"
+            f"    {meta.command}\n")
 
 
 def _block(ctx: Context, source: str, body: Callable[[Path], str]) -> str:

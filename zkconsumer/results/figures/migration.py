@@ -77,12 +77,7 @@ def _table(header: list[str], rows: list[list[str]]) -> str:
 
 def _provenance_line(folder: Path) -> str:
     prov = read_provenance(folder)
-    load = prov.machine.get("loadavg", [])
-    load_end = prov.machine.get("loadavg_end", [])
-    return (f"Broker `{prov.broker or 'unknown'}`, {prov.date}, revision "
-            f"`{prov.revision[:12]}`, {prov.machine.get('cores')} cores, load "
-            f"{load[0] if load else '?'} at start and {load_end[0] if load_end else '?'} at "
-            f"the end. Command: `{prov.command}`.")
+    return f"Measured {prov.conditions()}. Command: `{prov.command}`."
 
 
 def _plot(ctx: Context, folder: Path, runs: list[dict[str, Any]]) -> str:

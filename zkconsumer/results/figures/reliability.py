@@ -55,18 +55,15 @@ def chaos_block(folder: Path, source: str) -> str:
     """The run's verdict, its figures and its duplicates by cause."""
     report, causes, episodes = _load(folder)
     meta = read_provenance(folder)
-    load = meta.machine.get("loadavg") or []
-    load_end = meta.machine.get("loadavg_end") or []
     produced = int(report["produced"])
     dup = int(report["duplicates"])
     executed = report.get("actions_executed", {})
     lines = [
         f"Run: `{meta.command}` at revision `{meta.revision[:12]}`, {meta.date}, broker "
         f"{meta.broker}, {meta.machine.get('cores')} cores, load average (1/5/15 min) "
-        + (f"{' / '.join(map(str, load_end))} when its files were analysed, right after it "
+        + (f"{meta.load_text('loadavg_end')} when its files were analysed, right after it "
            "ended (the run itself recorded none)" if meta.extra.get("analysed_by") else
-           f"{' / '.join(map(str, load))} at the start, {' / '.join(map(str, load_end))} at "
-           "the end")
+           f"{meta.load_text()} at the start, {meta.load_text('loadavg_end')} at the end")
         + f". Raw data: `results/{source}/`.",
         "",
         "| verdict (exit status 0) | lost | verify | stray znodes | settled | drained |",

@@ -29,6 +29,7 @@ from zkconsumer.tables import median
 log = logging.getLogger(__name__)
 
 _FIT_COMMAND = re.compile(r"fitted by `zkconsumer spark fit [^`]*`")
+_MEASURED = re.compile(r"^measured by calibrate ")
 
 SCALE = "scale"
 CAL = f"{SCALE}/calibration"
@@ -72,6 +73,8 @@ def calibration_table(ctx: Context) -> str:
     for name in sorted(k for k in cal if k not in ("version", "source", "provenance")):
         origin = _FIT_COMMAND.sub("fitted by `zkconsumer spark fit` (the command above)",
                                   origins.get(name, "NOT RECORDED"))
+        origin = _MEASURED.sub("measured by `zkconsumer calibrate` (the command above), ",
+                               origin)
         lines.append(f"| `{name}` | {_calibration_value(cal[name])} | {origin.replace('|', '/')} |")
     return "\n".join(lines)
 
