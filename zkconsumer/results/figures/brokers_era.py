@@ -55,7 +55,7 @@ def provenance_table(results: Path, folders: Sequence[Path]) -> str:
         load_text = (f"{load[0]:.1f} → {end[0]:.1f}" if load and end  # type: ignore[index]
                      else "?")
         lines.append(f"| `results/{folder.relative_to(results)}` | {p.broker} | {p.date} | "
-                     f"`{p.revision[:12]}` | {p.machine.get('cores', '?')} | {load_text} | "
+                     f"`{p.short_revision}` | {p.machine.get('cores', '?')} | {load_text} | "
                      f"`{p.command}` |")
     return "\n".join(lines) + "\n"
 

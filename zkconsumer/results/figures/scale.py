@@ -22,7 +22,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from zkconsumer.results.provenance import read_provenance
+from zkconsumer.results.provenance import read_provenance, short_revision
 from zkconsumer.results.registry import Context, figure
 from zkconsumer.tables import median
 
@@ -59,7 +59,7 @@ def _meta_line(folder: Path) -> str:
     p = read_provenance(folder)
     load = p.machine.get("loadavg", [])
     end = p.machine.get("loadavg_end", [])
-    return (f"`{p.command}` at revision `{p.revision[:12]}`, {p.date}, {p.machine.get('cores')} "
+    return (f"`{p.command}` at revision `{p.short_revision}`, {p.date}, {p.machine.get('cores')} "
             f"cores, load average {load[0] if load else '?'} at the start and "
             f"{end[0] if end else '?'} at the end")
 
@@ -149,7 +149,8 @@ def _score_table(score: dict[str, Any]) -> list[str]:
     source = score["calibration_source"]
     source = source if len(source) <= 160 else source[:157] + "..."
     lines = [f"{ok} of {len(checks)} cells within tolerance; scored by `{prov['command']}` at "
-             f"revision `{prov['revision'][:12]}` ({prov['date']}; calibration: {source}).",
+             f"revision `{short_revision(prov['revision'])}` ({prov['date']}; calibration: "
+             f"{source}).",
              "", "| protocol | N | P | event | session | real runs (settled) | requests real / "
              "sim (err) | attempts real / sim | time to stable real / sim s (err) | ok |",
              "|---|---|---|---|---|---|---|---|---|---|"]

@@ -111,7 +111,7 @@ def request_types(ctx: Context) -> str:
         counted[r["request"]] = r["counted"] == "True"
     prov = read_provenance(path.parent)
     lines = [f"Medians over each cell's real runs (`{path.relative_to(ctx.results.parent)}`: "
-             f"`{prov.command}` at revision `{prov.revision[:12]}`, {prov.date}; the raw "
+             f"`{prov.command}` at revision `{prov.short_revision}`, {prov.date}; the raw "
              "records it reads are the runs' local output, not committed). Columns marked * "
              "are not in `coordination_requests` (offset commits); the counted columns of "
              "each run add up to its `coordination_requests` in the sweep (the command checks "
