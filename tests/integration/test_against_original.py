@@ -8,7 +8,6 @@ VerifyConsumerRebalance must both pass."""
 
 from __future__ import annotations
 
-import subprocess
 from collections import Counter
 from collections.abc import Iterator, Sequence
 from concurrent.futures import ThreadPoolExecutor
@@ -28,6 +27,7 @@ from zkconsumer.testing.original import (
     MemberProcess,
     OriginalMember,
     ZkconsumerMember,
+    run_tool,
 )
 from zkconsumer.topic_filter import Whitelist
 from zkconsumer.zk import codec, paths
@@ -171,10 +171,8 @@ def wait_converged(group: Group, zk: KazooClient, topics: dict[str, int], live: 
 
 
 def original_verify(home: Path, zk_connect: str, group: str) -> str:
-    out = subprocess.run(
-        [str(home / "bin" / "kafka-run-class.sh"), "kafka.tools.VerifyConsumerRebalance",
-         "--zookeeper.connect", zk_connect, "--group", group],
-        capture_output=True, text=True, timeout=120)
+    out = run_tool(home, "kafka.tools.VerifyConsumerRebalance", "--zookeeper.connect",
+                   zk_connect, "--group", group, check=False)
     return out.stdout + out.stderr
 
 

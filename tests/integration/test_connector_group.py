@@ -2,13 +2,6 @@
 
 from __future__ import annotations
 
-import os
-import signal
-import subprocess
-import sys
-import threading
-from pathlib import Path
-
 from connector_helpers import (
     StreamDrain,
     committed,
@@ -20,36 +13,19 @@ from connector_helpers import (
 
 from zkconsumer import ZookeeperConsumerConnector
 from zkconsumer.admin import produce
+from zkconsumer.testing.original import ZkconsumerMember
 
 PARTITIONS = 12
-MEMBER_SCRIPT = Path(__file__).with_name("member_process.py")
+# The member in its own process runs with the in-process members' quick timings (fast_config).
+MEMBER_PROPS = {"consumer.id": "c4", "consumer.timeout.ms": 200,
+                "zookeeper.session.timeout.ms": 4000, "rebalance.backoff.ms": 700,
+                "rebalance.max.retries": 10, "auto.commit.interval.ms": 500,
+                "refresh.leader.backoff.ms": 100, "fetch.wait.max.ms": 100}
 
 
-class MemberProcess:
-    """A member in a subprocess; ``values`` holds what it printed before it died."""
-
-    def __init__(self, zk_connect: str, group: str, topic: str, consumer_id: str) -> None:
-        env = dict(os.environ, PYTHONPATH=os.pathsep.join(sys.path))
-        self.proc = subprocess.Popen(
-            [sys.executable, str(MEMBER_SCRIPT), zk_connect, group, topic, consumer_id, "2"],
-            stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True, env=env)
-        self.values: set[bytes] = set()
-        self.ready = threading.Event()
-        self._reader = threading.Thread(target=self._read, daemon=True, name="member-stdout")
-        self._reader.start()
-
-    def _read(self) -> None:
-        assert self.proc.stdout is not None
-        for line in self.proc.stdout:
-            if line.startswith("READY"):
-                self.ready.set()
-            elif line.startswith("MSG "):
-                self.values.add(line[4:].rstrip("\n").encode())
-
-    def kill(self) -> None:
-        self.proc.send_signal(signal.SIGKILL)
-        self.proc.wait(10)
-        self._reader.join(5)
+def delivered(member: ZkconsumerMember) -> set[bytes]:
+    """What the member process printed as handed to its application (before it died, too)."""
+    return {m.value.encode() for m in member.messages()}
 
 
 def _produce_round(bootstrap: str, topic: str, tag: str, per_partition: int) -> dict[int, int]:
@@ -72,7 +48,7 @@ def test_group_join_clean_leave_and_crash_keep_exactly_one_owner_and_lose_nothin
     conns = [ZookeeperConsumerConnector(fast_config(zk_connect, group, consumer_id=f"c{i}"))
              for i in (1, 2, 3)]
     drains = []
-    member: MemberProcess | None = None
+    member: ZkconsumerMember | None = None
     try:
         for conn in conns:
             drains.append(StreamDrain(conn.create_message_streams({topic: 2})[topic],
@@ -83,7 +59,7 @@ def test_group_join_clean_leave_and_crash_keep_exactly_one_owner_and_lose_nothin
 
         def received() -> set[bytes]:
             got = set().union(*(d.values() for d in drains))
-            return got | (member.values if member is not None else set())
+            return got | (delivered(member) if member is not None else set())
 
         # 1. three members: all consumed, one owner each, commits reach the log end.
         produce_round("a")
@@ -95,8 +71,9 @@ def test_group_join_clean_leave_and_crash_keep_exactly_one_owner_and_lose_nothin
         assert len(set(owners(kazoo_client, group, topic).values())) == 6
 
         # 2. a fourth member joins (in its own process, so that it can be killed later).
-        member = MemberProcess(zk_connect, group, topic, "c4")
-        assert member.ready.wait(60), "the fourth member did not finish its first rebalance"
+        member = ZkconsumerMember(zk_connect, group, topic=topic, streams=2,
+                                  props=MEMBER_PROPS).start()
+        member.wait_ready(60)
         four = threads_of(*conns) | {f"{group}_c4-0", f"{group}_c4-1"}
         wait_until(lambda: exactly_one_owner(kazoo_client, group, topic, PARTITIONS, four)
                    and {f"{group}_c4-0", f"{group}_c4-1"}
@@ -127,8 +104,8 @@ def test_group_join_clean_leave_and_crash_keep_exactly_one_owner_and_lose_nothin
         assert all(not d.errors for d in drains)
         assert sum(c.metrics()["rebalances"] for c in conns) >= 6
     finally:
-        if member is not None and member.proc.poll() is None:
-            member.kill()
+        if member is not None:
+            member.close()
         for conn in conns:
             conn.shutdown()
         for d in drains:

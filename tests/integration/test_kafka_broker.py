@@ -5,7 +5,6 @@ beside this checkout (../shared/kafka-0.10.2, ../shared/kafka-2.4.1, as in CI)."
 from __future__ import annotations
 
 import json
-import subprocess
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -21,11 +20,16 @@ from zkconsumer.admin.kafka_group import (
     fetch_broker_offsets,
 )
 from zkconsumer.errors import ServerError
+from zkconsumer.lab.api_versions import JOIN_GROUP, broker_api_versions
+from zkconsumer.lab.probe import requestable_refusal
 from zkconsumer.testing import EmbeddedZooKeeper, KafkaBroker, shared_kafka_home
+from zkconsumer.testing.original import run_tool
 from zkconsumer.testing.servers import broker_from_env
 from zkconsumer.zk import paths
 
 VERSIONS = {"0.10.2": "0.10.2.2", "2.4.1": "2.4.1"}
+# JoinGroup versions each build announces: group.instance.id needs v5 (KIP-345, Kafka 2.3).
+JOIN_GROUP_RANGE = {"0.10.2": (0, 1), "2.4.1": (0, 6)}
 
 
 def _home(short: str) -> Path:
@@ -137,10 +141,8 @@ def test_the_original_offset_checker_reads_what_kafka_storage_committed(kafka, z
         wait_until(lambda: drain.count() >= 13, 60, "13 messages")
         drain.stop()
     assert not zk.exists(paths.offsets(group))  # nothing in ZooKeeper: only Kafka has them
-    checker = subprocess.run(
-        [str(_home("0.10.2") / "bin" / "kafka-run-class.sh"),
-         "kafka.tools.ConsumerOffsetChecker", "--zookeeper", zk_connect, "--group", group,
-         "--topic", topic], capture_output=True, text=True, timeout=120)
+    checker = run_tool(_home("0.10.2"), "kafka.tools.ConsumerOffsetChecker", "--zookeeper",
+                       zk_connect, "--group", group, "--topic", topic, check=False)
     rows = [line.split() for line in checker.stdout.splitlines() if line.startswith(group)]
     assert [(r[2], r[3]) for r in rows] == [("0", "5"), ("1", "8")], checker.stdout
 
@@ -162,3 +164,16 @@ def test_a_directory_that_is_not_kafka_is_refused_by_name(tmp_path):
     (tmp_path / "bin" / "broker.sh").write_text("#!/bin/sh\n")
     with pytest.raises(ServerError, match="no kafka_<scala>-<version>.jar"):
         KafkaBroker("127.0.0.1:1", tmp_path)
+
+
+def test_its_joingroup_versions_decide_whether_static_membership_can_be_requested(kafka):
+    _, broker = kafka
+    short = broker.home.name.removeprefix("kafka-")
+    assert broker_api_versions(broker.bootstrap)[JOIN_GROUP] == JOIN_GROUP_RANGE[short]
+    refusal = requestable_refusal(broker.name, broker.bootstrap)
+    if short == "0.10.2":
+        assert refusal is not None and refusal.startswith(
+            "apache-kafka-0.10.2.2 cannot be asked for static membership: its JoinGroup goes "
+            "up to v1")
+    else:  # 2.4.1 takes group.instance.id; whether it honours it is the bounces' verdict
+        assert refusal is None

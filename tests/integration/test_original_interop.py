@@ -13,11 +13,13 @@ import json
 import pytest
 from connector_helpers import fast_config, owners, wait_until
 from kazoo.client import KazooClient
-from original_kafka import KAFKA, OriginalMember, run_tool
 
 from zkconsumer import Whitelist, ZookeeperConsumerConnector
-from zkconsumer.testing import EmbeddedZooKeeper, KafkaBroker
+from zkconsumer.testing import EmbeddedZooKeeper, KafkaBroker, shared_kafka_home
+from zkconsumer.testing.original import OriginalMember, run_tool
 from zkconsumer.zk import paths
+
+KAFKA = shared_kafka_home("0.10.2")
 
 JAVA_FILTER = r"\p{Lower}+-\Qx.y\E"
 MATCHING = {"abc-x.y": 4, "de-x.y": 2}
@@ -26,6 +28,8 @@ NOT_MATCHING = {"ABC-x.y": 2, "abc-xzy": 2}
 
 @pytest.fixture(scope="module")
 def original_cluster():
+    if KAFKA is None:
+        pytest.fail("no shared/kafka-0.10.2 beside this checkout (see docs/brokers.md)")
     with EmbeddedZooKeeper() as zk, KafkaBroker(zk.connect_string, KAFKA) as broker:
         client = KazooClient(hosts=zk.connect_string)
         client.start(timeout=15)
@@ -46,8 +50,8 @@ def _all_owners(client: KazooClient, group: str) -> dict[tuple[str, int], str]:
 def test_jvm_and_zkconsumer_members_converge_and_fail_alike(original_cluster):
     zk_connect, _broker, client = original_cluster
     group = "mixed"
-    jvm = OriginalMember(zk_connect, group, topic_filter=JAVA_FILTER, streams=2,
-                         rebalance_max_retries="2", rebalance_backoff_ms="300")
+    jvm = OriginalMember(KAFKA, zk_connect, group, filter=JAVA_FILTER, streams=2, seconds=120,
+                         props={"rebalance.max.retries": 2, "rebalance.backoff.ms": 300}).start()
     conn = ZookeeperConsumerConnector(fast_config(
         zk_connect, group, consumer_id="py", rebalance_max_retries=2, rebalance_backoff_ms=300))
     try:
@@ -55,12 +59,12 @@ def test_jvm_and_zkconsumer_members_converge_and_fail_alike(original_cluster):
         every = {(t, p) for t, n in MATCHING.items() for p in range(n)}
 
         def converged() -> bool:
-            last = jvm.last_assignment()
+            last = jvm.assignment()
             current = _all_owners(client, group)
             if last is None or set(current) != every:
                 return False
             # The JVM member prints the whole group's assignment it computed.
-            jvm_plan = {(t, p): th for t, m in last[1].items() for p, th in m.items()}
+            jvm_plan = {(t, p): th for t, m in last.items() for p, th in m.items()}
             ours = {(tp.topic, tp.partition): th for tp, th in conn.owned_partitions().items()}
             return jvm_plan == current and ours == {
                 tp: th for tp, th in current.items() if th.startswith(f"{group}_py-")}
@@ -87,7 +91,7 @@ def test_jvm_and_zkconsumer_members_converge_and_fail_alike(original_cluster):
         wait_until(converged, 60, "both kinds to converge again once it is gone")
     finally:
         conn.shutdown()
-        jvm.stop()
+        jvm.close()
 
 
 def test_offset_checker_and_export_print_what_the_original_tools_print(original_cluster,
@@ -120,7 +124,8 @@ def test_offset_checker_and_export_print_what_the_original_tools_print(original_
     # Default topics (the owners' children), chosen topics with broker info, and a topic
     # without an offsets znode (where the original exits).
     for extra in ([], ["--topic", "abc-x.y", "--broker-info"], ["--topic", "abc-x.y,de-x.y"]):
-        original = run_tool(checker, "--zookeeper", zk_connect, "--group", "tools", *extra)
+        original = run_tool(KAFKA, checker, "--zookeeper", zk_connect, "--group", "tools",
+                            *extra).stdout
         assert ours("groups", "describe", "--zk", zk_connect, "--group", "tools",
                     *extra) == original
         outputs.append(original)
@@ -139,7 +144,7 @@ def test_offset_checker_and_export_print_what_the_original_tools_print(original_
 
     for groups in ([], ["--group", long_group, "--group", "tools"]):
         theirs, mine = tmp_path / "theirs.txt", tmp_path / "mine.txt"
-        run_tool("kafka.tools.ExportZkOffsets", "--zkconnect", zk_connect,
+        run_tool(KAFKA, "kafka.tools.ExportZkOffsets", "--zkconnect", zk_connect,
                  "--output-file", str(theirs), *groups)
         ours("offsets", "export", "--zk", zk_connect, "--output", str(mine), *groups)
         assert mine.read_text() == theirs.read_text()

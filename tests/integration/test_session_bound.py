@@ -8,8 +8,10 @@ remove the other member's claim and leave it fetching a partition nobody owns.
 
 from __future__ import annotations
 
+import contextlib
 import threading
 import time
+from collections.abc import Iterator
 from typing import Any
 
 import pytest
@@ -34,18 +36,29 @@ def _in_thread(fn: Any) -> tuple[threading.Thread, dict[str, Any]]:
     return thread, outcome
 
 
+@contextlib.contextmanager
+def _member(zk_connect: str, session_timeout_ms: int,
+            kind: type[ZkSession] = ZkSession) -> Iterator[tuple[FaultProxy, Any, int]]:
+    """A member's session behind its own fault proxy: ``(proxy, session, session id)``."""
+    proxy = FaultProxy.for_address(zk_connect, name="member").start()
+    session = kind(proxy.address, session_timeout_ms=session_timeout_ms,
+                   connection_timeout_ms=10000, name="member")
+    try:
+        session.start()
+        sid = session.session_id
+        assert sid is not None
+        yield proxy, session, sid
+    finally:
+        session.close()
+        proxy.stop()
+
+
 @pytest.mark.parametrize("operation", ["release", "claim"])
 def test_request_waiting_through_an_expiry_is_not_sent_in_the_new_session(
         zk_connect, kazoo_client, unique, operation):
     path = f"/{unique('bound')}/owners/t/0"
     kazoo_client.ensure_path(path.rsplit("/", 1)[0])
-    proxy = FaultProxy.for_address(zk_connect, name="member").start()
-    session = ZkSession(proxy.address, session_timeout_ms=4000, connection_timeout_ms=10000,
-                        name="member")
-    try:
-        session.start()
-        old = session.session_id
-        assert old is not None
+    with _member(zk_connect, 4000) as (proxy, session, old):
         if operation == "release":
             session.create_ephemeral_in_session(path, b"member-0", old)
         client_id = session.client_id
@@ -81,9 +94,6 @@ def test_request_waiting_through_an_expiry_is_not_sent_in_the_new_session(
         wait_until(lambda: session.session_id not in (None, old), 30, "a new session")
         # The member itself works normally in its new session.
         assert session.get(path)[0] == b"other-0"
-    finally:
-        session.close()
-        proxy.stop()
 
 
 def test_a_release_lost_with_its_connection_is_not_repeated_over_a_new_claim(
@@ -93,13 +103,7 @@ def test_a_release_lost_with_its_connection_is_not_repeated_over_a_new_claim(
     retried release must not delete the other member's claim."""
     path = f"/{unique('lost-answer')}/owners/t/0"
     kazoo_client.ensure_path(path.rsplit("/", 1)[0])
-    proxy = FaultProxy.for_address(zk_connect, name="member").start()
-    session = ZkSession(proxy.address, session_timeout_ms=6000, connection_timeout_ms=10000,
-                        name="member")
-    try:
-        session.start()
-        sid = session.session_id
-        assert sid is not None
+    with _member(zk_connect, 6000) as (proxy, session, sid):
         session.create_ephemeral_in_session(path, b"member-0", sid)
 
         proxy.set_latency(downstream_ms=3000)  # the server's answers are late
@@ -117,9 +121,6 @@ def test_a_release_lost_with_its_connection_is_not_repeated_over_a_new_claim(
         data, stat = kazoo_client.get(path)
         assert (data, stat.ephemeralOwner) == (b"other-0", other), \
             "the other member's claim must survive the retried release"
-    finally:
-        session.close()
-        proxy.stop()
 
 
 def test_a_leader_release_lost_with_its_connection_is_not_repeated_over_the_next_owner(
@@ -137,13 +138,7 @@ def test_a_leader_release_lost_with_its_connection_is_not_repeated_over_the_next
     group, topic = unique("g"), "t"
     owner, offset = paths.owner(group, topic, 0), paths.offset(group, topic, 0)
     kazoo_client.ensure_path(owner.rsplit("/", 1)[0])
-    proxy = FaultProxy.for_address(zk_connect, name="member").start()
-    session = MultiSession(proxy.address, session_timeout_ms=6000, connection_timeout_ms=10000,
-                           name="member")
-    try:
-        session.start()
-        sid = session.session_id
-        assert sid is not None
+    with _member(zk_connect, 6000, MultiSession) as (proxy, session, sid):
         session.create_ephemeral_in_session(owner, b"member-0", sid)
         kazoo_client.create(offset, codec.encode_offset(3), makepath=True)
         store = FencedOffsetStore(session, group, EventBus("member"), RebalanceMetrics())
@@ -165,6 +160,3 @@ def test_a_leader_release_lost_with_its_connection_is_not_repeated_over_the_next
         assert session.session_id == sid
         assert kazoo_client.get(owner)[0] == b"next-0"
         assert codec.decode_offset(offset, kazoo_client.get(offset)[0]) == 9
-    finally:
-        session.close()
-        proxy.stop()

@@ -98,6 +98,9 @@ def test_a_stale_view_makes_legacy_members_conflict(stale_and_storm):
     assert int(legacy["conflicts"]) >= 1
     assert int(legacy["rollbacks"]) == int(legacy["conflicts"])
     assert int(legacy["attempts_max"]) >= 2
+    # late answers drop connections mid-rebalance; a release lost with its connection is not
+    # repeated over another member's claim, so the group ends with every partition owned
+    assert legacy["verify_ok"] == "true"
 
 
 def test_a_storm_with_one_retry_gives_up_and_nothing_is_lost(stale_and_storm):

@@ -72,3 +72,10 @@ def test_the_conditions_phrase_names_every_fact_and_marks_what_was_not_recorded(
         "(1/5/15 min) 1.5 / 2.0 / 3.25 at the start and ? at the end, broker "
         "apache-kafka-0.10.2.2")
     assert Provenance("c", "r", "d", {}).conditions().endswith("? at the end, broker none")
+
+
+def test_a_dirty_revision_stays_visible_when_shortened() -> None:
+    from zkconsumer.results.provenance import short_revision
+
+    assert short_revision("0123456789abcdef0123-dirty") == "0123456789ab-dirty"
+    assert short_revision("0123456789abcdef0123") == "0123456789ab"

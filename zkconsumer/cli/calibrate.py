@@ -27,8 +27,9 @@ def register(sub: Any) -> None:
     p = sub.add_parser("calibrate", help="measure the simulator's latencies on real servers",
                        description="Time ZooKeeper reads, creates, watch delivery, session "
                                    "set-up and expiry, the client CPU per request with many "
-                                   "clients in one process, and a broker round trip; write "
-                                   "the calibration file the simulator reads.")
+                                   "clients in one process, a broker round trip, clean leaves "
+                                   "of a lab member and the spread of the repeated durations; "
+                                   "write the calibration file the simulator reads.")
     p.add_argument("--out", type=Path, required=True, help="calibration file to write (JSON)")
     p.add_argument("--samples", type=int, default=300, help="requests timed per operation")
     p.add_argument("--no-expiry", action="store_true",
@@ -40,6 +41,9 @@ def register(sub: Any) -> None:
     p.add_argument("--no-read-service", action="store_true",
                    help="skip the server read service measurement (32 readers in 4 processes "
                         "against the server, 4 bursts of 4 s, read back with mntr)")
+    p.add_argument("--no-leave", action="store_true",
+                   help="skip the clean-leave measurement (8 leaves of a lab zk-range member, "
+                        "~60 s; needs a broker)")
     p.add_argument("--zk", "--zookeeper", dest="zookeeper",
                    default=os.environ.get("ZKCONSUMER_ZK"))
     p.add_argument("--bootstrap", default=None, help="existing broker bootstrap servers")
@@ -56,6 +60,7 @@ def run_calibrate(args: argparse.Namespace) -> int:
         measure_crowd,
         measure_zookeeper,
     )
+    from zkconsumer.sim.measure_leave import jitter_cv, leave_parameters, measure_leaves
 
     if args.samples < 10:
         print("zkconsumer: error: --samples must be >= 10", file=sys.stderr)
@@ -81,22 +86,37 @@ def run_calibrate(args: argparse.Namespace) -> int:
         if not bootstrap and not args.zookeeper:
             started = stack.enter_context(broker_from_env(zk))
             bootstrap, broker_name = started.bootstrap, started.name
-        measured = measure_zookeeper(zk, samples=args.samples, expiry=not args.no_expiry)
+        series: dict[str, list[float]] = {}
+        measured = measure_zookeeper(zk, samples=args.samples, expiry=not args.no_expiry,
+                                     series=series)
         crowd = [] if args.no_crowd else measure_crowd(zk)
         reads = [] if args.no_read_service else _read_service(zks)
         tick = _tick_ms(zks)
-        broker_ms = measure_broker(bootstrap) if bootstrap else None
+        series["broker_request"] = []
+        broker_ms = measure_broker(bootstrap, walls=series["broker_request"]) \
+            if bootstrap else None
+        leaves = [] if args.no_leave or not bootstrap else measure_leaves(zk, bootstrap)
+    series["leave_shutdown"] = [s.shutdown_ms for s in leaves]
+    jitter, cv_by_series = jitter_cv(series)
     where = "embedded servers" if not args.zookeeper else f"ZooKeeper {zk}"
     services = [r.service_us for r in reads[1:] if r.service_us is not None]  # [0]: warm-up
     cal = calibration_from(measured, broker_ms, where, crowd,
                            read_service_us=statistics.median(services) if services else None,
-                           tick_ms=tick, fetcher_poll_ms=POLL_S * 1000)
+                           tick_ms=tick, fetcher_poll_ms=POLL_S * 1000,
+                           leave=leave_parameters(leaves) if leaves else None, jitter=jitter)
+    args.out.parent.mkdir(parents=True, exist_ok=True)
     cal.save(args.out)
     raw = {"measured_ms": measured, "broker_request_ms": broker_ms, "tick_ms": tick,
            "crowd": [c.to_dict() for c in crowd],
            "read_service": [r.to_dict() for r in reads],
            "read_service_note": "the first burst warms the server's JIT up and is not used; "
-                                "zk_read_service_us is the median of the others"}
+                                "zk_read_service_us is the median of the others",
+           "leaves": [s.to_dict() for s in leaves],
+           "jitter_cv_by_series": cv_by_series,
+           "jitter_cv_note": "jitter_cv is the median of the series' robust coefficients of "
+                             "variation ((Q3 - Q1) / 1.349 / median) of the durations in "
+                             "durations_ms (zkconsumer.sim.measure_leave.jitter_cv)",
+           "durations_ms": {k: [round(x, 4) for x in v] for k, v in sorted(series.items())}}
     raw_path = args.out.with_name(args.out.stem + ".measurements.json")
     raw_path.write_text(json.dumps(raw, indent=1) + "\n")
     write_provenance(args.out.parent, dataclasses.replace(prov, broker=broker_name))

@@ -4,6 +4,7 @@
         --protocols zk-range,eager-range,cooperative-sticky --events join,leave,crash \\
         --seeds 3 --out DIR [--master URL] [--tasks K]
     zkconsumer spark validate --real DIR [--calibration FILE] [--out FILE]
+    zkconsumer spark request-types --raw DIR [--raw DIR ...] --out FILE.csv
 
 The same jobs run under ``spark-submit`` (``zkconsumer/spark/herd.py``); see docs/scale.md.
 """
@@ -15,6 +16,7 @@ import dataclasses
 import json
 import shlex
 import sys
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -66,6 +68,16 @@ def register(sub: Any) -> None:
     add_fit_arguments(fit)
     fit.set_defaults(func=run_fit)
 
+    from zkconsumer.spark.request_types import add_arguments as type_arguments
+
+    types = verbs.add_parser(
+        "request-types", help="real runs' coordination requests by request type",
+        description="Count each request type (JoinGroup, Heartbeat, getData...) of every "
+                    "real run over the sweep's counting window, from a real-mode output "
+                    "directory's local records; writes one CSV row per run and type.")
+    type_arguments(types)
+    types.set_defaults(func=run_request_types)
+
     from zkconsumer.spark.splitbrain import add_arguments as split_arguments
 
     split = verbs.add_parser(
@@ -78,24 +90,32 @@ def register(sub: Any) -> None:
     split.set_defaults(func=run_split_brain)
 
 
-def run_herd(args: argparse.Namespace) -> int:
-    from zkconsumer.spark.herd import run
-
+def _bad_input_exits_2(run: Callable[[argparse.Namespace], int],
+                       args: argparse.Namespace) -> int:
+    """Run a job; a ``ValueError`` (bad input, named in its message) is exit status 2."""
     try:
         return run(args)
     except ValueError as exc:
         print(f"zkconsumer: error: {exc}", file=sys.stderr)
         return 2
+
+
+def run_herd(args: argparse.Namespace) -> int:
+    from zkconsumer.spark.herd import run
+
+    return _bad_input_exits_2(run, args)
 
 
 def run_split_brain(args: argparse.Namespace) -> int:
     from zkconsumer.spark.splitbrain import run
 
-    try:
-        return run(args)
-    except ValueError as exc:
-        print(f"zkconsumer: error: {exc}", file=sys.stderr)
-        return 2
+    return _bad_input_exits_2(run, args)
+
+
+def run_request_types(args: argparse.Namespace) -> int:
+    from zkconsumer.spark.request_types import run
+
+    return _bad_input_exits_2(run, args)
 
 
 def run_validate(args: argparse.Namespace) -> int:
@@ -160,8 +180,4 @@ def run_validate(args: argparse.Namespace) -> int:
 def run_fit(args: argparse.Namespace) -> int:
     from zkconsumer.spark.fit import run_fit_command
 
-    try:
-        return run_fit_command(args)
-    except ValueError as exc:
-        print(f"zkconsumer: error: {exc}", file=sys.stderr)
-        return 2
+    return _bad_input_exits_2(run_fit_command, args)

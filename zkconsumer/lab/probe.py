@@ -3,7 +3,9 @@
 KIP-345: a member with ``group.instance.id`` that restarts within ``session.timeout.ms`` gets its
 old assignment back and nobody else rebalances. The probe runs two static members, bounces one
 quickly, and watches the other: if it is revoked, the broker accepted ``group.instance.id`` but
-did not honour it (Tansu 0.6.0 does exactly that).
+did not honour it (Tansu 0.6.0 does exactly that). Before any of that, the broker's announced
+JoinGroup versions say whether the field can be sent at all: a coordinator older than Kafka 2.3
+cannot be asked, and the probe says so without running members (``lab/api_versions.py``).
 """
 
 from __future__ import annotations
@@ -17,6 +19,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
+from zkconsumer.lab.api_versions import broker_api_versions, static_membership_refusal
 from zkconsumer.lab.group import LabGroup, member_name
 from zkconsumer.lab.records import Timeline
 from zkconsumer.lab.spec import Timing
@@ -74,6 +77,21 @@ def _tansu_version() -> str:
         return "(version unknown)"
 
 
+def requestable_refusal(broker: str, bootstrap: str) -> str | None:
+    """Why static membership cannot even be requested from ``bootstrap``, or None.
+
+    A broker that cannot be asked for its versions (a TLS listener, say) is left to the
+    experiment: the bounces still tell whether a restart rebalances.
+    """
+    try:
+        versions = broker_api_versions(bootstrap)
+    except (OSError, ValueError) as exc:
+        log.info("could not ask %s for its API versions (%s); the probe decides by bouncing",
+                 bootstrap, exc)
+        return None
+    return static_membership_refusal(broker, versions)
+
+
 def probe_static_membership(*, zk_connect: str, bootstrap: str, timing: Timing, topic: str,
                             workdir: Path, broker: str = "") -> StaticSupport:
     """Two static members on a 2-partition topic; bounce m00 well inside the session timeout.
@@ -81,6 +99,9 @@ def probe_static_membership(*, zk_connect: str, bootstrap: str, timing: Timing, 
     ``broker``: its name when known (``apache-kafka-2.4.1``), else it is asked for its identity.
     """
     broker = broker or broker_identity(bootstrap)
+    refusal = requestable_refusal(broker, bootstrap)
+    if refusal is not None:
+        return StaticSupport(False, broker, refusal)
     if workdir.exists():
         shutil.rmtree(workdir)
     group = LabGroup(protocol="static-range", topic=topic,

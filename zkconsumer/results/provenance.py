@@ -33,6 +33,11 @@ class Provenance:
     def to_json(self) -> dict[str, object]:
         return asdict(self)
 
+    @property
+    def short_revision(self) -> str:
+        """The commit's first 12 hex digits, keeping ``-dirty`` (uncommitted changes)."""
+        return short_revision(self.revision)
+
     def load_text(self, key: str = "loadavg") -> str:
         """A load average as ``1-min / 5-min / 15-min``, or ``?`` when none was recorded;
         ``key`` is ``loadavg`` (start) or ``loadavg_end``."""
@@ -43,10 +48,15 @@ class Provenance:
         """The facts that decide whether two measurements compare, as one phrase for a doc:
         date, revision, cores, Python, load at the start and the end, broker."""
         m = self.machine
-        return (f"{self.date}, revision `{self.revision[:12]}`, {m.get('cores', '?')} cores, "
+        return (f"{self.date}, revision `{self.short_revision}`, {m.get('cores', '?')} cores, "
                 f"Python {m.get('python', '?')}, load average (1/5/15 min) {self.load_text()} at "
                 f"the start and {self.load_text('loadavg_end')} at the end, broker "
                 f"{self.broker or 'none'}")
+
+
+def short_revision(revision: str) -> str:
+    """``revision`` cut to 12 hex digits for a doc; a ``-dirty`` suffix stays visible."""
+    return revision[:12] + ("-dirty" if revision.endswith("-dirty") else "")
 
 
 def git_revision(cwd: Path | None = None) -> str:

@@ -117,8 +117,16 @@ class Calibration:
     broker_leave_wait_factor: float = 0.0
     assign_us_per_member: float = 10.0
     revoke_ms: float = 20.0
-    # Spread of every sampled duration (coefficient of variation of one request or step).
+    # Spread of every sampled duration (coefficient of variation of one request or step);
+    # ``calibrate`` measures it (zkconsumer.sim.measure_leave.jitter_cv).
     jitter_cv: float = 0.25
+    # A legacy member's clean leave before its ZooKeeper writes (measured by ``calibrate``:
+    # zkconsumer.sim.measure_leave): its consume loop sees the stop request after a wait whose
+    # median is leave_wake_ms (a uniform wait, cut short by a message of its partitions), then
+    # its shutdown stops the fetchers in leave_shutdown_ms. Both 0 (the default): the leave
+    # waits the fetcher stop only (fetcher_stop_min_ms/max_ms), as before they were measured.
+    leave_wake_ms: float = 0.0
+    leave_shutdown_ms: float = 0.0
     # (K, factor): client CPU per request with K clients busy in one process over a lone
     # client's, measured by ``calibrate``; used when ``SimConfig.client_processes`` puts members
     # in shared processes (see client_cpu_scale). Empty: factor 1 whatever K.

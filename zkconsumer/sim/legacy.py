@@ -63,6 +63,26 @@ def fetcher_stop_s(rng: random.Random, cal: Calibration, owned: int, partitions:
     return close_s + wait_s
 
 
+def leave_stop_s(rng: random.Random, cal: Calibration, owned: int, partitions: int,
+                 messages_per_s: float, fetcher_s: float, jitter: float) -> float:
+    """How long a cleanly leaving member takes before its ZooKeeper writes (``shutdown``).
+
+    With the measured leave (``leave_wake_ms``/``leave_shutdown_ms`` > 0): its consume loop
+    sees the stop request when its stream returns, a message of its partitions or the end of
+    the consumer timeout: a uniform wait whose median is ``leave_wake_ms`` (the timeout's
+    phase), cut short by the first message (Poisson at its share of the topic's rate, drawn
+    only with traffic), then its shutdown stops the fetchers (``leave_shutdown_ms`` times
+    ``jitter``). Without it, the fetcher stop ``fetcher_s`` alone.
+    """
+    if cal.leave_wake_ms <= 0 and cal.leave_shutdown_ms <= 0:
+        return fetcher_s
+    wake_s = rng.uniform(0.0, 2 * cal.leave_wake_ms / 1000.0)
+    rate = messages_per_s * owned / partitions if partitions else 0.0
+    if rate > 0:
+        wake_s = min(wake_s, rng.expovariate(rate))
+    return wake_s + cal.leave_shutdown_ms / 1000.0 * jitter
+
+
 class MemberState(enum.Enum):
     IDLE = "idle"
     REBALANCING = "rebalancing"
@@ -144,13 +164,17 @@ class LegacyGroup(SimulatedGroup):
                      lambda _: self.zk.bulk_read(m.cpu, TOPICS, lambda: self._synced(m)))
 
     def leave(self, mid: str) -> None:
-        """``shutdown``: close fetchers (commit), delete owners, then the registration."""
+        """``shutdown``: stop (:func:`leave_stop_s`), commit, delete owners, then the
+        registration."""
         m = self.members[mid]
         self.ledger.begin()
         m.state = MemberState.GONE
         self.zk.watchers.pop(mid, None)
-        stop = self._fetcher_stop(m, leaving=True)
         owned = list(m.registry)
+        stop = self._fetcher_stop(m, leaving=True)
+        if self.cal.leave_wake_ms > 0 or self.cal.leave_shutdown_ms > 0:  # measured
+            stop = leave_stop_s(self.rng, self.cal, len(owned), self.cfg.partitions,
+                                self.cfg.messages_per_s, stop, self.zk.jitter())
         commits = self._commits(m)
         m.registry = []
         self.engine.after(stop, self._writes, m, commits, lambda p: None,

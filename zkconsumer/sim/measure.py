@@ -20,6 +20,9 @@ What is measured, each as a median over many samples:
   thread. The ratio of the CPU per read at ``K`` to that at one client becomes
   ``client_cpu_scale_by_clients`` (:func:`crowd_scale_table`).
 
+* unless skipped, clean leaves of the lab's member and the spread of every repeated duration
+  above (``jitter_cv``): :mod:`zkconsumer.sim.measure_leave`.
+
 Everything else (fetcher stop times, Tansu's group timings) keeps its built-in value; the file
 records which are measured in ``source``.
 """
@@ -195,9 +198,10 @@ def crowd_scale_table(samples: Sequence[CrowdSample], op: str = "read"
     return tuple((float(k), round(v / one, 3)) for k, v in pooled.items() if k > 1)
 
 
-def _timed(fn: Callable[[], object], samples: int) -> tuple[float, float]:
-    """(median wall ms, mean CPU ms) per call."""
-    walls = []
+def _timed(fn: Callable[[], object], samples: int,
+           walls: list[float] | None = None) -> tuple[float, float]:
+    """(median wall ms, mean CPU ms) per call; each call's wall ms appended to ``walls``."""
+    walls = [] if walls is None else walls
     cpu0 = time.process_time()
     for _ in range(samples):
         t = time.perf_counter()
@@ -208,11 +212,19 @@ def _timed(fn: Callable[[], object], samples: int) -> tuple[float, float]:
 
 
 def measure_zookeeper(zk_connect: str, samples: int = 300, expiry: bool = True,
-                      session_timeout_s: float = 4.0) -> dict[str, float | None]:
+                      session_timeout_s: float = 4.0,
+                      series: dict[str, list[float]] | None = None
+                      ) -> dict[str, float | None]:
+    """The medians; ``series`` (if given) gets every repeated duration measured, in ms
+    (``read``, ``create``, ``watch_delivery``, ``connect``), for ``jitter_cv``."""
     from kazoo.client import KazooClient
 
+    series = {} if series is None else series
+    for name in ("read", "create", "watch_delivery", "connect"):
+        series[name] = []
+
     base = f"/zkconsumer-calibrate/{uuid.uuid4().hex[:8]}"
-    connects = []
+    connects = series["connect"]
     for _ in range(5):
         t = time.perf_counter()
         c = KazooClient(hosts=zk_connect)
@@ -226,15 +238,16 @@ def measure_zookeeper(zk_connect: str, samples: int = 300, expiry: bool = True,
     other.start(timeout=10)
     try:
         client.ensure_path(base)
-        read_ms, read_cpu = _timed(lambda: client.get(base), samples)
+        read_ms, read_cpu = _timed(lambda: client.get(base), samples, series["read"])
         counter = iter(range(10**9))
-        write_ms, write_cpu = _timed(lambda: client.create(f"{base}/w{next(counter)}"), samples)
+        write_ms, write_cpu = _timed(lambda: client.create(f"{base}/w{next(counter)}"), samples,
+                                     series["create"])
         t = time.perf_counter()
         pending = [client.create_async(f"{base}/a{i}") for i in range(samples * 3)]
         for p in pending:
             p.get(timeout=30)
         service = (time.perf_counter() - t) * 1000 / len(pending)
-        watch = _watch_delivery(client, other, f"{base}/watched", 30)
+        watch = _watch_delivery(client, other, f"{base}/watched", 30, series["watch_delivery"])
         result: dict[str, float | None] = {
             "read_ms": read_ms, "read_cpu_ms": read_cpu, "write_ms": write_ms,
             "write_cpu_ms": write_cpu, "write_service_ms": service, "watch_delivery_ms": watch,
@@ -250,9 +263,10 @@ def measure_zookeeper(zk_connect: str, samples: int = 300, expiry: bool = True,
             c.close()
 
 
-def _watch_delivery(watcher: object, writer: object, path: str, samples: int) -> float:
+def _watch_delivery(watcher: object, writer: object, path: str, samples: int,
+                    delays: list[float] | None = None) -> float:
     watcher.ensure_path(path)  # type: ignore[attr-defined]
-    delays = []
+    delays = [] if delays is None else delays
     for i in range(samples):
         fired = threading.Event()
         stamp: list[float] = []
@@ -300,18 +314,20 @@ def _expiry_factor(client: object, zk_connect: str, path: str, timeout_s: float)
     return statistics.median(factors) if factors else Calibration().session_expiry_factor
 
 
-def measure_broker(bootstrap: str, samples: int = 30) -> float:
+def measure_broker(bootstrap: str, samples: int = 30, walls: list[float] | None = None) -> float:
+    """The median metadata round trip in ms; each one appended to ``walls``."""
     from confluent_kafka.admin import AdminClient
 
     admin = AdminClient({"bootstrap.servers": bootstrap})
     admin.list_topics(timeout=10)  # connect first
-    walls, _ = _timed(lambda: admin.list_topics(timeout=10), samples)
-    return walls
+    median, _ = _timed(lambda: admin.list_topics(timeout=10), samples, walls)
+    return median
 
 
 def calibration_from(m: dict[str, float | None], broker_ms: float | None, where: str,
                      crowd: Sequence[CrowdSample] = (), read_service_us: float | None = None,
-                     tick_ms: float | None = None, fetcher_poll_ms: float | None = None
+                     tick_ms: float | None = None, fetcher_poll_ms: float | None = None,
+                     leave: dict[str, float] | None = None, jitter: float | None = None
                      ) -> Calibration:
     """Turn measured medians into parameters (latency = wall - client CPU - service).
 
@@ -319,7 +335,10 @@ def calibration_from(m: dict[str, float | None], broker_ms: float | None, where:
     reads (a rebalance's requests are mostly reads; the table applies to writes too).
     ``read_service_us`` is the server's CPU per read under many readers
     (:mod:`zkconsumer.sim.measure_server`), ``tick_ms`` its ``tickTime`` as ``conf`` reports
-    it, ``fetcher_poll_ms`` the fetcher thread's consume poll (the fetcher stop's bound).
+    it, ``fetcher_poll_ms`` the fetcher thread's consume poll (the fetcher stop's bound),
+    ``leave`` the measured leave (``leave_wake_ms``, ``leave_shutdown_ms``:
+    :func:`zkconsumer.sim.measure_leave.leave_parameters`) and ``jitter`` the spread of the
+    measured durations (:func:`zkconsumer.sim.measure_leave.jitter_cv`).
     Every parameter gets its origin (:mod:`zkconsumer.sim.origins`).
     """
     from zkconsumer.sim.origins import CONSTANT_VALUES, CONSTANTS, FITTED, MEASURED
@@ -359,6 +378,12 @@ def calibration_from(m: dict[str, float | None], broker_ms: float | None, where:
     if tick_ms is not None:
         rounded["zk_tick_ms"] = float(tick_ms)
         measured.append("zk_tick_ms")
+    for name, value in sorted((leave or {}).items()):
+        rounded[name] = float(value)
+        measured.append(name)
+    if jitter is not None:
+        rounded["jitter_cv"] = float(jitter)
+        measured.append("jitter_cv")
     rounded.update(CONSTANT_VALUES)
     if fetcher_poll_ms is not None:
         rounded["fetcher_stop_max_ms"] = base.fetcher_stop_min_ms + fetcher_poll_ms

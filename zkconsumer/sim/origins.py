@@ -20,11 +20,12 @@ from zkconsumer.sim.calibration import Calibration, parameter_names
 
 log = logging.getLogger(__name__)
 
-# Written by ``calibrate`` (zkconsumer.sim.measure, zkconsumer.sim.measure_server).
+# Written by ``calibrate`` (zkconsumer.sim.measure, measure_server, measure_leave).
 MEASURED = (
     "client_read_cpu_ms", "zk_read_latency_ms", "client_write_cpu_ms", "zk_write_latency_ms",
     "zk_write_service_ms", "watch_delivery_ms", "zk_connect_ms", "session_expiry_factor",
     "broker_request_ms", "client_cpu_scale_by_clients", "zk_read_service_us", "zk_tick_ms",
+    "jitter_cv", "leave_wake_ms", "leave_shutdown_ms",
 )
 
 # Fitted by ``spark fit`` (zkconsumer.spark.fit.FIT_GRIDS): the broker's group timings, which
@@ -63,9 +64,6 @@ CONSTANTS: dict[str, str] = {
     "revoke_ms": (
         "assumed 20 ms (not measured): a broker member's revocation callback and commit "
         "before it rejoins"),
-    "jitter_cv": (
-        "assumed 0.25 (not measured): the spread of every sampled duration; it moves the "
-        "medians little and the race outcomes of small legacy joins"),
 }
 
 

@@ -62,6 +62,43 @@ def interval_metrics(raws: Iterable[str], window: dict[str, Any]) -> tuple[float
     return tts, len(members_paused(intervals, w, departures(records)))
 
 
+def stability_table(spark: Any, records: Any, windows: Any) -> Any:
+    """``run_id, time_to_stable_s, members_paused`` per run (:func:`interval_metrics`)."""
+    from pyspark.sql import functions as F
+
+    by_run = {r["run_id"]: r.asDict() for r in windows.collect()}  # one small row per run
+    timelines = (records.filter(F.col("kind").isin("tl", "lc")).select("run_id", "raw").rdd
+                 .map(lambda r: (r[0], r[1])).groupByKey()
+                 .map(lambda kv: (kv[0], *interval_metrics(kv[1], by_run[kv[0]]))))
+    return spark.createDataFrame(timelines, "run_id string, time_to_stable_s double, "
+                                            "members_paused int")
+
+
+def request_deltas(records: Any, windows: Any, ivs: Any) -> Any:
+    """Requests per (run, member, incarnation, request name) in the counting window.
+
+    Each member's cumulative counter at its last sample before stable + ``SAMPLE_AFTER_S``
+    (the window's end if it never settled) minus at its last sample before the event; every
+    request name, offset commits included (the caller leaves them out of the total).
+    """
+    from pyspark.sql import functions as F
+
+    stable_at = (windows.join(ivs, "run_id", "left").select(
+        "run_id", "event_ts", F.when(F.col("time_to_stable_s").isNotNull(),
+                                     F.col("event_ts") + F.col("time_to_stable_s")
+                                     + SAMPLE_AFTER_S)
+        .otherwise(F.col("end_ts")).alias("req_end")))
+    samples = (records.filter(F.col("kind") == "rq").join(F.broadcast(stable_at), "run_id")
+               .withColumn("c", F.from_json("raw", "struct<c: map<string, bigint>>")["c"])
+               .select("run_id", "member", "incarnation", "ts", "event_ts", "req_end",
+                       F.explode("c").alias("name", "value")))
+    return (samples.groupBy("run_id", "member", "incarnation", "name").agg(
+        F.max(F.when(F.col("ts") <= F.col("req_end"), F.col("value"))).alias("at_end"),
+        F.max(F.when(F.col("ts") <= F.col("event_ts"), F.col("value"))).alias("at_start"))
+        .withColumn("delta", F.greatest(F.coalesce("at_end", F.lit(0))
+                                        - F.coalesce("at_start", F.lit(0)), F.lit(0))))
+
+
 def metrics_table(spark: Any, records: Any, produced: Any, windows: Any) -> Any:
     """One row per run with the sweep table's columns (see :mod:`.tables`)."""
     from pyspark.sql import functions as F
@@ -83,27 +120,8 @@ def metrics_table(spark: Any, records: Any, produced: Any, windows: Any) -> Any:
                    .groupBy("run_id", "member").count()
                    .groupBy("run_id").agg(F.max("count").alias("zk_attempts")))
 
-    by_run = {r["run_id"]: r.asDict() for r in windows.collect()}  # one small row per run
-    timelines = (records.filter(F.col("kind").isin("tl", "lc")).select("run_id", "raw").rdd
-                 .map(lambda r: (r[0], r[1])).groupByKey()
-                 .map(lambda kv: (kv[0], *interval_metrics(kv[1], by_run[kv[0]]))))
-    ivs = spark.createDataFrame(timelines, "run_id string, time_to_stable_s double, "
-                                           "members_paused int").cache()
-
-    stable_at = (windows.join(ivs, "run_id", "left").select(
-        "run_id", F.when(F.col("time_to_stable_s").isNotNull(),
-                         F.col("event_ts") + F.col("time_to_stable_s") + SAMPLE_AFTER_S)
-        .otherwise(F.col("end_ts")).alias("req_end")))
-    samples = (rec.filter(F.col("kind") == "rq").join(F.broadcast(stable_at), "run_id")
-               .withColumn("c", F.from_json("raw", "struct<c: map<string, bigint>>")["c"])
-               .select("run_id", "member", "incarnation", "ts", "event_ts", "req_end",
-                       F.explode("c").alias("name", "value"))
-               .filter(~F.col("name").isin(*COMMIT_REQUESTS)))
-    deltas = (samples.groupBy("run_id", "member", "incarnation", "name").agg(
-        F.max(F.when(F.col("ts") <= F.col("req_end"), F.col("value"))).alias("at_end"),
-        F.max(F.when(F.col("ts") <= F.col("event_ts"), F.col("value"))).alias("at_start"))
-        .withColumn("delta", F.greatest(F.coalesce("at_end", F.lit(0))
-                                        - F.coalesce("at_start", F.lit(0)), F.lit(0))))
+    ivs = stability_table(spark, records, windows).cache()
+    deltas = request_deltas(records, windows, ivs).filter(~F.col("name").isin(*COMMIT_REQUESTS))
     requests = deltas.groupBy("run_id").agg(F.sum("delta").alias("coordination_requests"))
     joins = (deltas.filter(F.col("name") == "JoinGroup").groupBy("run_id", "member")
              .agg(F.sum("delta").alias("joins")).groupBy("run_id")

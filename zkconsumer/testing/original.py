@@ -14,7 +14,9 @@ SIGSTOP either, and compare what each decided line by line:
     SHUTDOWN
 
 A member leaves cleanly (commit, then its session closes) ``seconds`` after it is ready: the
-original driver knows no other clean exit, so both kinds use that one.
+original driver knows no other clean exit, so both kinds use that one. :func:`run_tool` runs one
+of the original's tools (``ConsumerOffsetChecker``, ``ExportZkOffsets``, ...) from the same
+directory.
 """
 
 from __future__ import annotations
@@ -24,6 +26,7 @@ import os
 import re
 import shutil
 import signal
+import subprocess
 import sys
 import tempfile
 import time
@@ -132,9 +135,15 @@ class MemberProcess:
 
     @property
     def consumer_id(self) -> str | None:
-        """``<group>_<consumer.id>`` when the id was given (else known from its first ASSIGN)."""
+        """``<group>_<consumer.id>`` when the id was given, else the one its ASSIGN lines name
+        (the original makes up ``<group>_<host>-<time>-<uuid>``); None before its first one."""
         cid = self.props.get("consumer.id")
-        return f"{self.group}_{cid}" if cid else None
+        if cid:
+            return f"{self.group}_{cid}"
+        for line in reversed(self.lines()):
+            if line.startswith("REBALANCE_ASSIGN "):
+                return line.split(" ", 2)[1]
+        return None
 
     @property
     def pid(self) -> int | None:
@@ -195,6 +204,15 @@ class MemberProcess:
 
     def messages(self) -> list[Delivered]:
         return [parse_message(line) for line in self.lines() if line.startswith("MSG ")]
+
+    def count(self, needle: str) -> int:
+        """Lines of its stdout and of its log (stderr) holding ``needle``: how often it said,
+        for instance, ``ConsumerRebalanceFailedException``."""
+        try:
+            log_lines = self.stderr_path.read_text(errors="replace").splitlines()
+        except OSError:
+            log_lines = []
+        return sum(needle in line for line in self.lines() + log_lines)
 
     # --- what happens to it ------------------------------------------------------------------
 
@@ -267,3 +285,15 @@ class ZkconsumerMember(MemberProcess):
 
     def argv(self) -> list[str]:
         return [sys.executable, "-m", "zkconsumer.testing.member_driver", *self.args]
+
+
+def run_tool(kafka_home: Path | str, cls: str, *args: str, timeout: float = 120,
+             check: bool = True) -> subprocess.CompletedProcess[str]:
+    """``bin/kafka-run-class.sh CLASS ARGS`` of a Kafka directory (its tools print their answer
+    on stdout and log on stderr). ``check``: a non-zero exit raises, with the tool's stderr."""
+    home = check_kafka_home(kafka_home)
+    done = subprocess.run(["bash", str(home / "bin" / "kafka-run-class.sh"), cls, *args],
+                          capture_output=True, text=True, timeout=timeout)
+    if check and done.returncode != 0:
+        raise ServerError(f"{cls} from {home} failed ({done.returncode}): {done.stderr[-2000:]}")
+    return done

@@ -2,7 +2,10 @@
 
 Source: ``results/brokers/compare-<broker>/`` (``runs.csv`` + ``meta.json``), written by
 ``benchmarks/era_compare.py``. Each cell gives the median over the repeats of one (protocol,
-event) on one broker; unsupported runs show the reason the lab recorded.
+event) on one broker; unsupported runs show the reason the lab recorded. A
+``results/brokers/static-<broker>/`` folder (the same script on ``--protocols static-range``)
+holds a later verdict on static membership for that broker: its rows replace the compare
+folder's ``static-range`` rows, and both folders are listed in the provenance table.
 """
 
 from __future__ import annotations
@@ -11,6 +14,7 @@ import csv
 import statistics
 from pathlib import Path
 
+from zkconsumer.results.figures.brokers_era import provenance_table
 from zkconsumer.results.provenance import read_provenance
 from zkconsumer.results.registry import Context, figure
 
@@ -30,6 +34,19 @@ def broker_folders(results: Path) -> list[Path]:
     return sorted(folders, key=lambda p: (not p.name.startswith("compare-tansu"), p.name))
 
 
+def static_folders(results: Path) -> dict[str, Path]:
+    """Broker name -> its later static-membership verdict folder."""
+    return {read_provenance(p).broker: p for p in sorted((results / "brokers").glob("static-*"))
+            if (p / "runs.csv").is_file() and (p / "meta.json").is_file()}
+
+
+def with_static_verdict(rows: list[dict[str, str]], static: Path | None) -> list[dict[str, str]]:
+    if static is None:
+        return rows
+    return ([r for r in rows if r["protocol"] != "static-range"]
+            + [r for r in read_runs(static) if r["protocol"] == "static-range"])
+
+
 def read_runs(folder: Path) -> list[dict[str, str]]:
     with open(folder / "runs.csv", newline="") as f:
         return list(csv.DictReader(f))
@@ -43,9 +60,10 @@ def median_cell(rows: list[dict[str, str]], metric: str) -> str:
     return f"{m:.2f}" if metric.endswith("_s") or metric.startswith("partition_") else f"{m:g}"
 
 
-def compare_table(folders: list[Path]) -> str:
+def compare_table(folders: list[Path], static: dict[str, Path] | None = None) -> str:
     names = [read_provenance(f).broker for f in folders]
-    runs = {name: read_runs(f) for name, f in zip(names, folders, strict=True)}
+    runs = {name: with_static_verdict(read_runs(f), (static or {}).get(name))
+            for name, f in zip(names, folders, strict=True)}
     keys = sorted({(r["protocol"], r["event"]) for rs in runs.values() for r in rs},
                   key=lambda k: (EVENT_ORDER.index(k[1]) if k[1] in EVENT_ORDER else 9, k[0]))
     head = "| event | protocol | broker | n | " + " | ".join(c for _, c in COLUMNS) + " |"
@@ -76,20 +94,10 @@ def render_compare(ctx: Context) -> str:
     folders = broker_folders(ctx.results)
     if not folders:
         return "(no results under results/brokers yet: run benchmarks/era_compare.py)"
-    return compare_table(folders)
+    return compare_table(folders, static_folders(ctx.results))
 
 
 @figure("brokers-provenance", source=SOURCE)
 def render_provenance(ctx: Context) -> str:
-    lines = ["| results | broker | date | revision | cores | load at start → end | command |",
-             "|---|---|---|---|---|---|---|"]
-    for folder in broker_folders(ctx.results):
-        p = read_provenance(folder)
-        load = p.machine.get("loadavg") or []
-        end = p.machine.get("loadavg_end") or []
-        load_text = (f"{load[0]:.1f} → {end[0]:.1f}" if load and end  # type: ignore[index]
-                     else "?")
-        lines.append(f"| `results/brokers/{folder.name}` | {p.broker} | {p.date} | "
-                     f"`{p.revision[:12]}` | {p.machine.get('cores', '?')} | {load_text} | "
-                     f"`{p.command}` |")
-    return "\n".join(lines)
+    folders = broker_folders(ctx.results) + list(static_folders(ctx.results).values())
+    return provenance_table(ctx.results, folders).rstrip("\n")

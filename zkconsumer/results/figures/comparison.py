@@ -262,7 +262,7 @@ def model_check_block(folder: Path) -> str:
               f"(requests {_pct(tol['requests'])}, time to stable "
               f"{_pct(tol['time_to_stable'])}; simulator medians over seeds "
               f"{doc['seeds'][0]}–{doc['seeds'][-1]}; `{prov.command}` at revision "
-              f"`{prov.revision[:12]}`), {verdict}."]
+              f"`{prov.short_revision}`), {verdict}."]
     return "\n".join(lines)
 
 

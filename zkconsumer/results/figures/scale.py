@@ -22,13 +22,14 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from zkconsumer.results.provenance import read_provenance
+from zkconsumer.results.provenance import read_provenance, short_revision
 from zkconsumer.results.registry import Context, figure
 from zkconsumer.tables import median
 
 log = logging.getLogger(__name__)
 
 _FIT_COMMAND = re.compile(r"fitted by `zkconsumer spark fit [^`]*`")
+_MEASURED = re.compile(r"^measured by calibrate ")
 
 SCALE = "scale"
 CAL = f"{SCALE}/calibration"
@@ -58,7 +59,7 @@ def _meta_line(folder: Path) -> str:
     p = read_provenance(folder)
     load = p.machine.get("loadavg", [])
     end = p.machine.get("loadavg_end", [])
-    return (f"`{p.command}` at revision `{p.revision[:12]}`, {p.date}, {p.machine.get('cores')} "
+    return (f"`{p.command}` at revision `{p.short_revision}`, {p.date}, {p.machine.get('cores')} "
             f"cores, load average {load[0] if load else '?'} at the start and "
             f"{end[0] if end else '?'} at the end")
 
@@ -72,6 +73,8 @@ def calibration_table(ctx: Context) -> str:
     for name in sorted(k for k in cal if k not in ("version", "source", "provenance")):
         origin = _FIT_COMMAND.sub("fitted by `zkconsumer spark fit` (the command above)",
                                   origins.get(name, "NOT RECORDED"))
+        origin = _MEASURED.sub("measured by `zkconsumer calibrate` (the command above), ",
+                               origin)
         lines.append(f"| `{name}` | {_calibration_value(cal[name])} | {origin.replace('|', '/')} |")
     return "\n".join(lines)
 
@@ -146,7 +149,8 @@ def _score_table(score: dict[str, Any]) -> list[str]:
     source = score["calibration_source"]
     source = source if len(source) <= 160 else source[:157] + "..."
     lines = [f"{ok} of {len(checks)} cells within tolerance; scored by `{prov['command']}` at "
-             f"revision `{prov['revision'][:12]}` ({prov['date']}; calibration: {source}).",
+             f"revision `{short_revision(prov['revision'])}` ({prov['date']}; calibration: "
+             f"{source}).",
              "", "| protocol | N | P | event | session | real runs (settled) | requests real / "
              "sim (err) | attempts real / sim | time to stable real / sim s (err) | ok |",
              "|---|---|---|---|---|---|---|---|---|---|"]

@@ -1,0 +1,128 @@
+"""``spark request-types``: the real runs' coordination requests by request type.
+
+    zkconsumer spark request-types --raw DIR [--raw DIR ...] --out FILE.csv
+
+A real-mode sweep commits one row per run (``sweep.csv``); its ``coordination_requests`` is a
+sum over request types. Where a simulated count misses, which type is short is what matters
+(heartbeats, JoinGroup, SyncGroup; getData, getChildren...). This job reads a sweep's local
+raw output (``DIR/records/<run>``, Parquet, and ``DIR/windows/<run>.json``, written by
+``spark herd --mode real``), counts each type over the same window as the sweep
+(:func:`zkconsumer.spark.real_metrics.request_deltas`), and writes one row per (run, type):
+protocol, N, P, event, seed, request, count, and whether the type is in
+``coordination_requests`` (offset commits are not). The counted types of a run add up to its
+``coordination_requests`` (the job checks it against ``DIR/sweep.parquet`` when present).
+"""
+
+from __future__ import annotations
+
+import argparse
+import csv
+import json
+import logging
+import sys
+from collections.abc import Iterable, Sequence
+from pathlib import Path
+from typing import Any
+
+log = logging.getLogger(__name__)
+
+COLUMNS = ("protocol", "members", "partitions", "event", "seed", "request", "count", "counted")
+
+
+def raw_windows(raw: Path) -> list[dict[str, Any]]:
+    """The event windows of one raw output directory (``windows/*.json``), sorted by run."""
+    folder = raw / "windows"
+    if not folder.is_dir():
+        raise ValueError(f"{raw}: no windows/ folder (the local output of "
+                         "`zkconsumer spark herd --mode real --out DIR`)")
+    windows = [json.loads(p.read_text()) for p in sorted(folder.glob("*.json"))]
+    if not windows:
+        raise ValueError(f"{raw}: windows/ holds no run (no <run>.json)")
+    return windows
+
+
+def type_rows(deltas: Iterable[tuple[str, str, int]], windows: Sequence[dict[str, Any]],
+              commits: Sequence[str]) -> list[dict[str, Any]]:
+    """Rows of :data:`COLUMNS` from ``(run_id, request, count)`` sums, sorted by cell and type."""
+    by_run = {w["run_id"]: w for w in windows}
+    rows = []
+    for run_id, request, count in deltas:
+        w = by_run[run_id]
+        rows.append({"protocol": w["protocol"], "members": int(w["members"]),
+                     "partitions": int(w["partitions"]), "event": w["event"],
+                     "seed": int(w["seed"]), "request": request, "count": int(count),
+                     "counted": request not in commits})
+    return sorted(rows, key=lambda r: tuple(r[c] for c in COLUMNS[:6]))
+
+
+def totals_mismatch(rows: Sequence[dict[str, Any]], sweep: Sequence[dict[str, Any]]
+                    ) -> list[str]:
+    """Runs whose counted types do not add up to the sweep's ``coordination_requests``."""
+    key = ("protocol", "members", "partitions", "event", "seed")
+    sums: dict[tuple[Any, ...], int] = {}
+    for r in rows:
+        if r["counted"]:
+            k = tuple(r[c] for c in key)
+            sums[k] = sums.get(k, 0) + r["count"]
+    bad = []
+    for s in sweep:
+        k = (s["protocol"], int(s["members"]), int(s["partitions"]), s["event"], int(s["seed"]))
+        if sums.get(k, 0) != int(s["coordination_requests"] or 0):
+            bad.append(f"{k}: {sums.get(k, 0)} by type, {s['coordination_requests']} in the sweep")
+    return bad
+
+
+def add_arguments(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--raw", required=True, type=Path, action="append",
+                   help="a real-mode output directory with records/ and windows/; may repeat")
+    p.add_argument("--out", required=True, type=Path, help="CSV to write")
+    p.add_argument("--master", default=None, help="Spark master (default local[*])")
+
+
+def run(args: argparse.Namespace) -> int:
+    from pyspark.sql import functions as F
+
+    from zkconsumer.results import capture, write_provenance
+    from zkconsumer.spark.real_metrics import (
+        COMMIT_REQUESTS,
+        WINDOW_DDL,
+        request_deltas,
+        stability_table,
+    )
+    from zkconsumer.spark.session import spark_session
+
+    prov = capture(" ".join(["zkconsumer", "spark", "request-types",
+                             *(f"--raw {d}" for d in args.raw), f"--out {args.out}",
+                             *([f"--master '{args.master}'"] if args.master else [])]))
+    windows_of = {raw: raw_windows(raw) for raw in args.raw}  # bad input before Spark starts
+    spark = spark_session(args.master, app="zkconsumer-request-types")
+    cols = tuple(part.split()[0] for part in WINDOW_DDL.split(", "))
+    rows: list[dict[str, Any]] = []
+    bad: list[str] = []
+    for raw in args.raw:
+        windows = windows_of[raw]
+        records = spark.read.parquet(*(str(raw / "records" / w["run_id"]) for w in windows))
+        window_df = spark.createDataFrame([tuple(w.get(c) for c in cols) for w in windows],
+                                          WINDOW_DDL)
+        ivs = stability_table(spark, records, window_df).cache()
+        deltas = (request_deltas(records, window_df, ivs).groupBy("run_id", "name")
+                  .agg(F.sum("delta").alias("count")).collect())
+        these = type_rows(((d["run_id"], d["name"], d["count"]) for d in deltas), windows,
+                          COMMIT_REQUESTS)
+        rows += these
+        if (raw / "sweep.parquet").exists():
+            sweep = [r.asDict() for r in spark.read.parquet(str(raw / "sweep.parquet")).collect()]
+            bad += [f"{raw}: {b}" for b in totals_mismatch(these, sweep)]
+    spark.stop()
+    if bad:
+        print("zkconsumer: error: counts by type do not add up to the sweeps':\n  "
+              + "\n  ".join(bad), file=sys.stderr)
+        return 1
+    args.out.parent.mkdir(parents=True, exist_ok=True)
+    with open(args.out, "w", newline="") as fh:
+        writer = csv.DictWriter(fh, COLUMNS, lineterminator="\n")
+        writer.writeheader()
+        writer.writerows(rows)
+    write_provenance(args.out.parent, prov)
+    print(f"wrote {args.out}: {len(rows)} rows from {len(args.raw)} sweeps")
+    return 0
