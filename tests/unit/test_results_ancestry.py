@@ -92,7 +92,7 @@ def test_the_real_table_marks_the_leader_rows_measured_before_the_fix(tmp_path: 
     text = real_runs(Context(results=tmp_path / "results", figures=tmp_path / "fig"))
     rows = [line for line in text.splitlines() if line.startswith("| zombie")]
     assert [r.split(" | ")[1] + " " + r.rstrip(" |").split(" | ")[-1] for r in rows] == [
-        "zk-leader-range aaaaaaaaaa †", "zk-leader-range bbbbbbbbbb", "zk-range aaaaaaaaaa"]
+        "zk-leader-range aaaaaaaaaaaa †", "zk-leader-range bbbbbbbbbbbb", "zk-range aaaaaaaaaaaa"]
     assert ("Pre-fix rows: zk-leader-range zombie N = 100 (`real-a`). " in text
             and "fix ffffffffff (\"the fix\")" in text)
 

@@ -21,6 +21,7 @@ from typing import Any
 
 from zkconsumer.results.ancestry import Fix, read_fix
 from zkconsumer.results.plotting import pyplot, save_svg
+from zkconsumer.results.provenance import short_revision
 from zkconsumer.results.registry import Context, figure
 
 log = logging.getLogger(__name__)
@@ -88,7 +89,7 @@ def real_runs(ctx: Context) -> str:
     rows = [(d.name, r) for d in folders for r in _rows(d)]
     if not rows:
         return "No real runs committed yet."
-    revision = {d.name: str(_meta(d).get("revision", "?"))[:10] for d in folders}
+    revision = {d.name: short_revision(str(_meta(d).get("revision", "?"))) for d in folders}
     fix = _fix(ctx)
     lines = ["| scenario | protocol | N | P | seed | double-owned part·s | zombie deliveries | "
              "delivered twice | offsets back | zombies stopped s | conflicts | rollbacks | "
