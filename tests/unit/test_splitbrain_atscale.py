@@ -162,3 +162,22 @@ def test_lost_counts_acknowledged_records_nobody_delivered():
     rec = _records([tl(90, "m00000", "fetching", 0), d(91, "m00000", 0, 0)])
     m = run_metrics(rec, pl, Window(100.0, 110.0), 1, [Produced(0, 0, 0), Produced(0, 1, 1)])
     assert m["lost"] == 1 and m["produced"] == 2
+
+
+def test_a_storm_may_start_from_one_member_but_a_split_needs_two():
+    from zkconsumer.cli.main import build_parser
+    from zkconsumer.spark.splitbrain import grid
+
+    def cells(*argv: str) -> list:
+        return grid(build_parser().parse_args(["spark", "split-brain", "--mode", "sim",
+                                                "--out", "unused", *argv]))
+
+    [cell] = cells("--members", "1", "--scenarios", "storm", "--protocols", "zk-range")
+    assert (cell.scenario, cell.members) == ("storm", 1)
+    with pytest.raises(ValueError, match=r"--members '1,4': zombie and stale-view need at "
+                                         r"least 2 members"):
+        cells("--members", "1,4", "--scenarios", "zombie,storm,stale-view")
+    with pytest.raises(ValueError, match="'0': expected comma-separated integers >= 1"):
+        cells("--members", "0", "--scenarios", "storm")
+    storm = plan("storm", "zk-range", 1, ScenarioParams(storm_joins=2, storm_leaves=3), 0, 6000)
+    assert sorted(a.kind.value for a in storm.actions) == ["join", "join"]  # nobody can leave

@@ -161,8 +161,10 @@ def zombie_count(members: int, fraction: float) -> int:
 def plan(scenario: str, protocol: str, members: int, params: ScenarioParams, seed: int,
          session_timeout_ms: int) -> Plan:
     """The seeded plan of one run (the same seed gives the same plan for every protocol)."""
-    if members < 2:
-        raise ValueError(f"members must be >= 2 (a split needs two sides), got {members}")
+    if members < (1 if scenario == "storm" else 2):
+        raise ValueError(f"members must be >= 2 for {scenario} (a split needs two sides), got "
+                         f"{members}" if scenario != "storm" else
+                         f"members must be >= 1 for a storm, got {members}")
     params.validate()
     reason = not_applicable(protocol, scenario)
     if reason:
