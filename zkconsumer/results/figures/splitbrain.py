@@ -21,7 +21,7 @@ from typing import Any
 
 from zkconsumer.results.ancestry import Fix, read_fix
 from zkconsumer.results.plotting import pyplot, save_svg
-from zkconsumer.results.provenance import short_revision
+from zkconsumer.results.provenance import read_provenance, short_revision
 from zkconsumer.results.registry import Context, figure
 
 log = logging.getLogger(__name__)
@@ -54,17 +54,8 @@ def _f(v: float | None, digits: int = 1) -> str:
 
 
 def _provenance(folders: list[Path]) -> list[str]:
-    out = []
-    for d in folders:
-        m = _meta(d)
-        if not m:
-            continue
-        machine = m.get("machine", {})
-        out.append(f"- `{d.name}`: {m.get('date', '?')}, revision {m.get('revision', '?')[:10]}, "
-                   f"{machine.get('cores', '?')} cores, load {machine.get('loadavg', '?')} → "
-                   f"{machine.get('loadavg_end', '?')}, broker {m.get('broker') or 'none'}: "
-                   f"`{m.get('command', '')}`")
-    return out
+    return [f"- `{d.name}`: {read_provenance(d).conditions()}: `{read_provenance(d).command}`"
+            for d in folders if (d / "meta.json").is_file()]
 
 
 def _fix(ctx: Context) -> Fix | None:
