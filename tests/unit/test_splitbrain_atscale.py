@@ -181,3 +181,28 @@ def test_a_storm_may_start_from_one_member_but_a_split_needs_two():
         cells("--members", "0", "--scenarios", "storm")
     storm = plan("storm", "zk-range", 1, ScenarioParams(storm_joins=2, storm_leaves=3), 0, 6000)
     assert sorted(a.kind.value for a in storm.actions) == ["join", "join"]  # nobody can leave
+
+
+def test_formation_auto_forms_leader_mode_member_by_member_only_under_a_small_budget():
+    from zkconsumer.spark.splitbrain_rules import Formation, formation_for
+
+    auto, one, together = Formation.AUTO, Formation.ONE_AT_A_TIME, Formation.TOGETHER
+    assert formation_for(auto, "zk-leader-range", 1) is one
+    assert formation_for(auto, "zk-leader-range", 2) is one
+    assert formation_for(auto, "zk-leader-range", 3) is together
+    assert formation_for(auto, "zk-range", 1) is together
+    assert formation_for(one, "zk-range", 1) is one
+    assert formation_for(together, "zk-leader-range", 1) is together
+    assert formation_for(one, "eager-range", 1) is together  # broker groups: always together
+
+
+def test_the_reproduce_line_names_a_formation_only_when_one_was_chosen():
+    from zkconsumer.cli.main import build_parser
+    from zkconsumer.spark.splitbrain import command_line
+
+    def line(*argv: str) -> str:
+        return command_line(build_parser().parse_args(
+            ["spark", "split-brain", "--mode", "real", "--out", "o", *argv]))
+
+    assert "--formation" not in line()
+    assert line("--formation", "one-at-a-time").endswith("--out o --formation one-at-a-time")

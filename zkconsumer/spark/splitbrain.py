@@ -34,7 +34,13 @@ from zkconsumer.lab.spec import Timing
 from zkconsumer.spark.grid import parse_ints
 from zkconsumer.spark.progress import executor_cells
 from zkconsumer.spark.script import script_main
-from zkconsumer.spark.splitbrain_rules import PROTOCOLS, SCENARIOS, ScenarioParams, parse_list
+from zkconsumer.spark.splitbrain_rules import (
+    PROTOCOLS,
+    SCENARIOS,
+    Formation,
+    ScenarioParams,
+    parse_list,
+)
 
 log = logging.getLogger(__name__)
 
@@ -71,6 +77,11 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--storm-window-s", type=float, default=ScenarioParams.storm_window_s)
     p.add_argument("--max-retries", type=int, default=ScenarioParams.max_retries,
                    help="storm: rebalance.max.retries")
+    p.add_argument("--formation", choices=[f.value for f in Formation],
+                   default=Formation.AUTO.value,
+                   help="real: how the initial ZooKeeper members start (auto: leader-mode "
+                        "members one at a time under a retry budget of 2 or less, everybody "
+                        "else together; broker groups always together)")
     p.add_argument("--rate", type=float, default=40.0, help="real: messages per second")
     p.add_argument("--quiet-s", type=float, default=2.5,
                    help="real: stable this long without change = settled")
@@ -104,6 +115,8 @@ def command_line(args: argparse.Namespace) -> str:
                    "burst_gap_s", "storm_joins", "storm_leaves", "storm_window_s",
                    "max_retries", "out"):
         parts += ["--" + action.replace("_", "-"), str(getattr(args, action))]
+    if args.formation != Formation.AUTO.value:
+        parts += ["--formation", args.formation]
     if args.master:
         parts += ["--master", args.master]
     return " ".join(shlex.quote(x) for x in parts)
@@ -203,7 +216,8 @@ def _real(spark: Any, cells: list[Any], params: ScenarioParams, timing: Timing,
         2 * timing.rebalance_backoff_ms / 1000.0 + timing.quiet_s)
     settings = RealSettings(zk_connect=zk, bootstrap=bootstrap, broker=broker,
                             out_dir=str(args.out.resolve()), tasks=args.tasks, timing=timing,
-                            params=params, idle_s=idle)
+                            params=params, idle_s=idle,
+                            formation=Formation(args.formation))
     rows = []
     bar = Progress(len(cells))
     bar.update("split-brain real cells: started")

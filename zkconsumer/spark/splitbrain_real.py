@@ -30,8 +30,10 @@ from zkconsumer.lab.splitbrain.commits import CommitWatcher
 from zkconsumer.spark.control import RunDirectory, wait_for
 from zkconsumer.spark.splitbrain_metrics import Window, run_metrics
 from zkconsumer.spark.splitbrain_rules import (
+    Formation,
     Plan,
     ScenarioParams,
+    formation_for,
     max_retries_for,
     not_applicable,
     plan,
@@ -60,6 +62,7 @@ class RealSettings:
     timing: Timing
     params: ScenarioParams
     idle_s: float
+    formation: Formation = Formation.AUTO
 
 
 def base_row(key: SplitCellKey, mode: str, params: ScenarioParams, timing: Timing,
@@ -98,7 +101,9 @@ def run_real_cell(spark: Any, key: SplitCellKey, s: RealSettings) -> dict[str, A
     cell = SplitCell(run_id=run_id, protocol=key.protocol, family=driver.family,
                      partitions=key.partitions, tasks=tasks, topic=f"sbs-{run_id}",
                      group=f"sbs-{run_id}", zk_connect=s.zk_connect, bootstrap=s.bootstrap,
-                     timing=timing, plan=pl, idle_s=s.idle_s)
+                     timing=timing, plan=pl, idle_s=s.idle_s,
+                     formation=formation_for(s.formation, key.protocol,
+                                             timing.rebalance_max_retries))
     create_topic(s.zk_connect, cell.topic, key.partitions, bootstrap=s.bootstrap)
     producer = SteadyProducer(s.bootstrap, cell.topic, key.partitions, timing.produce_rate)
     watcher = CommitWatcher.for_family(driver.family, zk_connect=s.zk_connect,

@@ -194,6 +194,37 @@ def plan(scenario: str, protocol: str, members: int, params: ScenarioParams, see
                 tuple(sorted(actions, key=lambda a: (a.at_s, a.member, a.kind.value))))
 
 
+SMALL_RETRY_BUDGET = 2  # at or below it, forming the group can spend the whole budget
+
+
+class Formation(str, enum.Enum):
+    """How a real run's initial members start.
+
+    ``together``: every task starts its members at once. ``one-at-a-time``: one member at a
+    time across all tasks, each newcomer restarted until its arrival ends in a stable group.
+    ``auto`` (the default) starts leader-mode members one at a time when the retry budget is
+    small, and everybody else together: measured at N = 100, P = 64 with one attempt, the legacy
+    group formed when its members started together, and never member by member (every newcomer
+    met owner znodes not yet released), while the leader mode formed member by member.
+    """
+
+    AUTO = "auto"
+    TOGETHER = "together"
+    ONE_AT_A_TIME = "one-at-a-time"
+
+
+def formation_for(choice: Formation, protocol: str, budget: int) -> Formation:
+    """The formation a run uses. Broker groups always start together: they have no retry
+    budget to spend on forming the group."""
+    if protocol not in ("zk-range", "zk-leader-range"):
+        return Formation.TOGETHER
+    if choice is not Formation.AUTO:
+        return choice
+    if protocol == "zk-leader-range" and budget <= SMALL_RETRY_BUDGET:
+        return Formation.ONE_AT_A_TIME
+    return Formation.TOGETHER
+
+
 def max_retries_for(scenario: str, params: ScenarioParams, default: int) -> int:
     """``rebalance.max.retries`` of a run: the storm's finite budget, else the default."""
     return params.max_retries if scenario == "storm" else default

@@ -38,13 +38,19 @@ from zkconsumer.spark.control import (
     group_stable,
     wait_for,
 )
-from zkconsumer.spark.splitbrain_rules import Action, Kind, Plan, member_name, task_of
+from zkconsumer.spark.splitbrain_rules import (
+    Action,
+    Formation,
+    Kind,
+    Plan,
+    member_name,
+    task_of,
+)
 
 log = logging.getLogger(__name__)
 
 RECORD_DDL = "run_id string, task int, raw string"
 LEAD_S = 1.0                 # the event instant is announced this far ahead
-SMALL_RETRY_BUDGET = 2       # at or below it, initial ZooKeeper members start one at a time
 FORMATION_RESTARTS = 4       # restarts of a newcomer that did not form a stable group
 REPAIRS = 3
 # Requests only a rebalance makes (reads of the group, claims and releases; broker rounds):
@@ -69,6 +75,7 @@ class SplitCell:
     timing: Timing
     plan: Plan
     idle_s: float
+    formation: Formation = Formation.TOGETHER
 
     def repair_member(self, k: int) -> str:
         return member_name(99_999 - k)
@@ -159,7 +166,7 @@ def run_task(task: int, cell: SplitCell) -> Iterator[tuple[Any, ...]]:
 def _host(task: int, cell: SplitCell, group: ProxiedGroup, proxies: MemberProxies,
           run: RunDirectory, publisher: _Publisher) -> None:
     t = cell.timing
-    if t.rebalance_max_retries <= SMALL_RETRY_BUDGET and cell.family == "zookeeper":
+    if cell.formation is Formation.ONE_AT_A_TIME:
         publisher.start()
         _form_one_at_a_time(task, cell, group, run, publisher)
     else:
