@@ -177,6 +177,15 @@ class RunRecords:
         else:
             log.warning("unknown record kind %r ignored", kind)
 
+    def highest_delivered(self) -> dict[str, int]:
+        """The highest offset delivered per partition (keyed by its number as text)."""
+        top: dict[str, int] = {}
+        for d in self.deliveries:
+            key = str(d.partition)
+            if d.offset > top.get(key, -1):
+                top[key] = d.offset
+        return top
+
     def extend(self, recs: list[dict[str, Any]]) -> None:
         for rec in recs:
             self.add(rec)

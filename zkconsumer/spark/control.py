@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import json
 import logging
+import threading
 import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import asdict, dataclass, field
@@ -142,8 +143,41 @@ class RunDirectory:
             out.append(TaskStatus.from_bytes(data))
         return out
 
+    def stable_now(self, tasks: int, partitions: int, quiet_s: float,
+                   since: float) -> float | None:
+        """The current instant if the whole group is stable (:func:`group_stable`, every task
+        having reported after ``since``), else None: a :func:`wait_for` check."""
+        now = time.time()
+        return now if group_stable(self.statuses(), tasks, partitions, now, quiet_s,
+                                   since) else None
+
     def delete(self) -> None:
         self.client.delete(self.root, recursive=True)
+
+
+class StatusPublisher(threading.Thread):
+    """Publishes its task's :class:`TaskStatus` every ``STATUS_INTERVAL_S`` until ``halt``.
+
+    Subclasses say what a status is (:meth:`status`); ``lock`` is held while they read the
+    members' records, and by whoever changes the members meanwhile.
+    """
+
+    def __init__(self, task: int, run: RunDirectory, name: str) -> None:
+        super().__init__(name=name, daemon=True)
+        self.task = task
+        self.run_dir = run
+        self.halt = threading.Event()
+        self.lock = threading.Lock()
+
+    def status(self) -> TaskStatus:
+        raise NotImplementedError
+
+    def run(self) -> None:
+        while not self.halt.wait(STATUS_INTERVAL_S):
+            try:
+                self.run_dir.publish(self.status())
+            except Exception as exc:  # keep publishing; the coordinating task has deadlines
+                log.warning("task %d: status not published: %s", self.task, exc)
 
 
 def wait_for(check: Callable[[], Any], deadline_s: float, poll_s: float = 0.25) -> Any:

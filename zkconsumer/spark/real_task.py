@@ -15,7 +15,6 @@ import json
 import logging
 import shutil
 import tempfile
-import threading
 import time
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -29,9 +28,9 @@ from zkconsumer.lab.spec import Timing
 from zkconsumer.spark.control import (
     STATUS_INTERVAL_S,
     RunDirectory,
+    StatusPublisher,
     TaskStatus,
     drained,
-    group_stable,
     wait_for,
 )
 
@@ -80,24 +79,13 @@ def name(i: int) -> str:
     return f"m{i:05d}"
 
 
-class _Publisher(threading.Thread):
+class _Publisher(StatusPublisher):
     """Polls the task's record files and publishes its :class:`TaskStatus`."""
 
     def __init__(self, task: int, group: LabGroup, run: RunDirectory, partitions: int) -> None:
-        super().__init__(name=f"spark-status-t{task}", daemon=True)
-        self.task = task
+        super().__init__(task, run, name=f"spark-status-t{task}")
         self.group = group
-        self.run_dir = run
         self.partitions = partitions
-        self.halt = threading.Event()
-        self.lock = threading.Lock()  # held while polling: the group's tail is not thread-safe
-
-    def run(self) -> None:
-        while not self.halt.wait(STATUS_INTERVAL_S):
-            try:
-                self.run_dir.publish(self.status())
-            except Exception as exc:  # keep publishing; the coordinator has deadlines
-                log.warning("task %d: status not published: %s", self.task, exc)
 
     def status(self) -> TaskStatus:
         with self.lock:
@@ -108,11 +96,7 @@ class _Publisher(threading.Thread):
             who = fetchers_at(intervals, self.partitions, now)
             live = self.group.members
             fetching = set().union(*who) if who else set()
-            top: dict[str, int] = {}
-            for d in records.deliveries:
-                key = str(d.partition)
-                if d.offset > top.get(key, -1):
-                    top[key] = d.offset
+            top = records.highest_delivered()
             last = max((e.ts for e in records.timeline), default=0.0)
         return TaskStatus(task=self.task, at=now, fetchers=[len(s) for s in who], live=len(live),
                           idle=sum(1 for m in live if m not in fetching), last_change=last,
@@ -173,9 +157,7 @@ def _coordinate(cell: RealCell, group: LabGroup, run: RunDirectory,
     t = cell.timing
 
     def stable(since: float) -> float | None:
-        now = time.time()
-        ok = group_stable(run.statuses(), cell.tasks, cell.partitions, now, t.quiet_s, since)
-        return now if ok else None
+        return run.stable_now(cell.tasks, cell.partitions, t.quiet_s, since)
 
     began = time.time()
     formed = wait_for(lambda: stable(began), t.formation_deadline_s)

@@ -32,6 +32,7 @@ from zkconsumer.lab.splitbrain.proxies import MemberProxies, ProxiedGroup
 from zkconsumer.spark.control import (
     STATUS_INTERVAL_S,
     RunDirectory,
+    StatusPublisher,
     TaskStatus,
     drained,
     group_idle,
@@ -81,28 +82,17 @@ class SplitCell:
         return member_name(99_999 - k)
 
 
-class _Publisher(threading.Thread):
+class _Publisher(StatusPublisher):
     """Publishes the task's :class:`TaskStatus`; ``last_change`` is the last instant any of its
     members recorded a timeline or coordination change or a rebalance request."""
 
     def __init__(self, task: int, group: ProxiedGroup, run: RunDirectory,
                  partitions: int) -> None:
-        super().__init__(name=f"split-status-t{task}", daemon=True)
-        self.task = task
+        super().__init__(task, run, name=f"split-status-t{task}")
         self.group = group
-        self.run_dir = run
         self.partitions = partitions
-        self.halt = threading.Event()
-        self.lock = threading.Lock()
         self._totals: dict[tuple[str, int], int] = {}
         self._activity = 0.0
-
-    def run(self) -> None:
-        while not self.halt.wait(STATUS_INTERVAL_S):
-            try:
-                self.run_dir.publish(self.status())
-            except Exception as exc:  # keep publishing; task 0 has deadlines
-                log.warning("task %d: status not published: %s", self.task, exc)
 
     def status(self) -> TaskStatus:
         with self.lock:
@@ -119,10 +109,7 @@ class _Publisher(threading.Thread):
                               self.partitions, now)
             live = [m for m in self.group.members if self.group.handles[m].alive()]
             fetching = set().union(*who) if who else set()
-            top: dict[str, int] = {}
-            for d in records.deliveries:
-                if d.offset > top.get(str(d.partition), -1):
-                    top[str(d.partition)] = d.offset
+            top = records.highest_delivered()
             last = max([self._activity, *(e.ts for e in records.timeline[-200:]),
                         *(c.ts for c in records.coord[-200:] if c.what != "commit_ok")])
         return TaskStatus(task=self.task, at=now, fetchers=[len(s) for s in who], live=len(live),
@@ -249,8 +236,7 @@ def _formed(cell: SplitCell, group: ProxiedGroup, run: RunDirectory, member: str
     if not any(c.member == member and c.ts >= since and c.what == Coord.REBALANCE_SUCCEEDED.value
                for c in group.records.coord):
         return False
-    return group_stable(run.statuses(), cell.tasks, cell.partitions, time.time(),
-                        cell.timing.quiet_s, since)
+    return run.stable_now(cell.tasks, cell.partitions, cell.timing.quiet_s, since) is not None
 
 
 def _apply(actions: list[Action], event_ts: float, group: ProxiedGroup,
@@ -281,9 +267,7 @@ def _coordinate(cell: SplitCell, group: ProxiedGroup, run: RunDirectory,
     t = cell.timing
 
     def stable(since: float) -> float | None:
-        now = time.time()
-        ok = group_stable(run.statuses(), cell.tasks, cell.partitions, now, t.quiet_s, since)
-        return now if ok else None
+        return run.stable_now(cell.tasks, cell.partitions, t.quiet_s, since)
 
     def stable_or_idle(since: float) -> tuple[float, bool] | None:
         statuses = run.statuses()
