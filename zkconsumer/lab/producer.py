@@ -120,6 +120,14 @@ class SteadyProducer(PacedProducer):
         with self._lock:
             return list(self._produced)
 
+    def last_offsets(self) -> dict[str, int]:
+        """The highest acknowledged offset per partition, keyed by its number as text (the
+        keys of a task's ``delivered_max``)."""
+        last: dict[str, int] = {}
+        for p in self.produced:
+            last[str(p.partition)] = max(last.get(str(p.partition), -1), p.offset)
+        return last
+
     def _record(self, n: int) -> tuple[bytes | None, bytes, int, Any]:
         return None, str(n).encode(), n % self.partitions, n
 

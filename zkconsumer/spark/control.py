@@ -21,9 +21,12 @@ import threading
 import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import asdict, dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from zkconsumer.zk import paths
+
+if TYPE_CHECKING:
+    from zkconsumer.lab.producer import SteadyProducer
 
 log = logging.getLogger(__name__)
 
@@ -178,6 +181,15 @@ class StatusPublisher(threading.Thread):
                 self.run_dir.publish(self.status())
             except Exception as exc:  # keep publishing; the coordinating task has deadlines
                 log.warning("task %d: status not published: %s", self.task, exc)
+
+
+def stop_producing(run: RunDirectory, producer: SteadyProducer, deadline_s: float) -> None:
+    """The driver's part: when the coordinating task reports ``done``, stop producing and
+    publish the last acknowledged offsets (``produced``) for the tasks to drain to."""
+    if wait_for(lambda: run.get("done"), deadline_s, poll_s=0.5) is None:
+        return
+    producer.stop()
+    run.put("produced", {"last": producer.last_offsets()})
 
 
 def wait_for(check: Callable[[], Any], deadline_s: float, poll_s: float = 0.25) -> Any:

@@ -35,7 +35,7 @@ from typing import Any
 from zkconsumer.lab.drivers import get_driver
 from zkconsumer.lab.producer import SteadyProducer
 from zkconsumer.lab.spec import Timing
-from zkconsumer.spark.control import RunDirectory, wait_for
+from zkconsumer.spark.control import RunDirectory, stop_producing
 from zkconsumer.spark.grid import Cell
 from zkconsumer.spark.real_metrics import PRODUCED_DDL, WINDOW_DDL, metrics_table
 from zkconsumer.spark.real_task import RECORD_DDL, RealCell, run_task
@@ -89,7 +89,9 @@ def run_cell(spark: Any, cell: Cell, settings: RealSettings) -> tuple[Any, Any, 
         run = RunDirectory(client, run_id)
         run.create()
         producer.start()
-        stopper = threading.Thread(target=_stop_producing, args=(run, producer, timing),
+        # the producer stops once task 0 reports the event settled
+        stop_deadline = timing.formation_deadline_s + timing.event_deadline_s + 60.0
+        stopper = threading.Thread(target=stop_producing, args=(run, producer, stop_deadline),
                                    name=f"spark-producer-{run_id}", daemon=True)
         stopper.start()
         started = time.time()
@@ -130,18 +132,6 @@ def run_cell(spark: Any, cell: Cell, settings: RealSettings) -> tuple[Any, Any, 
              count, tasks, time.time() - started, settled_ts is not None, stop.get("drained"),
              f", {done['error']}" if done.get("error") else "")
     return records, produced, window
-
-
-def _stop_producing(run: RunDirectory, producer: SteadyProducer, timing: Timing) -> None:
-    """When task 0 reports the event settled: stop producing, publish the last offsets."""
-    deadline = timing.formation_deadline_s + timing.event_deadline_s + 60.0
-    if wait_for(lambda: run.get("done"), deadline, poll_s=0.5) is None:
-        return
-    producer.stop()
-    last: dict[str, int] = {}
-    for p in producer.produced:
-        last[str(p.partition)] = max(last.get(str(p.partition), -1), p.offset)
-    run.put("produced", {"last": last})
 
 
 def real_dataframe(spark: Any, grid: Sequence[Cell], settings: RealSettings,

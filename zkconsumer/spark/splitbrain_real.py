@@ -27,7 +27,7 @@ from zkconsumer.lab.producer import SteadyProducer
 from zkconsumer.lab.records import Lifecycle, RunRecords
 from zkconsumer.lab.spec import Timing
 from zkconsumer.lab.splitbrain.commits import CommitWatcher
-from zkconsumer.spark.control import RunDirectory, wait_for
+from zkconsumer.spark.control import RunDirectory, stop_producing
 from zkconsumer.spark.splitbrain_metrics import Window, run_metrics
 from zkconsumer.spark.splitbrain_rules import (
     Formation,
@@ -116,7 +116,9 @@ def run_real_cell(spark: Any, key: SplitCellKey, s: RealSettings) -> dict[str, A
         run.create()
         producer.start()
         watcher.start()
-        stopper = threading.Thread(target=_stop_producing, args=(run, producer, timing),
+        # the producer stops once task 0 reports the observation (and any repair) over
+        stop_deadline = timing.formation_deadline_s + 2 * timing.event_deadline_s + 4 * 90.0
+        stopper = threading.Thread(target=stop_producing, args=(run, producer, stop_deadline),
                                    name=f"split-producer-{run_id}", daemon=True)
         stopper.start()
         try:
@@ -177,15 +179,3 @@ def _job(cell: SplitCell) -> Any:
         for task in it:
             yield from run_task(task, cell)
     return body
-
-
-def _stop_producing(run: RunDirectory, producer: SteadyProducer, timing: Timing) -> None:
-    """When task 0 reports the observation (and any repair) over: stop, publish the offsets."""
-    deadline = timing.formation_deadline_s + 2 * timing.event_deadline_s + 4 * 90.0
-    if wait_for(lambda: run.get("done"), deadline, poll_s=0.5) is None:
-        return
-    producer.stop()
-    last: dict[str, int] = {}
-    for p in producer.produced:
-        last[str(p.partition)] = max(last.get(str(p.partition), -1), p.offset)
-    run.put("produced", {"last": last})
