@@ -2,16 +2,42 @@
 
 from __future__ import annotations
 
+import contextlib
 import threading
 import time
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Iterator
+from pathlib import Path
 from typing import Any
 
+import pytest
 from kazoo.client import KazooClient
 from kazoo.exceptions import NoNodeError
 
 from zkconsumer import ConsumerConfig, ConsumerTimeoutException, KafkaStream, MessageAndMetadata
+from zkconsumer.testing import shared_kafka_home
 from zkconsumer.zk import codec, paths
+
+
+def required_kafka_home(version: str) -> Path:
+    """The shared Kafka build ``version`` beside this checkout; without it the test fails
+    (the builds are part of the test environment, and CI has them)."""
+    home = shared_kafka_home(version)
+    if home is None:
+        pytest.fail(f"no shared/kafka-{version} beside this checkout: the Kafka builds are part "
+                    "of the test environment (see docs/brokers.md)")
+    return home
+
+
+@contextlib.contextmanager
+def kazoo_for(hosts: str) -> Iterator[KazooClient]:
+    """A started kazoo client of ``hosts``, stopped and closed on exit."""
+    client = KazooClient(hosts=hosts)
+    client.start(timeout=15)
+    try:
+        yield client
+    finally:
+        client.stop()
+        client.close()
 
 
 def fast_config(zk_connect: str, group: str, **overrides: object) -> ConsumerConfig:

@@ -14,13 +14,13 @@ from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import pytest
-from connector_helpers import committed, wait_until
+from connector_helpers import committed, kazoo_for, required_kafka_home, wait_until
 from kazoo.client import KazooClient
 
 from zkconsumer.admin import create_topic, produce
 from zkconsumer.admin.groups import verify_group
 from zkconsumer.assignors.legacy import assign_legacy_range, assign_legacy_roundrobin
-from zkconsumer.testing import EmbeddedZooKeeper, KafkaBroker, shared_kafka_home
+from zkconsumer.testing import EmbeddedZooKeeper, KafkaBroker
 from zkconsumer.testing.oracle import KILL, LEAVE, START, Event, OracleRun, Script, diff_states
 from zkconsumer.testing.original import (
     Assignment,
@@ -41,11 +41,7 @@ CONVERGE_S = 60.0
 
 @pytest.fixture(scope="module")
 def home() -> Path:
-    found = shared_kafka_home("0.10.2")
-    if found is None:
-        pytest.fail("no shared/kafka-0.10.2 beside this checkout: the original is part of the "
-                    "test environment (see docs/brokers.md)")
-    return found
+    return required_kafka_home("0.10.2")
 
 
 @pytest.fixture(scope="module")
@@ -57,11 +53,8 @@ def lab(home: Path) -> Iterator[tuple[str, KafkaBroker]]:
 
 @pytest.fixture
 def zk(lab: tuple[str, KafkaBroker]) -> Iterator[KazooClient]:
-    client = KazooClient(hosts=lab[0])
-    client.start(timeout=15)
-    yield client
-    client.stop()
-    client.close()
+    with kazoo_for(lab[0]) as client:
+        yield client
 
 
 class Group:

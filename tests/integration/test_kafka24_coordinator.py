@@ -24,7 +24,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import pytest
-from connector_helpers import wait_until
+from connector_helpers import required_kafka_home, wait_until
 from kafka_wire import (
     ILLEGAL_GENERATION,
     NONE,
@@ -34,7 +34,7 @@ from kafka_wire import (
 )
 
 from zkconsumer.admin import create_topic
-from zkconsumer.testing import EmbeddedZooKeeper, KafkaBroker, shared_kafka_home
+from zkconsumer.testing import EmbeddedZooKeeper, KafkaBroker
 
 SESSION_MS = 3000
 PARTITIONS = 4
@@ -42,10 +42,7 @@ PARTITIONS = 4
 
 @pytest.fixture(scope="module")
 def kafka() -> Iterator[tuple[str, KafkaBroker]]:
-    home = shared_kafka_home("2.4.1")
-    if home is None:
-        pytest.fail("no shared/kafka-2.4.1 beside this checkout: the Kafka builds are part of "
-                    "the test environment")
+    home = required_kafka_home("2.4.1")
     props = ["group.min.session.timeout.ms=500", "offsets.topic.num.partitions=1"]
     with EmbeddedZooKeeper() as zk, KafkaBroker(zk.connect_string, home, props=props) as b:
         yield zk.connect_string, b

@@ -6,10 +6,16 @@ from __future__ import annotations
 
 import json
 from collections.abc import Iterator
-from pathlib import Path
 
 import pytest
-from connector_helpers import StreamDrain, fast_config, owners, wait_until
+from connector_helpers import (
+    StreamDrain,
+    fast_config,
+    kazoo_for,
+    owners,
+    required_kafka_home,
+    wait_until,
+)
 from kazoo.client import KazooClient
 
 from zkconsumer import ZookeeperConsumerConnector
@@ -22,7 +28,7 @@ from zkconsumer.admin.kafka_group import (
 from zkconsumer.errors import ServerError
 from zkconsumer.lab.api_versions import JOIN_GROUP, broker_api_versions
 from zkconsumer.lab.probe import requestable_refusal
-from zkconsumer.testing import EmbeddedZooKeeper, KafkaBroker, shared_kafka_home
+from zkconsumer.testing import EmbeddedZooKeeper, KafkaBroker
 from zkconsumer.testing.original import run_tool
 from zkconsumer.testing.servers import broker_from_env
 from zkconsumer.zk import paths
@@ -32,28 +38,18 @@ VERSIONS = {"0.10.2": "0.10.2.2", "2.4.1": "2.4.1"}
 JOIN_GROUP_RANGE = {"0.10.2": (0, 1), "2.4.1": (0, 6)}
 
 
-def _home(short: str) -> Path:
-    home = shared_kafka_home(short)
-    if home is None:
-        pytest.fail(f"no shared/kafka-{short} beside this checkout: the Kafka builds are part of "
-                    "the test environment (see docs/brokers.md)")
-    return home
-
-
 @pytest.fixture(scope="module", params=sorted(VERSIONS))
 def kafka(request: pytest.FixtureRequest) -> Iterator[tuple[str, KafkaBroker]]:
     """Each version on a ZooKeeper of its own: its controller owns /brokers there."""
-    with EmbeddedZooKeeper() as zk, KafkaBroker(zk.connect_string, _home(request.param)) as b:
+    home = required_kafka_home(request.param)
+    with EmbeddedZooKeeper() as zk, KafkaBroker(zk.connect_string, home) as b:
         yield zk.connect_string, b
 
 
 @pytest.fixture
 def zk(kafka: tuple[str, KafkaBroker]) -> Iterator[KazooClient]:
-    client = KazooClient(hosts=kafka[0])
-    client.start(timeout=15)
-    yield client
-    client.stop()
-    client.close()
+    with kazoo_for(kafka[0]) as client:
+        yield client
 
 
 def test_the_broker_registers_itself_and_names_its_version(kafka, zk):
@@ -141,15 +137,15 @@ def test_the_original_offset_checker_reads_what_kafka_storage_committed(kafka, z
         wait_until(lambda: drain.count() >= 13, 60, "13 messages")
         drain.stop()
     assert not zk.exists(paths.offsets(group))  # nothing in ZooKeeper: only Kafka has them
-    checker = run_tool(_home("0.10.2"), "kafka.tools.ConsumerOffsetChecker", "--zookeeper",
-                       zk_connect, "--group", group, "--topic", topic, check=False)
+    checker = run_tool(required_kafka_home("0.10.2"), "kafka.tools.ConsumerOffsetChecker",
+                       "--zookeeper", zk_connect, "--group", group, "--topic", topic, check=False)
     rows = [line.split() for line in checker.stdout.splitlines() if line.startswith(group)]
     assert [(r[2], r[3]) for r in rows] == [("0", "5"), ("1", "8")], checker.stdout
 
 
 def test_broker_spec_kafka_dir_starts_apache_kafka():
     # The spec the tools and the lab take (ZKCONSUMER_BOOTSTRAP=kafka:DIR).
-    home = _home("0.10.2")
+    home = required_kafka_home("0.10.2")
     with EmbeddedZooKeeper() as other, broker_from_env(other.connect_string,
                                                        f"kafka:{home}") as broker:
         assert isinstance(broker, KafkaBroker) and broker.name == "apache-kafka-0.10.2.2"
