@@ -59,3 +59,73 @@ def test_validation_rules_are_the_plans():
     assert ("double_owned_partition_s", "zero") in rules("zk-leader-range", "zombie")
     assert [m for m, _ in rules("zk-range", "storm")] == ["time_to_stable_s", "gave_up",
                                                           "rebalances_given_up"]
+
+
+def _legacy_model(actions, members=3, retries=1):
+    """A small legacy group whose requests are slow (100 ms of client CPU each), so an attempt
+    that reads the group lasts about a second."""
+    import random
+
+    from zkconsumer.sim.calibration import Calibration
+    from zkconsumer.sim.splitbrain_legacy import LegacySplitModel
+    from zkconsumer.spark.splitbrain_rules import Plan, member_name
+
+    cal = Calibration(client_read_cpu_ms=100.0, fetcher_stop_min_ms=0.0,
+                      fetcher_stop_max_ms=0.0, watch_delivery_ms=0.0, zk_connect_ms=0.0)
+    initial = tuple(member_name(i) for i in range(members))
+    pl = Plan("storm", "zk-range", members, initial, tuple(actions))
+    model = LegacySplitModel(pl, 8, cal, 6.0, 1.0, retries, 1, random.Random(0))
+    model.form()
+    return model, model.run(600.0)
+
+
+def test_a_member_leaving_during_its_attempt_deregisters_when_the_attempt_ends():
+    from zkconsumer.spark.splitbrain_rules import Action, Kind
+
+    # m00003 joins at 0: everybody rebalances; m00001 asks to leave at 0.2, mid-attempt.
+    # shutdown takes the rebalance lock: its registration stays until its read is over, so
+    # the others, who listed it, still find it when they read it (no NoNode, nobody gives up)
+    model, out = _legacy_model([Action(0.0, "m00003", Kind.JOIN),
+                                Action(0.2, "m00001", Kind.LEAVE)])
+    assert model.deregistered["m00001"] > 1.0
+    assert out.given_up == 0 and out.conflicts == 0
+    assert sorted(n for n, m in model.members.items() if m.owned) == ["m00000", "m00002",
+                                                                        "m00003"]
+
+
+def test_an_idle_member_leaves_at_once():
+    from zkconsumer.spark.splitbrain_rules import Action, Kind
+
+    model, out = _legacy_model([Action(0.5, "m00001", Kind.LEAVE)])
+    assert model.deregistered["m00001"] == 0.5
+    assert out.given_up == 0
+    assert sorted(n for n, m in model.members.items() if m.owned) == ["m00000", "m00002"]
+
+
+def test_a_validation_plan_fixes_the_cells_and_names_the_unscored_ones(tmp_path):
+    import json
+
+    from zkconsumer.spark.splitbrain_validate import ValidationPlan, unscored
+
+    path = tmp_path / "plan.json"
+    path.write_text(json.dumps({"calibration": "cal.json", "draws": 3, "cells": [
+        ["zk-range", "storm", 200, 1], ["zk-range", "zombie", 100, 2]]}))
+    vplan = ValidationPlan.load(path)
+    assert vplan.draws == 3 and str(vplan.calibration) == "cal.json"
+    row = {"protocol": "zk-range", "scenario": "zombie", "members": "100", "seed": "2"}
+    assert vplan.covers(row) and not vplan.covers({**row, "seed": "1"})
+    run = tmp_path / "real-n200"
+    run.mkdir()
+    (run / "sweep.csv").write_text(
+        "mode,protocol,scenario,members,partitions,seed,applicable,reason\n"
+        "real,zk-range,storm,200,64,1,true,the group did not form within 600 s\n")
+    assert unscored(vplan, [row], [run]) == [
+        {"protocol": "zk-range", "scenario": "storm", "members": 200, "seed": 1,
+         "reason": "the group did not form within 600 s (real-n200)"}]
+    path.write_text('{"cells": [["zk-range", "storm"]]}')
+    try:
+        ValidationPlan.load(path)
+    except ValueError as exc:
+        assert str(path) in str(exc)
+    else:
+        raise AssertionError("a malformed plan was accepted")

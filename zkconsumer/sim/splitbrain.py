@@ -127,7 +127,8 @@ def simulate_cell(key: Any, s: SplitSimSettings, draw: int = 0) -> dict[str, Any
     rate = t.produce_rate / key.partitions
     if key.protocol == "zk-range":
         model = LegacySplitModel(pl, key.partitions, s.calibration, t.session_timeout_ms / 1000,
-                                 t.rebalance_backoff_ms / 1000, retries, hosts, rng)
+                                 t.rebalance_backoff_ms / 1000, retries, hosts, rng,
+                                 messages_per_s=t.produce_rate)
         model.form()
         out = model.run(HORIZON_S)
         row.update(_legacy_metrics(out, pl, key.partitions, s, rate))

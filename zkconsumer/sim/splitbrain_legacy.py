@@ -20,6 +20,11 @@ the split-brain scenarios depend on and nothing else:
   after the attempt listed the group but before the attempt read its registration makes the
   read fail (NoNode), and the attempt fails like a conflicted one, without a conflict;
 * a notification during an attempt is coalesced into one more rebalance afterwards;
+* a clean leave begins when the member's consume loop sees the stop request
+  (:func:`.legacy.leave_stop_s`: the measured wake and shutdown); ``shutdown`` takes the
+  rebalance lock, so a member that is in an attempt then deregisters only when that attempt
+  ends (it reads the whole group, sees it is shutting down and claims nothing): until then its
+  registration stays in everybody's view;
 * a cut-off member hears nothing and is heard by nobody: the server expires its session
   (:mod:`.liveness`: last packet heard, rounded to the tick), which deletes its registration and
   owner znodes; it keeps fetching what it owned until the cut heals, learns its session expired,
@@ -39,6 +44,7 @@ from dataclasses import dataclass, field
 
 from zkconsumer.sim.assignment import range_share
 from zkconsumer.sim.calibration import Calibration
+from zkconsumer.sim.legacy import leave_stop_s
 from zkconsumer.sim.liveness import round_to_next_tick
 from zkconsumer.spark.splitbrain_rules import Kind, Plan, task_of
 
@@ -62,6 +68,7 @@ class Member:
     cut_until: float | None = None
     gone: bool = False
     notice_due: bool = False     # a notification is on its way (later ones coalesce into it)
+    leaving: bool = False        # shutdown waits for the attempt in progress (rebalance lock)
 
 
 @dataclass
@@ -81,8 +88,10 @@ class Outcome:
 
 class LegacySplitModel:
     def __init__(self, plan: Plan, partitions: int, cal: Calibration, session_timeout_s: float,
-                 backoff_s: float, max_retries: int, tasks: int, rng: random.Random) -> None:
+                 backoff_s: float, max_retries: int, tasks: int, rng: random.Random,
+                 messages_per_s: float = 0.0) -> None:
         self.plan = plan
+        self.messages_per_s = messages_per_s
         self.partitions = partitions
         self.cal = cal
         self.session_s = session_timeout_s
@@ -199,13 +208,9 @@ class LegacySplitModel:
                 self.start(m)
             self.at(self.now + self.cal.zk_connect_ms / 1000.0 + m.delay_s, register)
         elif kind is Kind.LEAVE:
-            # shutdown closes the session: every ephemeral owner znode it holds goes with it,
-            # also the ones an attempt in progress had just created
-            self.stop_fetching(m)
-            self.drop_owners(m)
-            m.gone = True
-            self.deregister(m)
-            self.notify_all(name)
+            stop_s = leave_stop_s(self.rng, self.cal, len(m.owned), self.partitions,
+                                  self.messages_per_s, self.fetcher_stop_s(m), 1.0)
+            self.at(self.now + stop_s, lambda: self.shutdown(m))
         elif kind is Kind.CUT:
             heal = next(a.at_s for a in self.plan.actions
                         if a.member == name and a.kind is Kind.HEAL)
@@ -216,6 +221,23 @@ class LegacySplitModel:
             self.at(self.now + expiry, lambda: self.expire(m))
         elif kind is Kind.HEAL:
             self.at(self.now + RECONNECT_S, lambda: self.rejoin(m))
+
+    def fetcher_stop_s(self, m: Member) -> float:
+        if not m.fetching:
+            return 0.0
+        return self.rng.uniform(self.cal.fetcher_stop_min_ms, self.cal.fetcher_stop_max_ms) / 1000.0
+
+    def shutdown(self, m: Member) -> None:
+        """``shutdown``: wait for the attempt in progress (the rebalance lock), then stop the
+        fetchers and delete owner znodes and registration; everybody is notified."""
+        if m.busy:
+            m.leaving = True
+            return
+        self.stop_fetching(m)
+        self.drop_owners(m)
+        m.gone = True
+        self.deregister(m)
+        self.notify_all(m.name)
 
     def expire(self, m: Member) -> None:
         """The server drops the cut-off member's session: registration and owners go."""
@@ -247,12 +269,15 @@ class LegacySplitModel:
         self.attempt(m)
 
     def attempt(self, m: Member) -> None:
+        if m.leaving:                # its shutdown interrupted the backoff
+            m.busy = False
+            self.shutdown(m)
+            return
         m.attempts += 1
         self.out.attempts[m.name] = self.out.attempts.get(m.name, 0) + 1
         self.out.last_coordination = max(self.out.last_coordination, self.now)
         self.busy(m, +1)
-        stop_s = self.rng.uniform(self.cal.fetcher_stop_min_ms,
-                                  self.cal.fetcher_stop_max_ms) / 1000.0 if m.fetching else 0.0
+        stop_s = self.fetcher_stop_s(m)
 
         def released() -> None:
             self.stop_fetching(m)
@@ -271,9 +296,8 @@ class LegacySplitModel:
 
         def read_done(started: float, per_read: float, size: int, ranks: dict[str, int]
                       ) -> None:
-            if m.gone:               # it left meanwhile: its shutdown ended the attempt
-                self.busy(m, -1)
-                m.busy = False
+            if m.leaving:            # shutting down: the attempt claims nothing, then it leaves
+                end_for_leave()
                 return
             # a registration deleted before this attempt came to read it: NoNode, attempt fails
             if any(started <= t < started + (ranks[n] + 1) * per_read
@@ -296,6 +320,11 @@ class LegacySplitModel:
                 created.append(p)
             self.at(t, lambda: succeeded(created))
 
+        def end_for_leave() -> None:
+            self.busy(m, -1)
+            m.busy = False
+            self.shutdown(m)
+
         def conflict(created: list[int], counted: bool) -> None:
             """A failed attempt: an owner conflict (rolled back) or a failed read."""
             if counted:
@@ -306,7 +335,10 @@ class LegacySplitModel:
                     del self.owner[p]
             self.busy(m, -1)
             self.out.last_coordination = max(self.out.last_coordination, self.now)
-            if m.attempts >= self.max_retries:
+            if m.leaving:
+                m.busy = False
+                self.shutdown(m)
+            elif m.attempts >= self.max_retries:
                 give_up()
             else:
                 self.at(self.now + self.backoff_s, lambda: self.attempt(m))
@@ -323,7 +355,11 @@ class LegacySplitModel:
                 self.start(m)
 
         def succeeded(created: list[int]) -> None:
-            if m.gone or not m.registered:   # left or expired meanwhile: nothing is owned
+            if m.leaving:            # its claims stand until shutdown deletes them
+                m.owned = set(created)
+                end_for_leave()
+                return
+            if not m.registered:     # expired meanwhile: nothing is owned
                 for p in created:
                     if self.owner.get(p) == m.name:
                         del self.owner[p]

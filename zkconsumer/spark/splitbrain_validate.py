@@ -6,7 +6,13 @@ plan: same seed, N, P, protocol, settings, the real run's two client processes) 
 ``draws`` draws of its own randomness, and each metric's median is compared.
 
     python -m zkconsumer.spark.splitbrain_validate --real DIR [--real DIR ...] \
-        [--fix results/splitbrain/fix-leader-watch] --out DIR
+        [--fix results/splitbrain/fix-leader-watch] [--plan PLAN.json] [--calibration FILE] \
+        --out DIR
+
+A ``--plan`` file (JSON: ``calibration``, ``draws`` and ``cells``, each ``[protocol, scenario,
+N, seed]``) fixes in advance which cells are scored and with which calibration: rows of other
+cells are left out, and the plan's cells without a scored row are written to
+``unscored.csv`` with the reason their run recorded (a failed run) or "not run".
 
 A row measured without a fix of its protocol (``--fix``: the folder written by
 ``python -m zkconsumer.results.ancestry``) judges a defect, not the model, and is left out. When
@@ -29,6 +35,7 @@ from typing import Any
 
 from zkconsumer.lab.spec import Timing
 from zkconsumer.results.ancestry import Fix, read_fix
+from zkconsumer.sim.calibration import Calibration
 from zkconsumer.sim.splitbrain import SplitSimSettings, simulate_cell
 from zkconsumer.spark.splitbrain_real import SplitCellKey
 from zkconsumer.spark.splitbrain_rules import ScenarioParams
@@ -127,8 +134,50 @@ def load_rows(dirs: Sequence[Path], fix: Fix | None = None) -> list[dict[str, An
     return [row for _, row in (latest[k] for k in sorted(latest))]
 
 
-def validate(rows: Sequence[dict[str, Any]], draws: int = 5) -> list[MetricCheck]:
+@dataclass(frozen=True)
+class ValidationPlan:
+    """The cells to score, the calibration and the draws, fixed before the real runs."""
+
+    cells: tuple[tuple[str, str, int, int], ...]
+    calibration: Path | None = None
+    draws: int = 5
+
+    @classmethod
+    def load(cls, path: Path) -> ValidationPlan:
+        try:
+            data = json.loads(path.read_text())
+            cells = tuple((str(p), str(sc), int(n), int(seed)) for p, sc, n, seed
+                          in data["cells"])
+            cal = data.get("calibration")
+            return cls(cells, Path(cal) if cal else None, int(data.get("draws", 5)))
+        except (OSError, ValueError, KeyError, TypeError) as exc:
+            raise ValueError(f"validation plan {path}: {exc}") from exc
+
+    def covers(self, row: dict[str, Any]) -> bool:
+        return (row["protocol"], row["scenario"], int(row["members"]),
+                int(row["seed"])) in self.cells
+
+
+def unscored(plan: ValidationPlan, scored: Sequence[dict[str, Any]],
+             dirs: Sequence[Path]) -> list[dict[str, Any]]:
+    """The plan's cells without a scored row, each with its failed run's reason or "not run"."""
+    done = {(r["protocol"], r["scenario"], int(r["members"]), int(r["seed"])) for r in scored}
+    failed: dict[tuple[str, str, int, int], str] = {}
+    for d in dirs:
+        with open(d / "sweep.csv", newline="") as fh:
+            for r in csv.DictReader(fh):
+                if r["mode"] == "real" and r["applicable"] == "true" and r["reason"]:
+                    key = (r["protocol"], r["scenario"], int(r["members"]), int(r["seed"]))
+                    failed[key] = f"{r['reason']} ({d.name})"
+    return [{"protocol": p, "scenario": sc, "members": n, "seed": seed,
+             "reason": failed.get((p, sc, n, seed), "not run")}
+            for p, sc, n, seed in plan.cells if (p, sc, n, seed) not in done]
+
+
+def validate(rows: Sequence[dict[str, Any]], draws: int = 5,
+             calibration: Calibration | None = None) -> list[MetricCheck]:
     checks = []
+    cal = calibration if calibration is not None else Calibration()
     for r in rows:
         key = SplitCellKey(r["protocol"], r["scenario"], int(r["members"]),
                            int(r["partitions"]), int(r["seed"]))
@@ -140,7 +189,8 @@ def validate(rows: Sequence[dict[str, Any]], draws: int = 5) -> list[MetricCheck
             cut_factor=(_num(r["cut_s"]) or 12.0) * 1000.0 / timing.session_timeout_ms,
             delay_ms_max=_num(r["delay_ms_max"]) or ScenarioParams.delay_ms_max,
             max_retries=int(r["rebalance_max_retries"]) if r["scenario"] == "storm" else 1)
-        settings = SplitSimSettings(timing=timing, params=params, tasks=int(r["tasks"] or 2))
+        settings = SplitSimSettings(calibration=cal, timing=timing, params=params,
+                                    tasks=int(r["tasks"] or 2))
         sims = [simulate_cell(key, settings, draw) for draw in range(draws)]
         for metric, rule in rules(key.protocol, key.scenario):
             if metric == "gave_up":
@@ -194,6 +244,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     p.add_argument("--fix", type=Path, default=None,
                    help="leave out rows measured before this fix (python -m "
                         "zkconsumer.results.ancestry output)")
+    p.add_argument("--plan", type=Path, default=None,
+                   help="JSON plan fixing the cells, calibration and draws (see above)")
+    p.add_argument("--calibration", type=Path, default=None,
+                   help="calibration file (default: the plan's, else built in)")
     args = p.parse_args(argv)
     missing = [str(d) for d in args.real if not (d / "sweep.csv").is_file()]
     if missing:
@@ -204,14 +258,34 @@ def main(argv: Sequence[str] | None = None) -> int:
 
     prov = capture(" ".join(["python", "-m", "zkconsumer.spark.splitbrain_validate",
                              *(f"--real {d}" for d in args.real),
-                             *([f"--fix {args.fix}"] if args.fix else []), f"--out {args.out}"]))
+                             *([f"--fix {args.fix}"] if args.fix else []),
+                             *([f"--plan {args.plan}"] if args.plan else []),
+                             *([f"--calibration {args.calibration}"] if args.calibration
+                               else []), f"--out {args.out}"]))
     if args.fix is not None and not (args.fix / "runs.csv").is_file():
         print(f"splitbrain_validate: error: --fix {args.fix} has no runs.csv", file=sys.stderr)
         return 2
     fix = read_fix(args.fix) if args.fix is not None else None
-    checks = validate(load_rows(args.real, fix), args.draws)
+    try:
+        vplan = ValidationPlan.load(args.plan) if args.plan is not None else None
+        cal_path = args.calibration or (vplan.calibration if vplan else None)
+        cal = Calibration.load(cal_path) if cal_path is not None else None
+    except (OSError, ValueError) as exc:
+        print(f"splitbrain_validate: error: {exc}", file=sys.stderr)
+        return 2
+    rows = load_rows(args.real, fix)
+    draws = args.draws
+    if vplan is not None:
+        rows = [r for r in rows if vplan.covers(r)]
+        draws = vplan.draws
+    checks = validate(rows, draws, cal)
     args.out.mkdir(parents=True, exist_ok=True)
     write_csv(checks, args.out / "checks.csv")
+    if vplan is not None:
+        with open(args.out / "unscored.csv", "w", newline="") as fh:
+            w = csv.DictWriter(fh, ["protocol", "scenario", "members", "seed", "reason"])
+            w.writeheader()
+            w.writerows(unscored(vplan, rows, args.real))
     text = markdown(checks)
     (args.out / "validation.md").write_text(text)
     write_provenance(args.out, prov)
