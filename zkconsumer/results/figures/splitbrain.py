@@ -2,6 +2,8 @@
 
 - ``splitbrain-real``: the real runs (every ``real-*/sweep.csv``), one line per run;
 - ``splitbrain-validation``: the simulator against those runs (``validation/checks.csv``);
+- ``splitbrain-validation-3``: the changed simulator against new held-out runs
+  (``validation-3/checks.csv``, ``validation-3/unscored.csv``);
 - ``splitbrain-giveup``: simulated probability that some member gives up in a storm, vs N and
   ``rebalance.max.retries`` (``sim-storm-r*/``), with a plot;
 - ``splitbrain-zombie``: simulated double-owned partition-seconds vs N and the cut-off fraction
@@ -123,7 +125,29 @@ def _meta_date(ctx: Context, run: str) -> str:
 
 @figure("splitbrain-validation", source="results/splitbrain/validation")
 def validation(ctx: Context) -> str:
+    """The first scoring (validation-plan.md), its plan's cells listed here."""
     folder = ctx.results / AREA / "validation"
+    return _validation_block(folder, lambda cells: _unscored(ctx, cells))
+
+
+@figure("splitbrain-validation-3", source="results/splitbrain/validation-3")
+def validation_3(ctx: Context) -> str:
+    """The scoring of validation-plan-3.json's new runs; its unscored cells come with it."""
+    folder = ctx.results / AREA / "validation-3"
+
+    def missing(_: set[tuple[str, ...]]) -> list[str]:
+        path = folder / "unscored.csv"
+        with open(path, newline="") as fh:
+            rows = list(csv.DictReader(fh))
+        if not rows:
+            return ["Every cell of the plan is scored."]
+        return ["Cells of the plan without a score:", "",
+                *(f"- {r['protocol']} {r['scenario']} N = {r['members']} seed {r['seed']}: "
+                  f"{r['reason']}" for r in rows)]
+    return _validation_block(folder, missing)
+
+
+def _validation_block(folder: Path, unscored: Any) -> str:
     path = folder / "checks.csv"
     if not path.is_file():
         return "No validation committed yet."
@@ -139,15 +163,15 @@ def validation(ctx: Context) -> str:
              "within the tolerances fixed in advance. Of them, the legacy (`zk-range`) cells, "
              "the only ones whose metrics the model computes from timing rather than from a "
              f"protocol's guarantee: **{sum(legacy.values())} of {len(legacy)}**.", "",
-             "| protocol | scenario | N | metric | real | sim (median of 5 draws) | rule | ok | "
-             "run |", "|---|---|---|---|---|---|---|---|---|"]
+             "| protocol | scenario | N | seed | metric | real | sim (median of 5 draws) | "
+             "rule | ok | run |", "|---|---|---|---|---|---|---|---|---|---|"]
     for c in sorted(checks, key=lambda c: (c["scenario"], c["protocol"], int(c["members"]),
-                                           c["metric"])):
-        lines.append(f"| {c['protocol']} | {c['scenario']} | {c['members']} | {c['metric']} | "
-                     f"{_f(_num(c['real']), 2)} | {_f(_num(c['sim']), 2)} | {c['rule']} | "
-                     f"{'yes' if c['ok'] == 'True' else '**no**'} | "
+                                           int(c["seed"]), c["metric"])):
+        lines.append(f"| {c['protocol']} | {c['scenario']} | {c['members']} | {c['seed']} | "
+                     f"{c['metric']} | {_f(_num(c['real']), 2)} | {_f(_num(c['sim']), 2)} | "
+                     f"{c['rule']} | {'yes' if c['ok'] == 'True' else '**no**'} | "
                      f"{'`' + c['run'] + '`' if c.get('run') else '—'} |")
-    return "\n".join(lines + ["", *_unscored(ctx, set(cells)), "", *_provenance([folder])])
+    return "\n".join(lines + ["", *unscored(set(cells)), "", *_provenance([folder])])
 
 
 # The cells results/splitbrain/validation-plan.md names (scenario, N, protocols), seed 1.
