@@ -7,7 +7,14 @@ import pytest
 
 from zkconsumer.sim import PROTOCOLS, SimConfig, simulate
 from zkconsumer.sim.registry import MODELS
-from zkconsumer.spark.control import TaskStatus, drained, group_idle, group_stable
+from zkconsumer.spark.control import (
+    FORMED,
+    TaskStatus,
+    drained,
+    formation_state,
+    group_idle,
+    group_stable,
+)
 from zkconsumer.spark.grid import cells, parse_ints
 from zkconsumer.spark.tables import TABLE_COLUMNS, to_record
 from zkconsumer.spark.validate import Check
@@ -63,6 +70,20 @@ def test_the_group_is_stable_only_when_all_tasks_together_own_each_partition_onc
                             5.0)  # not quiet yet
     assert not group_stable([a, _status(1, [0, 1, 0, 1], at=4.0)], 2, 4, 10.0, 3.0, 5.0)
     assert not group_stable([a, _status(1, [0, 1, 0, 1], idle=1)], 2, 4, 10.0, 3.0, 5.0)
+
+
+def test_a_group_forms_only_with_every_initial_member_alive():
+    a, b = _status(0, [1, 0, 1, 0], live=3), _status(1, [0, 1, 0, 1], live=3)
+    assert formation_state([a, b], 2, 6, since=5.0, stable=True, max_retries=1) == FORMED
+    assert formation_state([a, b], 2, 6, since=5.0, stable=False, max_retries=1) is None
+    # two members gave up their first rebalance and exited: not a group of 6, whatever else
+    short = _status(1, [0, 1, 0, 1], live=1)
+    assert formation_state([a, short], 2, 6, since=5.0, stable=True, max_retries=1) == (
+        "the group did not form: 2 of 6 initial members exited before it was stable "
+        "(rebalance.max.retries = 1)")
+    # a status from before the formation began says nothing yet
+    assert formation_state([a, _status(1, [0, 1, 0, 1], live=1, at=4.0)], 2, 6, since=5.0,
+                           stable=False, max_retries=1) is None
 
 
 def test_idleness_is_counted_from_the_start_of_the_observation():

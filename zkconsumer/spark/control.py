@@ -74,6 +74,23 @@ def group_stable(statuses: Sequence[TaskStatus], tasks: int, partitions: int, no
     return now - last >= quiet_s
 
 
+FORMED = "formed"
+
+
+def formation_state(statuses: Sequence[TaskStatus], tasks: int, expected: int, since: float,
+                    stable: bool, max_retries: int) -> str | None:
+    """``FORMED`` when the group is stable with all ``expected`` initial members alive; the
+    reason when some of them are gone (a member whose first rebalance gave up exits, and a run
+    with fewer members than its N would be mislabelled); None while forming. Statuses must be
+    fresh (after ``since``): each counts its task's members alive when it was computed."""
+    if len(statuses) >= tasks and all(s.at >= since for s in statuses):
+        alive = sum(s.live for s in statuses)
+        if alive < expected:
+            return (f"the group did not form: {expected - alive} of {expected} initial members "
+                    f"exited before it was stable (rebalance.max.retries = {max_retries})")
+    return FORMED if stable else None
+
+
 def group_idle(statuses: Sequence[TaskStatus], tasks: int, now: float, idle_s: float,
                fresh_after: float) -> bool:
     """Every task reported after ``fresh_after`` and nothing changed anywhere for ``idle_s``,

@@ -26,11 +26,13 @@ from zkconsumer.lab.intervals import build_intervals, fetchers_at
 from zkconsumer.lab.records import Timeline
 from zkconsumer.lab.spec import Timing
 from zkconsumer.spark.control import (
+    FORMED,
     STATUS_INTERVAL_S,
     RunDirectory,
     StatusPublisher,
     TaskStatus,
     drained,
+    formation_state,
     wait_for,
 )
 
@@ -94,7 +96,7 @@ class _Publisher(StatusPublisher):
             records = self.group.records
             intervals = build_intervals(records, now + 3600.0, Timeline.FETCHING)
             who = fetchers_at(intervals, self.partitions, now)
-            live = self.group.members
+            live = [m for m in self.group.members if self.group.handles[m].alive()]
             fetching = set().union(*who) if who else set()
             top = records.highest_delivered()
             last = max((e.ts for e in records.timeline), default=0.0)
@@ -160,10 +162,20 @@ def _coordinate(cell: RealCell, group: LabGroup, run: RunDirectory,
         return run.stable_now(cell.tasks, cell.partitions, t.quiet_s, since)
 
     began = time.time()
-    formed = wait_for(lambda: stable(began), t.formation_deadline_s)
-    if formed is None:
-        run.put("done", {"event_ts": None, "settled_ts": None,
-                         "error": f"the group did not form within {t.formation_deadline_s:.0f} s"})
+    formed_at = 0.0
+
+    def formed() -> str | None:
+        nonlocal formed_at
+        at = stable(began)
+        state = formation_state(run.statuses(), cell.tasks, cell.members, began,
+                                at is not None, t.rebalance_max_retries)
+        formed_at = at or formed_at
+        return state
+
+    state = wait_for(formed, t.formation_deadline_s)
+    if state != FORMED:
+        run.put("done", {"event_ts": None, "settled_ts": None, "error": state or
+                         f"the group did not form within {t.formation_deadline_s:.0f} s"})
         run.put("stop", {"drained": False})
         return
     with publisher.lock:
@@ -171,7 +183,7 @@ def _coordinate(cell: RealCell, group: LabGroup, run: RunDirectory,
     run.put("event", {"ts": event_ts})
     settled = wait_for(lambda: stable(event_ts + STATUS_INTERVAL_S), t.event_deadline_s)
     run.put("done", {"event_ts": event_ts, "settled_ts": settled,
-                     "formed_s": round(formed - began, 3)})
+                     "formed_s": round(formed_at - began, 3)})
     produced = wait_for(lambda: run.get("produced"), 60.0)
     last = (produced or {}).get("last", {})
     ok = wait_for(lambda: drained(run.statuses(), last), t.drain_deadline_s)

@@ -30,11 +30,13 @@ from zkconsumer.lab.records import Coord, Timeline
 from zkconsumer.lab.spec import Timing
 from zkconsumer.lab.splitbrain.proxies import MemberProxies, ProxiedGroup
 from zkconsumer.spark.control import (
+    FORMED,
     STATUS_INTERVAL_S,
     RunDirectory,
     StatusPublisher,
     TaskStatus,
     drained,
+    formation_state,
     group_idle,
     group_stable,
     wait_for,
@@ -279,10 +281,15 @@ def _coordinate(cell: SplitCell, group: ProxiedGroup, run: RunDirectory,
         return None
 
     began = time.time()
-    if wait_for(lambda: stable(began), t.formation_deadline_s) is None:
+    formed = wait_for(lambda: formation_state(run.statuses(), cell.tasks,
+                                              len(cell.plan.initial), began,
+                                              stable(began) is not None,
+                                              t.rebalance_max_retries),
+                      t.formation_deadline_s)
+    if formed is None or formed != FORMED:
+        error = formed or f"the group did not form within {t.formation_deadline_s:.0f} s"
         run.put("event", {"ts": None})
-        run.put("done", {"error": f"the group did not form within "
-                                  f"{t.formation_deadline_s:.0f} s"})
+        run.put("done", {"error": error})
         run.put("stop", {"drained": False})
         return
     event_ts = time.time() + LEAD_S
