@@ -35,6 +35,7 @@ from typing import Any
 
 from zkconsumer.lab.spec import Timing
 from zkconsumer.results.ancestry import Fix, read_fix
+from zkconsumer.results.exclusions import sweep_rows
 from zkconsumer.sim.calibration import Calibration
 from zkconsumer.sim.splitbrain import SplitSimSettings, simulate_cell
 from zkconsumer.spark.splitbrain_real import SplitCellKey
@@ -122,15 +123,14 @@ def load_rows(dirs: Sequence[Path], fix: Fix | None = None) -> list[dict[str, An
     for d in dirs:
         date = str(json.loads((d / "meta.json").read_text()).get("date", "")) \
             if (d / "meta.json").is_file() else ""
-        with open(d / "sweep.csv", newline="") as fh:
-            for r in csv.DictReader(fh):
-                if r["mode"] != "real" or r["applicable"] != "true" or r["reason"]:
-                    continue
-                if fix is not None and fix.predates(d.name, r["protocol"]):
-                    continue
-                key = (r["protocol"], r["scenario"], r["members"], r["partitions"], r["seed"])
-                if key not in latest or latest[key][0] < date:
-                    latest[key] = (date, {**r, "run": d.name})
+        for r in sweep_rows(d):
+            if r["mode"] != "real" or r["applicable"] != "true" or r["reason"]:
+                continue
+            if fix is not None and fix.predates(d.name, r["protocol"]):
+                continue
+            key = (r["protocol"], r["scenario"], r["members"], r["partitions"], r["seed"])
+            if key not in latest or latest[key][0] < date:
+                latest[key] = (date, {**r, "run": d.name})
     return [row for _, row in (latest[k] for k in sorted(latest))]
 
 
@@ -164,11 +164,11 @@ def unscored(plan: ValidationPlan, scored: Sequence[dict[str, Any]],
     done = {(r["protocol"], r["scenario"], int(r["members"]), int(r["seed"])) for r in scored}
     failed: dict[tuple[str, str, int, int], str] = {}
     for d in dirs:
-        with open(d / "sweep.csv", newline="") as fh:
-            for r in csv.DictReader(fh):
-                if r["mode"] == "real" and r["applicable"] == "true" and r["reason"]:
-                    key = (r["protocol"], r["scenario"], int(r["members"]), int(r["seed"]))
-                    failed[key] = f"{r['reason']} ({d.name})"
+        for r in sweep_rows(d):
+            if r["mode"] == "real" and r["applicable"] == "true" and r["reason"]:
+                key = (r["protocol"], r["scenario"], int(r["members"]), int(r["seed"]))
+                why = f"{r['reason']} ({d.name})"
+                failed[key] = f"{failed[key]}; {why}" if key in failed else why
     return [{"protocol": p, "scenario": sc, "members": n, "seed": seed,
              "reason": failed.get((p, sc, n, seed), "not run")}
             for p, sc, n, seed in plan.cells if (p, sc, n, seed) not in done]
@@ -209,15 +209,17 @@ def _f(v: float | None) -> str:
     return "—" if v is None else f"{v:,.2f}"
 
 
-def markdown(checks: Sequence[MetricCheck]) -> str:
+def markdown(checks: Sequence[MetricCheck], plan: str = "results/splitbrain/validation-plan.md",
+             draws: int = 5) -> str:
     cells: dict[tuple[str, str, int, int], bool] = {}
     for c in checks:
         key = (c.protocol, c.scenario, c.members, c.seed)
         cells[key] = cells.get(key, True) and c.ok
     lines = [f"{sum(cells.values())} of {len(cells)} cells and {sum(c.ok for c in checks)} of "
              f"{len(checks)} metric checks within the tolerances fixed in advance "
-             "(`results/splitbrain/validation-plan.md`).", "",
-             "| protocol | scenario | N | seed | metric | real | sim (median of 5) | rule | ok |",
+             f"(`{plan}`).", "",
+             f"| protocol | scenario | N | seed | metric | real | sim (median of {draws}) | rule "
+             "| ok |",
              "|---|---|---|---|---|---|---|---|---|"]
     for c in sorted(checks, key=lambda c: (c.scenario, c.protocol, c.members, c.seed, c.metric)):
         lines.append(f"| {c.protocol} | {c.scenario} | {c.members} | {c.seed} | {c.metric} | "
@@ -286,7 +288,8 @@ def main(argv: Sequence[str] | None = None) -> int:
             w = csv.DictWriter(fh, ["protocol", "scenario", "members", "seed", "reason"])
             w.writeheader()
             w.writerows(unscored(vplan, rows, args.real))
-    text = markdown(checks)
+    text = markdown(checks, str(args.plan) if args.plan else
+                    "results/splitbrain/validation-plan.md", draws)
     (args.out / "validation.md").write_text(text)
     write_provenance(args.out, prov)
     print(text)

@@ -22,6 +22,7 @@ from pathlib import Path
 from typing import Any
 
 from zkconsumer.results.ancestry import Fix, read_fix
+from zkconsumer.results.exclusions import sweep_rows
 from zkconsumer.results.plotting import pyplot, save_svg
 from zkconsumer.results.provenance import read_provenance, short_revision
 from zkconsumer.results.registry import Context, figure
@@ -35,11 +36,7 @@ PRE_FIX_MARK = "†"
 
 
 def _rows(folder: Path) -> list[dict[str, str]]:
-    path = folder / "sweep.csv"
-    if not path.is_file():
-        return []
-    with open(path, newline="") as fh:
-        return list(csv.DictReader(fh))
+    return sweep_rows(folder)
 
 
 def _meta(folder: Path) -> dict[str, Any]:
@@ -88,12 +85,13 @@ def real_runs(ctx: Context) -> str:
              "delivered twice | offsets back | zombies stopped s | conflicts | rollbacks | "
              "max attempts | stale decisions | given up (members) | unowned part·s | "
              "stable s | verify | repaired | lost | revision |", "|" + "---|" * 21]
-    na: dict[tuple[str, str, str], str] = {}
+    na: dict[tuple[str, str, str, str], str] = {}
     pre = []
     for run, r in sorted(rows, key=lambda x: (x[1]["scenario"], x[1]["protocol"],
                                               int(x[1]["members"]), _meta_date(ctx, x[0]))):
         if r["applicable"] != "true" or r["reason"]:
-            na[(r["protocol"], r["scenario"], r["members"])] = f"{r['reason']} (`{run}`)"
+            na[(r["protocol"], r["scenario"], r["members"], r["seed"])] = \
+                f"{r['reason']} (`{run}`)"
             continue
         rev = revision[run]
         if fix is not None and fix.predates(run, r["protocol"]):
@@ -113,7 +111,8 @@ def real_runs(ctx: Context) -> str:
         lines += _fix_note(fix, pre)
     if na:
         lines += ["", "Not applicable or failed:", ""]
-        lines += [f"- {p} / {s} / N = {n}: {why}" for (p, s, n), why in sorted(na.items())]
+        lines += [f"- {p} / {s} / N = {n} / seed {seed}: {why}"
+                  for (p, s, n, seed), why in sorted(na.items())]
     lines += ["", "Runs (raw data, command, revision, machine and load in each folder's "
                   "`meta.json`):", "", *_provenance(folders)]
     return "\n".join(lines)
