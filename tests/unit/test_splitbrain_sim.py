@@ -129,3 +129,38 @@ def test_a_validation_plan_fixes_the_cells_and_names_the_unscored_ones(tmp_path)
         assert str(path) in str(exc)
     else:
         raise AssertionError("a malformed plan was accepted")
+
+
+def test_a_pooled_give_up_check_is_a_binomial_range_over_the_runs():
+    from zkconsumer.spark.splitbrain_validate import binomial_range, pooled_checks
+
+    assert binomial_range(5, 0.0) == (0, 0)
+    assert binomial_range(5, 1.0) == (5, 5)
+    assert binomial_range(5, 0.2) == (0, 3)
+    # 5 runs at N = 10, the model giving up in 1 draw of 5 for each seed: p = 0.2
+    runs = [(f"r{i}", i < 2, [True, False, False, False, False]) for i in range(5)]
+    (ok,) = pooled_checks({("zk-range", "storm", 10): runs})
+    assert (ok.seed, ok.real, ok.sim, ok.ok, ok.rule) == (None, 2, 1.0, True,
+                                                         "binomial95-of-5")
+    never = [(f"r{i}", i == 0, [False] * 5) for i in range(5)]   # p = 0, yet a run gave up
+    (bad,) = pooled_checks({("zk-range", "storm", 100): never})
+    assert bad.real == 1 and bad.sim == 0.0 and not bad.ok
+
+
+def test_a_plan_may_replace_a_pairs_rules_but_not_with_an_unknown_rule(tmp_path):
+    import json
+
+    import pytest
+
+    from zkconsumer.spark.splitbrain_validate import ValidationPlan
+
+    path = tmp_path / "plan.json"
+    path.write_text(json.dumps({"cells": [["zk-range", "storm", 10, 1]],
+                                "rules": {"zk-range/storm": [["time_to_stable_s", "rel50"]]},
+                                "pooled": ["zk-range/storm"]}))
+    vplan = ValidationPlan.load(path)
+    assert vplan.rules == {"zk-range/storm": (("time_to_stable_s", "rel50"),)}
+    assert vplan.pooled == ("zk-range/storm",)
+    path.write_text(json.dumps({"cells": [], "rules": {"zk-range/storm": [["x", "rel5"]]}}))
+    with pytest.raises(ValueError, match="rel5"):
+        ValidationPlan.load(path)

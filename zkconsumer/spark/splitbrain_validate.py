@@ -27,9 +27,10 @@ import argparse
 import csv
 import json
 import logging
+import math
 import sys
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -53,7 +54,7 @@ class MetricCheck:
     protocol: str
     scenario: str
     members: int
-    seed: int
+    seed: int | None             # None: a check pooled over the cell's seeds
     metric: str
     real: float | None
     sim: float | None
@@ -136,11 +137,19 @@ def load_rows(dirs: Sequence[Path], fix: Fix | None = None) -> list[dict[str, An
 
 @dataclass(frozen=True)
 class ValidationPlan:
-    """The cells to score, the calibration and the draws, fixed before the real runs."""
+    """The cells to score, the calibration and the draws, fixed before the real runs.
+
+    ``rules`` replaces the built-in per-row rules of a ``protocol/scenario`` (a list of
+    ``[metric, rule]``); ``pooled`` names the ``protocol/scenario`` pairs whose "some member
+    gave up" is judged over all seeds of an N at once (:func:`pooled_checks`), an outcome
+    the model gives as a probability.
+    """
 
     cells: tuple[tuple[str, str, int, int], ...]
     calibration: Path | None = None
     draws: int = 5
+    rules: dict[str, tuple[tuple[str, str], ...]] = field(default_factory=dict)
+    pooled: tuple[str, ...] = ()
 
     @classmethod
     def load(cls, path: Path) -> ValidationPlan:
@@ -149,7 +158,13 @@ class ValidationPlan:
             cells = tuple((str(p), str(sc), int(n), int(seed)) for p, sc, n, seed
                           in data["cells"])
             cal = data.get("calibration")
-            return cls(cells, Path(cal) if cal else None, int(data.get("draws", 5)))
+            rules_ = {str(k): tuple((str(m), str(r)) for m, r in v)
+                      for k, v in data.get("rules", {}).items()}
+            for pairs in rules_.values():
+                for _, rule in pairs:
+                    judge(rule, 0.0, 0.0)          # an unknown rule is an error now
+            return cls(cells, Path(cal) if cal else None, int(data.get("draws", 5)),
+                       rules_, tuple(str(x) for x in data.get("pooled", ())))
         except (OSError, ValueError, KeyError, TypeError) as exc:
             raise ValueError(f"validation plan {path}: {exc}") from exc
 
@@ -174,10 +189,40 @@ def unscored(plan: ValidationPlan, scored: Sequence[dict[str, Any]],
             for p, sc, n, seed in plan.cells if (p, sc, n, seed) not in done]
 
 
+def binomial_range(runs: int, p: float, mass: float = 0.95) -> tuple[int, int]:
+    """The central ``mass`` of Binomial(runs, p): the smallest and largest counts whose tails
+    are each at least (1 - mass) / 2 likely."""
+    pmf = [math.comb(runs, k) * p ** k * (1 - p) ** (runs - k) for k in range(runs + 1)]
+    tail = (1 - mass) / 2
+    lo = next(k for k in range(runs + 1) if sum(pmf[:k + 1]) > tail)
+    hi = next(k for k in range(runs, -1, -1) if sum(pmf[k:]) > tail)
+    return lo, hi
+
+
+def pooled_checks(outcomes: dict[tuple[str, str, int], list[tuple[str, bool, list[bool]]]]
+                  ) -> list[MetricCheck]:
+    """Per (protocol, scenario, N): how many real runs had some member give up, against the
+    model's probability (the mean over those runs' seeds and draws): it passes when the count
+    lies in the central 95 % of Binomial(runs, p)."""
+    checks = []
+    for (protocol, scenario, n), runs in sorted(outcomes.items()):
+        real = sum(gave for _, gave, _ in runs)
+        draws = [d for _, _, ds in runs for d in ds]
+        p = sum(draws) / len(draws) if draws else 0.0
+        lo, hi = binomial_range(len(runs), p)
+        checks.append(MetricCheck(protocol, scenario, n, None, "runs_with_give_up", real,
+                                  round(p * len(runs), 2), lo <= real <= hi,
+                                  f"binomial95-of-{len(runs)}",
+                                  ",".join(sorted({run for run, _, _ in runs}))))
+    return checks
+
+
 def validate(rows: Sequence[dict[str, Any]], draws: int = 5,
-             calibration: Calibration | None = None) -> list[MetricCheck]:
+             calibration: Calibration | None = None,
+             plan: ValidationPlan | None = None) -> list[MetricCheck]:
     checks = []
     cal = calibration if calibration is not None else Calibration()
+    pooled: dict[tuple[str, str, int], list[tuple[str, bool, list[bool]]]] = {}
     for r in rows:
         key = SplitCellKey(r["protocol"], r["scenario"], int(r["members"]),
                            int(r["partitions"]), int(r["seed"]))
@@ -192,7 +237,14 @@ def validate(rows: Sequence[dict[str, Any]], draws: int = 5,
         settings = SplitSimSettings(calibration=cal, timing=timing, params=params,
                                     tasks=int(r["tasks"] or 2))
         sims = [simulate_cell(key, settings, draw) for draw in range(draws)]
-        for metric, rule in rules(key.protocol, key.scenario):
+        pair = f"{key.protocol}/{key.scenario}"
+        if plan is not None and pair in plan.pooled:
+            pooled.setdefault((key.protocol, key.scenario, key.members), []).append(
+                (r.get("run", ""), (_num(r["rebalances_given_up"]) or 0) > 0,
+                 [(s.get("rebalances_given_up") or 0) > 0 for s in sims]))
+        row_rules = plan.rules.get(pair) if plan is not None else None
+        for metric, rule in (row_rules if row_rules is not None
+                             else rules(key.protocol, key.scenario)):
             if metric == "gave_up":
                 real = _num(r["rebalances_given_up"])
                 sim = median(s.get("rebalances_given_up") for s in sims)
@@ -202,7 +254,7 @@ def validate(rows: Sequence[dict[str, Any]], draws: int = 5,
             checks.append(MetricCheck(key.protocol, key.scenario, key.members, key.seed,
                                       metric, real, sim, judge(rule, real, sim), rule,
                                       r.get("run", "")))
-    return checks
+    return checks + pooled_checks(pooled)
 
 
 def _f(v: float | None) -> str:
@@ -211,7 +263,7 @@ def _f(v: float | None) -> str:
 
 def markdown(checks: Sequence[MetricCheck], plan: str = "results/splitbrain/validation-plan.md",
              draws: int = 5) -> str:
-    cells: dict[tuple[str, str, int, int], bool] = {}
+    cells: dict[tuple[str, str, int, int | None], bool] = {}
     for c in checks:
         key = (c.protocol, c.scenario, c.members, c.seed)
         cells[key] = cells.get(key, True) and c.ok
@@ -221,8 +273,10 @@ def markdown(checks: Sequence[MetricCheck], plan: str = "results/splitbrain/vali
              f"| protocol | scenario | N | seed | metric | real | sim (median of {draws}) | rule "
              "| ok |",
              "|---|---|---|---|---|---|---|---|---|"]
-    for c in sorted(checks, key=lambda c: (c.scenario, c.protocol, c.members, c.seed, c.metric)):
-        lines.append(f"| {c.protocol} | {c.scenario} | {c.members} | {c.seed} | {c.metric} | "
+    for c in sorted(checks, key=lambda c: (c.scenario, c.protocol, c.members, c.seed or 0,
+                                           c.metric)):
+        seed = "all" if c.seed is None else c.seed
+        lines.append(f"| {c.protocol} | {c.scenario} | {c.members} | {seed} | {c.metric} | "
                      f"{_f(c.real)} | {_f(c.sim)} | {c.rule} | {'yes' if c.ok else 'NO'} |")
     return "\n".join(lines) + "\n"
 
@@ -233,7 +287,8 @@ def write_csv(checks: Sequence[MetricCheck], path: Path) -> None:
         w.writerow(["protocol", "scenario", "members", "seed", "metric", "real", "sim", "rule",
                     "ok", "run"])
         for c in checks:
-            w.writerow([c.protocol, c.scenario, c.members, c.seed, c.metric,
+            w.writerow([c.protocol, c.scenario, c.members, "" if c.seed is None else c.seed,
+                        c.metric,
                         "" if c.real is None else c.real, "" if c.sim is None else c.sim,
                         c.rule, c.ok, c.run])
 
@@ -280,7 +335,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     if vplan is not None:
         rows = [r for r in rows if vplan.covers(r)]
         draws = vplan.draws
-    checks = validate(rows, draws, cal)
+    checks = validate(rows, draws, cal, vplan)
     args.out.mkdir(parents=True, exist_ok=True)
     write_csv(checks, args.out / "checks.csv")
     if vplan is not None:

@@ -165,8 +165,9 @@ def _validation_block(folder: Path, unscored: Any) -> str:
              "| protocol | scenario | N | seed | metric | real | sim (median of 5 draws) | "
              "rule | ok | run |", "|---|---|---|---|---|---|---|---|---|---|"]
     for c in sorted(checks, key=lambda c: (c["scenario"], c["protocol"], int(c["members"]),
-                                           int(c["seed"]), c["metric"])):
-        lines.append(f"| {c['protocol']} | {c['scenario']} | {c['members']} | {c['seed']} | "
+                                           int(c["seed"] or 0), c["metric"])):
+        lines.append(f"| {c['protocol']} | {c['scenario']} | {c['members']} | "
+                     f"{c['seed'] or 'all'} | "
                      f"{c['metric']} | {_f(_num(c['real']), 2)} | {_f(_num(c['sim']), 2)} | "
                      f"{c['rule']} | {'yes' if c['ok'] == 'True' else '**no**'} | "
                      f"{'`' + c['run'] + '`' if c.get('run') else '—'} |")
