@@ -342,6 +342,40 @@ def _leader_storm(post: list[dict[str, Any]]) -> str:
             f"{int(_sum(rows, lead, 'conflicts'))} conflicts")
 
 
+def _storm_findings(real: list[dict[str, Any]], post: list[dict[str, Any]]) -> list[str]:
+    """One statement per retry budget of the real storms: groups that did not form, then
+    give-ups among those that did, then the leader mode and the broker groups."""
+    out = []
+    storms = [r for r in real if r["scenario"] == "storm"]
+    for budget in sorted({r["rebalance_max_retries"] for r in storms}, key=int):
+        rows = [r for r in storms if r["rebalance_max_retries"] == budget]
+        legacy = [r for r in rows if r["protocol"] == "zk-range"]
+        unformed = [r for r in legacy if "did not form" in r["reason"]]
+        run, hit = _sizes_where(rows, "zk-range", "storm", "rebalances_given_up")
+        formed = [r for r in legacy if not r["reason"]]
+        other = len(legacy) - len(formed) - len(unformed)
+
+        def sizes(rs: list[dict[str, Any]]) -> str:
+            return ", ".join(sorted({r["members"] for r in rs}, key=int)) or "none"
+        text = (f"- **Storm, real, `rebalance.max.retries` {budget}.** Legacy runs: the group, "
+                f"started together, did not form (initial members gave up their first "
+                f"rebalance and exited) in {len(unformed)} (N = {sizes(unformed)}); it formed "
+                f"in {len(formed)} (N = {sizes(formed)})"
+                f"{f'; {other} more are failed or excluded rows (see above)' if other else ''}.")
+        if formed:
+            text += (f" Where it formed, members gave up a rebalance during the storm at N = "
+                     f"{', '.join(map(str, hit)) or 'none'} of {', '.join(map(str, run))} "
+                     f"({int(_sum(rows, ('zk-range',), 'rebalances_given_up'))} rebalances "
+                     "given up in all).")
+        if any(r["protocol"] == "zk-leader-range" for r in rows):
+            text += " " + _leader_storm([r for r in post if r in rows]) + "."
+        if any(r["protocol"] in BROKER and not r["reason"] for r in rows):
+            text += (f" Broker groups: {int(_sum(rows, BROKER, 'rebalances_given_up'))} given "
+                     f"up, {int(_sum(rows, BROKER, 'conflicts'))} conflicts.")
+        out.append(text)
+    return out
+
+
 @figure("splitbrain-findings", source="results/splitbrain")
 def findings(ctx: Context) -> str:
     base = ctx.results / AREA
@@ -359,16 +393,7 @@ def findings(ctx: Context) -> str:
                    f"zombies while another member owned the partition, "
                    f"{int(_sum(real, ('zk-range',), 'offsets_went_back'))} committed offsets "
                    f"going back); {_leader_zombie(post)}")
-        run, hit = _sizes_where(real, "zk-range", "storm", "rebalances_given_up")
-        brokers = [r for r in real if r["protocol"] in BROKER and not r["reason"]]
-        broker_text = (f"; broker groups: {int(_sum(real, BROKER, 'rebalances_given_up'))} "
-                       f"given up, {int(_sum(real, BROKER, 'conflicts'))} conflicts"
-                       if brokers else "; no broker-group run")
-        out.append(f"- **Storm, real** (`rebalance.max.retries` 1). Legacy members gave up a "
-                   f"rebalance at N = {', '.join(map(str, hit)) or 'none'} of "
-                   f"{', '.join(map(str, run)) or 'none'} "
-                   f"({int(_sum(real, ('zk-range',), 'rebalances_given_up'))} rebalances given "
-                   f"up in all). {_leader_storm(post)}{broker_text}.")
+        out += _storm_findings(real, post)
         bad = [f"{r['protocol']} {r['scenario']} N = {r['members']}"
                f"{' ' + PRE_FIX_MARK if r['pre_fix'] else ''}" for r in real
                if r["verify_ok"] == "false" or r["repaired"] == "true"]
