@@ -206,3 +206,14 @@ def test_the_reproduce_line_names_a_formation_only_when_one_was_chosen():
 
     assert "--formation" not in line()
     assert line("--formation", "one-at-a-time").endswith("--out o --formation one-at-a-time")
+
+
+def test_the_reproduce_line_names_the_calibration_file_the_simulator_used():
+    from zkconsumer.cli.main import build_parser
+    from zkconsumer.spark.splitbrain import command_line
+
+    args = build_parser().parse_args(["spark", "split-brain", "--mode", "sim", "--out", "o",
+                                      "--calibration", "results/cal.json"])
+    assert command_line(args).endswith("--out o --calibration results/cal.json")
+    args = build_parser().parse_args(["spark", "split-brain", "--mode", "sim", "--out", "o"])
+    assert "--calibration" not in command_line(args)

@@ -117,6 +117,8 @@ def command_line(args: argparse.Namespace) -> str:
         parts += ["--" + action.replace("_", "-"), str(getattr(args, action))]
     if args.formation != Formation.AUTO.value:
         parts += ["--formation", args.formation]
+    if args.calibration:
+        parts += ["--calibration", str(args.calibration)]
     if args.master:
         parts += ["--master", args.master]
     return " ".join(shlex.quote(x) for x in parts)
