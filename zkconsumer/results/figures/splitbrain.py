@@ -2,8 +2,8 @@
 
 - ``splitbrain-real``: the real runs (every ``real-*/sweep.csv``), one line per run;
 - ``splitbrain-validation``: the simulator against those runs (``validation/checks.csv``);
-- ``splitbrain-validation-3``: the changed simulator against new held-out runs
-  (``validation-3/checks.csv``, ``validation-3/unscored.csv``);
+- ``splitbrain-validation-3``, ``-4``: the changed simulator against new held-out runs
+  (``validation-N/checks.csv``, ``validation-N/unscored.csv``);
 - ``splitbrain-giveup``: simulated probability that some member gives up in a storm, vs N and
   ``rebalance.max.retries`` (``sim-storm-r*/``), with a plot;
 - ``splitbrain-zombie``: simulated double-owned partition-seconds vs N and the cut-off fraction
@@ -132,8 +132,16 @@ def validation(ctx: Context) -> str:
 @figure("splitbrain-validation-3", source="results/splitbrain/validation-3")
 def validation_3(ctx: Context) -> str:
     """The scoring of validation-plan-3.json's new runs; its unscored cells come with it."""
-    folder = ctx.results / AREA / "validation-3"
+    return _planned_validation(ctx.results / AREA / "validation-3")
 
+
+@figure("splitbrain-validation-4", source="results/splitbrain/validation-4")
+def validation_4(ctx: Context) -> str:
+    """The scoring of validation-plan-4.json: the legacy storm under a budget of 2."""
+    return _planned_validation(ctx.results / AREA / "validation-4")
+
+
+def _planned_validation(folder: Path) -> str:
     def missing(_: set[tuple[str, ...]]) -> list[str]:
         path = folder / "unscored.csv"
         with open(path, newline="") as fh:
