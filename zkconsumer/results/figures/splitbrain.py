@@ -26,6 +26,7 @@ from zkconsumer.results.exclusions import sweep_rows
 from zkconsumer.results.plotting import pyplot, save_svg
 from zkconsumer.results.provenance import read_provenance, short_revision
 from zkconsumer.results.registry import Context, figure
+from zkconsumer.tables import fmt
 
 log = logging.getLogger(__name__)
 
@@ -35,7 +36,7 @@ FIX_FOLDER = "fix-leader-watch"   # which real runs predate the leader-mode watc
 PRE_FIX_MARK = "†"
 
 
-def _rows(folder: Path) -> list[dict[str, str]]:
+def rows_of(folder: Path) -> list[dict[str, str]]:
     return sweep_rows(folder)
 
 
@@ -44,20 +45,21 @@ def _meta(folder: Path) -> dict[str, Any]:
     return json.loads(path.read_text()) if path.is_file() else {}
 
 
-def _num(v: str | None) -> float | None:
+def num(v: str | None) -> float | None:
     return None if v in (None, "") else float(v)
 
 
-def _f(v: float | None, digits: int = 1) -> str:
-    return "—" if v is None else f"{v:,.{digits}f}"
+def decimal(v: float | None, digits: int = 1) -> str:
+    """A number with ``digits`` decimals and thousands separators, "—" for none."""
+    return fmt(None if v is None else float(v), digits, thousands=True)
 
 
-def _provenance(folders: list[Path]) -> list[str]:
+def provenance_lines(folders: list[Path]) -> list[str]:
     return [f"- `{d.name}`: {read_provenance(d).conditions()}: `{read_provenance(d).command}`"
             for d in folders if (d / "meta.json").is_file()]
 
 
-def _fix(ctx: Context) -> Fix | None:
+def fix_of(ctx: Context) -> Fix | None:
     folder = ctx.results / AREA / FIX_FOLDER
     return read_fix(folder) if (folder / "meta.json").is_file() else None
 
@@ -76,11 +78,11 @@ def _fix_note(fix: Fix, pre: list[str]) -> list[str]:
 @figure("splitbrain-real", source="results/splitbrain/real-*")
 def real_runs(ctx: Context) -> str:
     folders = sorted((ctx.results / AREA).glob("real-*"))
-    rows = [(d.name, r) for d in folders for r in _rows(d)]
+    rows = [(d.name, r) for d in folders for r in rows_of(d)]
     if not rows:
         return "No real runs committed yet."
     revision = {d.name: short_revision(str(_meta(d).get("revision", "?"))) for d in folders}
-    fix = _fix(ctx)
+    fix = fix_of(ctx)
     lines = ["| scenario | protocol | N | P | seed | double-owned part·s | zombie deliveries | "
              "delivered twice | offsets back | zombies stopped s | conflicts | rollbacks | "
              "max attempts | stale decisions | given up (members) | unowned part·s | "
@@ -101,11 +103,11 @@ def real_runs(ctx: Context) -> str:
         verify = {"true": "ok", "false": "FAILED"}.get(r["verify_ok"], "—")
         lines.append(
             f"| {r['scenario']} | {r['protocol']} | {r['members']} | {r['partitions']} | "
-            f"{r['seed']} | {_f(_num(r['double_owned_partition_s']))} | "
+            f"{r['seed']} | {decimal(num(r['double_owned_partition_s']))} | "
             f"{r['zombie_deliveries']} | {r['delivered_twice']} | {r['offsets_went_back']} | "
-            f"{_f(_num(r['zombie_stop_s']))} | {r['conflicts']} | {r['rollbacks']} | "
+            f"{decimal(num(r['zombie_stop_s']))} | {r['conflicts']} | {r['rollbacks']} | "
             f"{r['attempts_max']} | {r['stale_decisions']} | {gu} | "
-            f"{_f(_num(r['unowned_partition_s']))} | {_f(_num(r['time_to_stable_s']))} | "
+            f"{decimal(num(r['unowned_partition_s']))} | {decimal(num(r['time_to_stable_s']))} | "
             f"{verify} | {'yes' if r['repaired'] == 'true' else 'no'} | {r['lost']} | {rev} |")
     if fix is not None:
         lines += _fix_note(fix, pre)
@@ -114,7 +116,7 @@ def real_runs(ctx: Context) -> str:
         lines += [f"- {p} / {s} / N = {n} / seed {seed}: {why}"
                   for (p, s, n, seed), why in sorted(na.items())]
     lines += ["", "Runs (raw data, command, revision, machine and load in each folder's "
-                  "`meta.json`):", "", *_provenance(folders)]
+                  "`meta.json`):", "", *provenance_lines(folders)]
     return "\n".join(lines)
 
 
@@ -175,11 +177,11 @@ def _validation_block(folder: Path, unscored: Any) -> str:
     for c in sorted(checks, key=lambda c: (c["scenario"], c["protocol"], int(c["members"]),
                                            int(c["seed"] or 0), c["metric"])):
         lines.append(f"| {c['protocol']} | {c['scenario']} | {c['members']} | "
-                     f"{c['seed'] or 'all'} | "
-                     f"{c['metric']} | {_f(_num(c['real']), 2)} | {_f(_num(c['sim']), 2)} | "
+                     f"{c['seed'] or 'all'} | {c['metric']} | "
+                     f"{decimal(num(c['real']), 2)} | {decimal(num(c['sim']), 2)} | "
                      f"{c['rule']} | {'yes' if c['ok'] == 'True' else '**no**'} | "
                      f"{'`' + c['run'] + '`' if c.get('run') else '—'} |")
-    return "\n".join(lines + ["", *unscored(set(cells)), "", *_provenance([folder])])
+    return "\n".join(lines + ["", *unscored(set(cells)), "", *provenance_lines([folder])])
 
 
 # The cells results/splitbrain/validation-plan.md names (scenario, N, protocols), seed 1.
@@ -196,7 +198,7 @@ def _unscored(ctx: Context, scored: set[tuple[str, ...]]) -> list[str]:
     done = {(sc, int(n), p) for p, sc, n, _seed in scored}
     failed = {}
     for d in sorted((ctx.results / AREA).glob("real-*")):
-        for r in _rows(d):
+        for r in rows_of(d):
             if r["reason"] and r["applicable"] == "true":
                 failed[(r["scenario"], int(r["members"]), r["protocol"])] = \
                     f"{r['reason']} (`{d.name}`)"
@@ -208,16 +210,29 @@ def _unscored(ctx: Context, scored: set[tuple[str, ...]]) -> list[str]:
               for sc, n, p in missing)]
 
 
-def _by(rows: list[dict[str, str]], metric: str) -> dict[tuple[str, int], list[float]]:
+def by_cell(rows: list[dict[str, str]], metric: str) -> dict[tuple[str, int], list[float]]:
     out: dict[tuple[str, int], list[float]] = defaultdict(list)
     for r in rows:
-        v = _num(r.get(metric))
+        v = num(r.get(metric))
         if r["applicable"] == "true" and v is not None:
             out[(r["protocol"], int(r["members"]))].append(v)
     return out
 
 
-def _suffix(folder: Path, prefix: str) -> str:
+def unsettled(rows: list[dict[str, str]]) -> set[tuple[str, int]]:
+    """(protocol, N) cells with a simulated run that had not settled when the simulated
+    horizon ended (its metrics were counted until then, or not computed)."""
+    return {(r["protocol"], int(r["members"])) for r in rows
+            if r["mode"] == "sim" and r["applicable"] == "true" and r.get("settled") == "false"}
+
+
+UNSETTLED_NOTE = ("\\* some runs of the cell had not settled when the simulated hour ended "
+                  "(the legacy group's rebalance, every member reading every registration from "
+                  "one server, outlasts it); their metrics count until then. "
+                  "—: no run of the cell settled, so the metric was not computed.")
+
+
+def suffix(folder: Path, prefix: str) -> str:
     return folder.name.removeprefix(prefix)
 
 
@@ -228,17 +243,20 @@ def _giveup_block(ctx: Context, prefix: str, svg: str, title: str) -> str:
         return "No simulated storm committed yet."
     plt = pyplot()
     fig, ax = plt.subplots(figsize=(6, 4))
-    sizes = sorted({int(r["members"]) for d in folders for r in _rows(d)})
+    sizes = sorted({int(r["members"]) for d in folders for r in rows_of(d)})
     header = ["protocol", "retries", *(f"N={n:,}" for n in sizes)]
     lines = ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
     for d in folders:
-        retries = _suffix(d, prefix)
-        probs = _by(_rows(d), "p_give_up")
+        retries = suffix(d, prefix)
+        probs = by_cell(rows_of(d), "p_give_up")
         for protocol in sorted({p for p, _ in probs}):
             pts = [(n, statistics.fmean(probs[(protocol, n)])) for n in sizes
                    if (protocol, n) in probs]
-            lines.append(f"| {protocol} | {retries} | " +
-                         " | ".join(f"{p:.2f}" for _, p in pts) + " |")
+            late = unsettled(rows_of(d))
+            lines.append(f"| {protocol} | {retries} | " + " | ".join(
+                f"{statistics.fmean(probs[(protocol, n)]):.2f}"
+                f"{'*' if (protocol, n) in late else ''}" if (protocol, n) in probs else "—"
+                for n in sizes) + " |")
             if protocol == "zk-range" or retries == "1":
                 label = f"{protocol}, retries {retries}" if protocol == "zk-range" else \
                     f"{protocol} (any budget)"
@@ -253,7 +271,7 @@ def _giveup_block(ctx: Context, prefix: str, svg: str, title: str) -> str:
     fig.tight_layout()
     save_svg(fig, ctx.figures / svg)
     return "\n".join([f"![P(give up) vs N]({ctx.plot_link(svg)})", "",
-                      *lines, "", *_provenance(folders)])
+                      *lines, "", UNSETTLED_NOTE, "", *provenance_lines(folders)])
 
 
 @figure("splitbrain-giveup", source="results/splitbrain/sim-storm-r*")
@@ -275,17 +293,20 @@ def zombie(ctx: Context) -> str:
         return "No simulated zombie sweep committed yet."
     plt = pyplot()
     fig, ax = plt.subplots(figsize=(6, 4))
-    sizes = sorted({int(r["members"]) for d in folders for r in _rows(d)})
+    sizes = sorted({int(r["members"]) for d in folders for r in rows_of(d)})
     header = ["protocol", "cut-off fraction", *(f"N={n:,}" for n in sizes)]
     lines = ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
     for d in folders:
-        frac = _suffix(d, "sim-zombie-f")
-        dbl = _by(_rows(d), "double_owned_partition_s")
+        frac = suffix(d, "sim-zombie-f")
+        dbl = by_cell(rows_of(d), "double_owned_partition_s")
         for protocol in sorted({p for p, _ in dbl}):
             pts = [(n, statistics.median(dbl[(protocol, n)])) for n in sizes
                    if (protocol, n) in dbl]
-            lines.append(f"| {protocol} | {frac} | " +
-                         " | ".join(f"{v:,.1f}" for _, v in pts) + " |")
+            late = unsettled(rows_of(d))
+            lines.append(f"| {protocol} | {frac} | " + " | ".join(
+                f"{statistics.median(dbl[(protocol, n)]):,.1f}"
+                f"{'*' if (protocol, n) in late else ''}" if (protocol, n) in dbl else "—"
+                for n in sizes) + " |")
             shown = [(n, v) for n, v in pts if v > 0]
             if shown:
                 ax.plot([n for n, _ in shown], [v for _, v in shown], "-o", markersize=3,
@@ -300,141 +321,4 @@ def zombie(ctx: Context) -> str:
     fig.tight_layout()
     save_svg(fig, ctx.figures / "splitbrain-zombie.svg")
     return "\n".join([f"![double-owned vs N]({ctx.plot_link('splitbrain-zombie.svg')})", "",
-                      *lines, "", *_provenance(folders)])
-
-
-def _sizes_where(rows: list[dict[str, Any]], protocol: str, scenario: str, metric: str
-                 ) -> tuple[list[int], list[int]]:
-    """(sizes run, sizes where ``metric`` > 0) of the real rows of one protocol/scenario."""
-    run, hit = set(), set()
-    for r in rows:
-        if (r["protocol"], r["scenario"]) != (protocol, scenario) or r["reason"]:
-            continue
-        run.add(int(r["members"]))
-        if (_num(r.get(metric)) or 0) > 0:
-            hit.add(int(r["members"]))
-    return sorted(run), sorted(hit)
-
-
-def _sum(rows: list[dict[str, Any]], protocols: tuple[str, ...], metric: str) -> float:
-    return sum(_num(r.get(metric)) or 0 for r in rows
-               if r["protocol"] in protocols and not r["reason"])
-
-
-def _leader(post: list[dict[str, Any]], scenario: str) -> tuple[list[dict[str, Any]], str]:
-    """The leader-mode rows of ``scenario`` measured with the fix, and their sizes as text."""
-    rows = [r for r in post if r["protocol"] == "zk-leader-range" and r["scenario"] == scenario
-            and not r["reason"]]
-    return rows, ", ".join(sorted({r["members"] for r in rows}, key=int))
-
-
-def _leader_zombie(post: list[dict[str, Any]]) -> str:
-    rows, sizes = _leader(post, "zombie")
-    if not rows:
-        return "no zombie run of the fenced leader mode with the fix yet."
-    lead = ("zk-leader-range",)
-    return (f"the fenced leader mode (runs with the fix, N = {sizes}) double-owned "
-            f"{_f(_sum(rows, lead, 'double_owned_partition_s'))} partition·s with "
-            f"{int(_sum(rows, lead, 'offsets_went_back'))} offsets going back: its zombies "
-            "stopped fetching when their client suspended the connection, before their "
-            "sessions could expire.")
-
-
-def _leader_storm(post: list[dict[str, Any]]) -> str:
-    rows, sizes = _leader(post, "storm")
-    if not rows:
-        return "Leader mode: no storm run with the fix yet"
-    lead = ("zk-leader-range",)
-    return (f"Leader mode (runs with the fix, N = {sizes}): "
-            f"{int(_sum(rows, lead, 'rebalances_given_up'))} given up, "
-            f"{int(_sum(rows, lead, 'conflicts'))} conflicts")
-
-
-def _storm_findings(real: list[dict[str, Any]], post: list[dict[str, Any]]) -> list[str]:
-    """One statement per retry budget of the real storms: groups that did not form, then
-    give-ups among those that did, then the leader mode and the broker groups."""
-    out = []
-    storms = [r for r in real if r["scenario"] == "storm"]
-    for budget in sorted({r["rebalance_max_retries"] for r in storms}, key=int):
-        rows = [r for r in storms if r["rebalance_max_retries"] == budget]
-        legacy = [r for r in rows if r["protocol"] == "zk-range"]
-        unformed = [r for r in legacy if "did not form" in r["reason"]]
-        run, hit = _sizes_where(rows, "zk-range", "storm", "rebalances_given_up")
-        formed = [r for r in legacy if not r["reason"]]
-        other = len(legacy) - len(formed) - len(unformed)
-
-        def sizes(rs: list[dict[str, Any]]) -> str:
-            return ", ".join(sorted({r["members"] for r in rs}, key=int)) or "none"
-        text = (f"- **Storm, real, `rebalance.max.retries` {budget}.** Legacy runs: the group, "
-                f"started together, did not form (initial members gave up their first "
-                f"rebalance and exited) in {len(unformed)} (N = {sizes(unformed)}); it formed "
-                f"in {len(formed)} (N = {sizes(formed)})"
-                f"{f'; {other} more are failed or excluded rows (see above)' if other else ''}.")
-        if formed:
-            text += (f" Where it formed, members gave up a rebalance during the storm at N = "
-                     f"{', '.join(map(str, hit)) or 'none'} of {', '.join(map(str, run))} "
-                     f"({int(_sum(rows, ('zk-range',), 'rebalances_given_up'))} rebalances "
-                     "given up in all).")
-        if any(r["protocol"] == "zk-leader-range" for r in rows):
-            text += " " + _leader_storm([r for r in post if r in rows]) + "."
-        if any(r["protocol"] in BROKER and not r["reason"] for r in rows):
-            text += (f" Broker groups: {int(_sum(rows, BROKER, 'rebalances_given_up'))} given "
-                     f"up, {int(_sum(rows, BROKER, 'conflicts'))} conflicts.")
-        out.append(text)
-    return out
-
-
-@figure("splitbrain-findings", source="results/splitbrain")
-def findings(ctx: Context) -> str:
-    base = ctx.results / AREA
-    fix = _fix(ctx)
-    real = [{**r, "pre_fix": fix is not None and fix.predates(d.name, r["protocol"])}
-            for d in sorted(base.glob("real-*")) for r in _rows(d)]
-    post = [r for r in real if not r["pre_fix"]]
-    out = []
-    if real:
-        run, hit = _sizes_where(real, "zk-range", "zombie", "double_owned_partition_s")
-        out.append(f"- **Zombie, real.** The legacy group double-owned partitions at N = "
-                   f"{', '.join(map(str, hit)) or 'none'} of {', '.join(map(str, run))} "
-                   f"({_f(_sum(real, ('zk-range',), 'double_owned_partition_s'))} partition·s "
-                   f"in all, {int(_sum(real, ('zk-range',), 'zombie_deliveries'))} deliveries by "
-                   f"zombies while another member owned the partition, "
-                   f"{int(_sum(real, ('zk-range',), 'offsets_went_back'))} committed offsets "
-                   f"going back); {_leader_zombie(post)}")
-        out += _storm_findings(real, post)
-        bad = [f"{r['protocol']} {r['scenario']} N = {r['members']}"
-               f"{' ' + PRE_FIX_MARK if r['pre_fix'] else ''}" for r in real
-               if r["verify_ok"] == "false" or r["repaired"] == "true"]
-        out.append(f"- **Wrong state at the end of the observation** (verify failed or a repair "
-                   f"was needed; {PRE_FIX_MARK}: measured before the fix): "
-                   f"{', '.join(bad) or 'none'}.")
-        everyone = tuple({r["protocol"] for r in real})
-        lost_pre = int(_sum([r for r in real if r["pre_fix"]], everyone, "lost"))
-        out.append(f"- **Lost**: {int(_sum(real, everyone, 'lost'))} acknowledged records lost "
-                   f"over all {sum(not r['reason'] for r in real)} real runs, {lost_pre} of "
-                   f"them in runs measured before the fix.")
-    storms = [(d, "one host per member") for d in base.glob("sim-storm-r*")] + \
-        [(d, "this machine's placement") for d in base.glob("sim-here-storm-r*")]
-    for d, where in sorted(storms, key=lambda x: (x[1], int(re.sub(r"\D", "", x[0].name)))):
-        probs = _by(_rows(d), "p_give_up")
-        legacy = sorted((n, statistics.fmean(v)) for (p, n), v in probs.items()
-                        if p == "zk-range")
-        first = next((n for n, p in legacy if p >= 0.5), None)
-        others = max((statistics.fmean(v) for (p, _), v in probs.items() if p != "zk-range"),
-                     default=0.0)
-        retries = re.sub(r"\D", "", d.name)
-        out.append(f"- **Storm, simulated ({where}), retries {retries}**: some legacy "
-                   f"member gives up with probability ≥ 0.5 from N = "
-                   f"{first if first is not None else 'never (up to the largest N run)'}"
-                   f"; the highest probability for the other protocols is {others:.2f}.")
-    for d in sorted(base.glob("sim-zombie-f*")):
-        dbl = _by(_rows(d), "double_owned_partition_s")
-        legacy = sorted((n, statistics.median(v)) for (p, n), v in dbl.items()
-                        if p == "zk-range")
-        pos = [n for n, v in legacy if v > 0]
-        leader = max((max(v) for (p, _), v in dbl.items() if p == "zk-leader-range"),
-                     default=0.0)
-        out.append(f"- **Zombie, simulated, fraction {_suffix(d, 'sim-zombie-f')}**: legacy "
-                   f"double ownership (median > 0) at N = {', '.join(map(str, pos)) or 'none'}"
-                   f"; leader mode: {_f(leader)} partition·s at most.")
-    return "\n".join(out) if out else "No results committed yet."
+                      *lines, "", UNSETTLED_NOTE, "", *provenance_lines(folders)])
