@@ -14,6 +14,10 @@ N, seed]``) fixes in advance which cells are scored and with which calibration: 
 cells are left out, and the plan's cells without a scored row are written to
 ``unscored.csv`` with the reason their run recorded (a failed run) or "not run".
 
+A plan's ``formation`` names the ``protocol/scenario`` pairs whose runs are also scored on
+whether the group formed at all (:func:`formation_checks`): those include the plan's runs that
+failed because some initial member exited, which the other checks cannot score.
+
 A row measured without a fix of its protocol (``--fix``: the folder written by
 ``python -m zkconsumer.results.ancestry``) judges a defect, not the model, and is left out. When
 several runs hold the same cell (protocol, scenario, N, P, seed), the most recent one (its
@@ -38,6 +42,7 @@ from zkconsumer.lab.spec import Timing
 from zkconsumer.results.ancestry import Fix, read_fix
 from zkconsumer.results.exclusions import sweep_rows
 from zkconsumer.sim.calibration import Calibration
+from zkconsumer.sim.formation import p_formed
 from zkconsumer.sim.splitbrain import SplitSimSettings, simulate_cell
 from zkconsumer.spark.splitbrain_real import SplitCellKey
 from zkconsumer.spark.splitbrain_rules import ScenarioParams
@@ -142,7 +147,8 @@ class ValidationPlan:
     ``rules`` replaces the built-in per-row rules of a ``protocol/scenario`` (a list of
     ``[metric, rule]``); ``pooled`` names the ``protocol/scenario`` pairs whose "some member
     gave up" is judged over all seeds of an N at once (:func:`pooled_checks`), an outcome
-    the model gives as a probability.
+    the model gives as a probability; ``formation`` names those whose runs are also judged,
+    per N, on how many formed (:func:`formation_checks`).
     """
 
     cells: tuple[tuple[str, str, int, int], ...]
@@ -150,6 +156,7 @@ class ValidationPlan:
     draws: int = 5
     rules: dict[str, tuple[tuple[str, str], ...]] = field(default_factory=dict)
     pooled: tuple[str, ...] = ()
+    formation: tuple[str, ...] = ()
 
     @classmethod
     def load(cls, path: Path) -> ValidationPlan:
@@ -164,7 +171,8 @@ class ValidationPlan:
                 for _, rule in pairs:
                     judge(rule, 0.0, 0.0)          # an unknown rule is an error now
             return cls(cells, Path(cal) if cal else None, int(data.get("draws", 5)),
-                       rules_, tuple(str(x) for x in data.get("pooled", ())))
+                       rules_, tuple(str(x) for x in data.get("pooled", ())),
+                       tuple(str(x) for x in data.get("formation", ())))
         except (OSError, ValueError, KeyError, TypeError) as exc:
             raise ValueError(f"validation plan {path}: {exc}") from exc
 
@@ -214,6 +222,55 @@ def pooled_checks(outcomes: dict[tuple[str, str, int], list[tuple[str, bool, lis
                                   round(p * len(runs), 2), lo <= real <= hi,
                                   f"binomial95-of-{len(runs)}",
                                   ",".join(sorted({run for run, _, _ in runs}))))
+    return checks
+
+
+NOT_FORMED = "the group did not form:"
+
+
+def formation_rows(dirs: Sequence[Path], plan: ValidationPlan) -> list[dict[str, Any]]:
+    """The plan's real rows of its ``formation`` pairs with a formation verdict, the most
+    recent run of each cell: ``formed`` True for a completed run, False for one whose initial
+    members did not all survive formation; other failures (and exclusions) give no verdict."""
+    latest: dict[tuple[str, str, int, int], tuple[str, dict[str, Any]]] = {}
+    for d in dirs:
+        date = str(json.loads((d / "meta.json").read_text()).get("date", "")) \
+            if (d / "meta.json").is_file() else ""
+        for r in sweep_rows(d):
+            if r["mode"] != "real" or r["applicable"] != "true" or \
+                    f"{r['protocol']}/{r['scenario']}" not in plan.formation:
+                continue
+            key = (r["protocol"], r["scenario"], int(r["members"]), int(r["seed"]))
+            if key not in plan.cells:
+                continue
+            if r["reason"] and NOT_FORMED not in r["reason"]:
+                continue
+            if key not in latest or latest[key][0] < date:
+                latest[key] = (date, {**r, "run": d.name, "formed": not r["reason"]})
+    return [row for _, row in (latest[k] for k in sorted(latest))]
+
+
+def formation_checks(rows: Sequence[dict[str, Any]], cal: Calibration, draws: int
+                     ) -> list[MetricCheck]:
+    """Per (protocol, scenario, N): how many real runs formed, against the model's probability
+    of forming (:func:`.formation.p_formed`, the mean over those runs' seeds): it passes when
+    the count lies in the central 95 % of Binomial(runs, p)."""
+    by_n: dict[tuple[str, str, int], list[tuple[dict[str, Any], float]]] = {}
+    for r in rows:
+        p = p_formed(int(r["members"]), int(r["partitions"]), cal,
+                     int(r["session_timeout_ms"]) / 1000.0,
+                     int(r["rebalance_backoff_ms"]) / 1000.0, int(r["rebalance_max_retries"]),
+                     int(r.get("tasks") or 2), int(r["seed"]), draws)
+        by_n.setdefault((r["protocol"], r["scenario"], int(r["members"])), []).append((r, p))
+    checks = []
+    for (protocol, scenario, n), runs in sorted(by_n.items()):
+        real = sum(1 for r, _ in runs if r["formed"])
+        p = sum(x for _, x in runs) / len(runs)
+        lo, hi = binomial_range(len(runs), p)
+        checks.append(MetricCheck(protocol, scenario, n, None, "runs_formed", real,
+                                  round(p * len(runs), 2), lo <= real <= hi,
+                                  f"binomial95-of-{len(runs)}",
+                                  ",".join(sorted({r["run"] for r, _ in runs}))))
     return checks
 
 
@@ -336,6 +393,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         rows = [r for r in rows if vplan.covers(r)]
         draws = vplan.draws
     checks = validate(rows, draws, cal, vplan)
+    if vplan is not None and vplan.formation:
+        checks += formation_checks(formation_rows(args.real, vplan),
+                                   cal if cal is not None else Calibration(), draws)
     args.out.mkdir(parents=True, exist_ok=True)
     write_csv(checks, args.out / "checks.csv")
     if vplan is not None:
