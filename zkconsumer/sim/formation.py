@@ -14,12 +14,24 @@ start one after another, as the real job spawns them, each taking the calibratio
 set-up (``zk_connect_ms``, measured by ``calibrate``) varied by its ``jitter_cv``; processes
 start at the same instant. Everything after registration is the split-brain model's legacy
 rebalance (:mod:`.splitbrain_legacy`).
+
+    python -m zkconsumer.sim.formation --members 2,3,4,10,100 --budgets 1,2,3 [--tasks 2] \
+        [--partitions 64] [--draws 20] [--calibration FILE] --out DIR
+
+writes ``formation.csv`` (one row per N and budget: the share of draws that formed, members
+exited, time to form) and ``meta.json``.
 """
 
 from __future__ import annotations
 
+import argparse
+import csv
 import random
+import statistics
+import sys
+from collections.abc import Sequence
 from dataclasses import dataclass
+from pathlib import Path
 
 from zkconsumer.sim.calibration import Calibration
 from zkconsumer.sim.splitbrain import HORIZON_S, stable_at
@@ -36,6 +48,8 @@ class FormationOutcome:
     members: int
     formed: bool             # every member alive and every partition fetched by exactly one
     exited: int              # members whose first rebalance gave up
+    gave_up: int             # members that gave up some rebalance (the exited among them)
+    settled: bool            # every rebalance over within the simulated hour
     time_s: float | None     # the last change of a formed group, from the first start
 
 
@@ -80,8 +94,8 @@ def simulate_formation(members: int, partitions: int, cal: Calibration, session_
     exited = sum(1 for m in model.members.values() if m.gone)
     stable = stable_at(out.fetch_intervals, partitions, out.end) if out.converged else None
     formed = exited == 0 and stable is not None
-    return FormationOutcome(members, formed, exited, round(stable, 3) if formed and
-                            stable is not None else None)
+    return FormationOutcome(members, formed, exited, len(out.gave_up), out.converged,
+                            round(stable, 3) if formed and stable is not None else None)
 
 
 def p_formed(members: int, partitions: int, cal: Calibration, session_s: float,
@@ -94,3 +108,88 @@ def p_formed(members: int, partitions: int, cal: Calibration, session_s: float,
                                     random.Random(f"formation/{members}/{seed}/{draw}")).formed
                  for draw in range(draws))
     return formed / draws
+
+
+FIELDS = ("members", "partitions", "tasks", "rebalance_max_retries", "draws", "p_formed",
+          "exited_mean", "gave_up_mean", "p_settled", "time_to_form_s")
+
+
+def sweep(members: Sequence[int], budgets: Sequence[int], partitions: int, tasks: int,
+          cal: Calibration, draws: int, session_s: float = 6.0, backoff_s: float = 1.0
+          ) -> list[dict[str, object]]:
+    """One row per (N, budget): the share of ``draws`` formations that formed, the mean numbers
+    of members that exited and that gave up some rebalance, the share whose rebalances were
+    all over within the simulated hour, the median time to form of those that formed (None if
+    none)."""
+    rows = []
+    for budget in budgets:
+        for n in members:
+            outs = [simulate_formation(n, partitions, cal, session_s, backoff_s, budget, tasks,
+                                       random.Random(f"formation/{n}/{budget}/{draw}"))
+                    for draw in range(draws)]
+            times = [o.time_s for o in outs if o.time_s is not None]
+            rows.append({"members": n, "partitions": partitions, "tasks": tasks,
+                         "rebalance_max_retries": budget, "draws": draws,
+                         "p_formed": round(sum(o.formed for o in outs) / draws, 4),
+                         "exited_mean": round(sum(o.exited for o in outs) / draws, 3),
+                         "gave_up_mean": round(sum(o.gave_up for o in outs) / draws, 3),
+                         "p_settled": round(sum(o.settled for o in outs) / draws, 4),
+                         "time_to_form_s": round(statistics.median(times), 3) if times
+                         else None})
+    return rows
+
+
+def _ints(text: str, what: str, least: int) -> list[int]:
+    try:
+        values = [int(x) for x in text.split(",") if x.strip()]
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{what}: not a list of integers: {text!r}") from None
+    if not values or min(values) < least:
+        raise argparse.ArgumentTypeError(f"{what}: each must be >= {least}, got {text!r}")
+    return values
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    p = argparse.ArgumentParser(prog="python -m zkconsumer.sim.formation",
+                                description=__doc__.split("\n\n")[0])
+    p.add_argument("--members", required=True, type=lambda t: _ints(t, "--members", 1))
+    p.add_argument("--budgets", required=True, type=lambda t: _ints(t, "--budgets", 1),
+                   help="rebalance.max.retries values")
+    p.add_argument("--partitions", type=int, default=64)
+    p.add_argument("--tasks", type=int, default=2, help="client processes hosting the members")
+    p.add_argument("--draws", type=int, default=20)
+    p.add_argument("--calibration", type=Path, default=None)
+    p.add_argument("--out", type=Path, required=True)
+    args = p.parse_args(argv)
+    for name in ("partitions", "tasks", "draws"):
+        if getattr(args, name) < 1:
+            p.error(f"--{name} must be >= 1, got {getattr(args, name)}")
+    try:
+        cal = Calibration.load(args.calibration) if args.calibration else Calibration()
+    except (OSError, ValueError) as exc:
+        p.error(str(exc))
+    from zkconsumer.results import capture, write_provenance
+
+    prov = capture(" ".join(["python -m zkconsumer.sim.formation",
+                             f"--members {','.join(map(str, args.members))}",
+                             f"--budgets {','.join(map(str, args.budgets))}",
+                             f"--partitions {args.partitions}", f"--tasks {args.tasks}",
+                             f"--draws {args.draws}",
+                             *([f"--calibration {args.calibration}"] if args.calibration
+                               else []), f"--out {args.out}"]))
+    rows = sweep(args.members, args.budgets, args.partitions, args.tasks, cal, args.draws)
+    args.out.mkdir(parents=True, exist_ok=True)
+    with open(args.out / "formation.csv", "w", newline="") as fh:
+        w = csv.DictWriter(fh, FIELDS)
+        w.writeheader()
+        w.writerows({k: ("" if v is None else v) for k, v in r.items()} for r in rows)
+    write_provenance(args.out, prov)
+    for r in rows:
+        print(f"N={r['members']:>5} budget={r['rebalance_max_retries']:>2} "
+              f"P(formed)={r['p_formed']:.2f} exited={r['exited_mean']} "
+              f"gave up={r['gave_up_mean']} settled={r['p_settled']:.2f}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
