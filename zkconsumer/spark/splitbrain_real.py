@@ -28,7 +28,7 @@ from zkconsumer.lab.records import Lifecycle, RunRecords
 from zkconsumer.lab.spec import Timing
 from zkconsumer.lab.splitbrain.commits import CommitWatcher
 from zkconsumer.spark.control import RunDirectory, stop_producing
-from zkconsumer.spark.splitbrain_metrics import Window, run_metrics
+from zkconsumer.spark.splitbrain_metrics import Window, process_start_skew_ms, run_metrics
 from zkconsumer.spark.splitbrain_rules import (
     Formation,
     Plan,
@@ -139,7 +139,7 @@ def run_real_cell(spark: Any, key: SplitCellKey, s: RealSettings) -> dict[str, A
     window = Window(done["event_ts"], done["end_ts"], done.get("repair_ts"),
                     stop.get("drained_ts"))
     ctx = {"plan": pl, "window": window, "partitions": key.partitions, "produced": produced,
-           "regressions": len(regressions), "verify_ok": done.get("verify_ok")}
+           "regressions": len(regressions), "verify_ok": done.get("verify_ok"), "tasks": tasks}
     metrics = (spark.read.parquet(records_path).rdd.map(lambda r: (r.run_id, r.raw))
                .groupByKey().map(lambda kv: metrics_of(kv[1], ctx)).collect())
     try:
@@ -170,8 +170,10 @@ def metrics_of(raws: Any, ctx: dict[str, Any]) -> dict[str, Any]:
     final = [m for m in pl.final_members() if m not in gone]
     required = tuple(final) if ctx["partitions"] >= len(final) else ()
     produced = [Produced(p, o, q) for p, o, q in ctx["produced"]]
-    return run_metrics(records, pl, window, ctx["partitions"], produced, required,
-                       offsets_went_back=ctx["regressions"], verify_ok=ctx["verify_ok"])
+    out = run_metrics(records, pl, window, ctx["partitions"], produced, required,
+                      offsets_went_back=ctx["regressions"], verify_ok=ctx["verify_ok"])
+    return {**out, "process_start_skew_ms": process_start_skew_ms(records, pl.initial,
+                                                                  ctx["tasks"])}
 
 
 def _job(cell: SplitCell) -> Any:

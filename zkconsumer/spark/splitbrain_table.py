@@ -33,7 +33,7 @@ SCHEMA_FIELDS: tuple[tuple[str, str], ...] = (
     ("tasks", "int"), ("broker", "string"), ("session_timeout_ms", "int"),
     ("rebalance_backoff_ms", "int"), ("rebalance_max_retries", "int"),
     ("zombie_fraction", "double"), ("cut_s", "double"), ("delay_ms_max", "double"),
-    ("storm_changes", "int"), ("p_give_up", "double"),
+    ("storm_changes", "int"), ("p_give_up", "double"), ("process_start_skew_ms", "double"),
 )
 TABLE_COLUMNS = tuple(name for name, _ in SCHEMA_FIELDS)
 _CASTS = {"string": str, "int": int, "long": int, "double": float, "boolean": bool}
