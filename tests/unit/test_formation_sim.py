@@ -83,3 +83,4 @@ def test_formation_is_scored_from_completed_and_not_formed_runs_only(tmp_path):
                                                                      "runs_formed")
     (wrong,) = formation_checks([{**rows[1], "formed": True}], CAL, draws=3)
     assert (wrong.real, wrong.sim, wrong.ok) == (1, 0.0, False)
+

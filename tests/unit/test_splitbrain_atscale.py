@@ -217,3 +217,22 @@ def test_the_reproduce_line_names_the_calibration_file_the_simulator_used():
     assert command_line(args).endswith("--out o --calibration results/cal.json")
     args = build_parser().parse_args(["spark", "split-brain", "--mode", "sim", "--out", "o"])
     assert "--calibration" not in command_line(args)
+
+
+
+def test_the_process_start_skew_is_the_spread_of_each_processs_first_initial_rebalance():
+    from zkconsumer.spark.splitbrain_metrics import process_start_skew_ms
+
+    def started(ts, m, i=0):
+        return {"k": "co", "ts": ts, "m": m, "i": i, "w": "rebalance_started"}
+
+    # two processes: m00000, m00002 in one, m00001, m00003 in the other (task_of); m00003's
+    # restart (incarnation 1) and the joiner m00004 are not initial starts
+    rec = _records([started(10.000, "m00000"), started(10.004, "m00002"),
+                    started(10.120, "m00001"), started(10.125, "m00003"),
+                    started(12.0, "m00000"), started(9.0, "m00003", i=1),
+                    started(9.5, "m00004"), co(9.9, "m00001", "attempt")])
+    initial = ("m00000", "m00001", "m00002", "m00003")
+    assert process_start_skew_ms(rec, initial, 2) == 120.0
+    assert process_start_skew_ms(rec, initial, 1) is None
+    assert process_start_skew_ms(_records([started(10.0, "m00000")]), initial, 2) is None

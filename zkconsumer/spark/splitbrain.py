@@ -242,7 +242,7 @@ def _real(spark: Any, cells: list[Any], params: ScenarioParams, timing: Timing,
             log.error("%s failed: %s", key, traceback.format_exc())
             rows.append({**base_row(key, "real", params, timing, timing.rebalance_max_retries),
                          "applicable": True, "reason": f"failed: {exc!r}"[:300],
-                         "broker": broker})
+                         "broker": broker, **getattr(exc, "columns", {})})
             bar.note(f"{key} FAILED: {exc!r}")
         # each finished run at once, so a sweep cut short keeps what it measured
         with open(args.out / ROWS_FILE, "a", encoding="utf-8") as fh:

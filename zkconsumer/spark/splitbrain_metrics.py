@@ -26,11 +26,11 @@ when the observation ended, when a repair event was applied). Definitions:
   (the repair, or the end of the observation): the uncontrollable outcome, counted;
 - ``time_to_stable_s``: event -> every partition fetched by exactly one member for good;
 - ``lost``: acknowledged records never delivered by the end of the run;
-- ``process_start_skew_ms``: how far apart the client processes (Spark tasks) began starting
-  their initial members: per process, its first initial member's start; the spread of those
-  (None with one process). Members started together register that far apart at least, which
-  decides whether a small retry budget survives the formation
-  (:mod:`zkconsumer.sim.formation`).
+- ``process_start_skew_ms``: how far apart the client processes (Spark tasks) began the first
+  rebalance of their initial members: per process, its first initial member's first
+  ``rebalance_started`` (just after that member registered); the spread of those (None with
+  one process or without a rebalance in two). Members started together read the group that far
+  apart at least; under a small retry budget that decides whether the group forms.
 """
 
 from __future__ import annotations
@@ -42,7 +42,7 @@ from typing import Any
 
 from zkconsumer.lab.intervals import Interval, build_intervals, change_points, fetchers_at
 from zkconsumer.lab.metrics import EventWindow, Produced, decision_rounds, lost, time_to_stable
-from zkconsumer.lab.records import Coord, Lifecycle, RunRecords, Timeline
+from zkconsumer.lab.records import Coord, RunRecords, Timeline
 from zkconsumer.lab.splitbrain.zombie import delivered_by_two
 from zkconsumer.spark.splitbrain_rules import Kind, Plan, task_of
 
@@ -136,14 +136,15 @@ def settled_since(records: RunRecords, t0: float, t1: float) -> float:
 
 def process_start_skew_ms(records: RunRecords, initial: tuple[str, ...], tasks: int
                           ) -> float | None:
-    """The spread, in ms, of the processes' first starts of an initial member (incarnation 0;
-    each member's process as the job places it, :func:`.task_of`)."""
+    """The spread, in ms, of the processes' first ``rebalance_started`` of an initial member
+    (incarnation 0; each member's process as the job places it, :func:`.task_of`)."""
     firsts: dict[int, float] = {}
     wanted = set(initial)
-    for lc in records.lifecycle:
-        if lc.what is Lifecycle.STARTING and lc.incarnation == 0 and lc.member in wanted:
-            proc = task_of(lc.member, tasks)
-            firsts[proc] = min(firsts.get(proc, lc.ts), lc.ts)
+    for c in records.coord:
+        if c.what == Coord.REBALANCE_STARTED.value and c.incarnation == 0 and \
+                c.member in wanted:
+            proc = task_of(c.member, tasks)
+            firsts[proc] = min(firsts.get(proc, c.ts), c.ts)
     if len(firsts) < 2:
         return None
     return round((max(firsts.values()) - min(firsts.values())) * 1000.0, 1)

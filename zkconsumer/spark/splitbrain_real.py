@@ -65,6 +65,15 @@ class RealSettings:
     formation: Formation = Formation.AUTO
 
 
+class RunFailed(RuntimeError):
+    """A run that ended before its event, with what was still measured (``columns``: sweep
+    columns, e.g. the processes' start skew of a group that did not form)."""
+
+    def __init__(self, message: str, columns: dict[str, Any] | None = None) -> None:
+        super().__init__(message)
+        self.columns = dict(columns or {})
+
+
 def base_row(key: SplitCellKey, mode: str, params: ScenarioParams, timing: Timing,
              retries: int) -> dict[str, Any]:
     return {"mode": mode, "protocol": key.protocol, "scenario": key.scenario,
@@ -135,7 +144,10 @@ def run_real_cell(spark: Any, key: SplitCellKey, s: RealSettings) -> dict[str, A
     log.info("%s: stage done in %.1f s (%s)", run_id, time.time() - started, done)
     produced = [(p.partition, p.offset, p.seq) for p in producer.produced]
     if done.get("event_ts") is None:
-        raise RuntimeError(f"{run_id}: {done.get('error', 'no event was applied')}")
+        lines = spark.read.parquet(records_path).rdd.map(lambda r: r.raw).collect()
+        raise RunFailed(f"{run_id}: {done.get('error', 'no event was applied')}",
+                        {"tasks": tasks, "process_start_skew_ms": formation_skew(lines, pl,
+                                                                                 tasks)})
     window = Window(done["event_ts"], done["end_ts"], done.get("repair_ts"),
                     stop.get("drained_ts"))
     ctx = {"plan": pl, "window": window, "partitions": key.partitions, "produced": produced,
@@ -155,6 +167,15 @@ def run_real_cell(spark: Any, key: SplitCellKey, s: RealSettings) -> dict[str, A
             "stable_at_end": bool(done.get("stable_at_end")),
             "repaired": done.get("repair_ts") is not None,
             "drained": bool(stop.get("drained"))}
+
+
+def formation_skew(raws: Any, pl: Plan, tasks: int) -> float | None:
+    """The processes' start skew (:func:`.process_start_skew_ms`) from raw record lines."""
+    records = RunRecords()
+    for raw in raws:
+        records.add(json.loads(raw))
+    records.sort()
+    return process_start_skew_ms(records, pl.initial, tasks)
 
 
 def metrics_of(raws: Any, ctx: dict[str, Any]) -> dict[str, Any]:

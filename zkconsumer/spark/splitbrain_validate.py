@@ -16,9 +16,7 @@ cells are left out, and the plan's cells without a scored row are written to
 
 A plan's ``formation`` names the ``protocol/scenario`` pairs whose runs are also scored on
 whether the group formed at all (:func:`formation_checks`): those include the plan's runs that
-failed because some initial member exited, which the other checks cannot score; the plan's
-``formation_skew_from`` names the real runs whose process start skews the model draws from
-(:func:`.formation.skew_sample`).
+failed because some initial member exited, which the other checks cannot score.
 
 A row measured without a fix of its protocol (``--fix``: the folder written by
 ``python -m zkconsumer.results.ancestry``) judges a defect, not the model, and is left out. When
@@ -44,7 +42,7 @@ from zkconsumer.lab.spec import Timing
 from zkconsumer.results.ancestry import Fix, read_fix
 from zkconsumer.results.exclusions import sweep_rows
 from zkconsumer.sim.calibration import Calibration
-from zkconsumer.sim.formation import p_formed, skew_sample
+from zkconsumer.sim.formation import p_formed
 from zkconsumer.sim.splitbrain import SplitSimSettings, simulate_cell
 from zkconsumer.spark.splitbrain_real import SplitCellKey
 from zkconsumer.spark.splitbrain_rules import ScenarioParams
@@ -150,8 +148,7 @@ class ValidationPlan:
     ``[metric, rule]``); ``pooled`` names the ``protocol/scenario`` pairs whose "some member
     gave up" is judged over all seeds of an N at once (:func:`pooled_checks`), an outcome
     the model gives as a probability; ``formation`` names those whose runs are also judged,
-    per N, on how many formed (:func:`formation_checks`), with the process start skews of
-    the runs in ``formation_skew_from``.
+    per N, on how many formed (:func:`formation_checks`).
     """
 
     cells: tuple[tuple[str, str, int, int], ...]
@@ -160,7 +157,6 @@ class ValidationPlan:
     rules: dict[str, tuple[tuple[str, str], ...]] = field(default_factory=dict)
     pooled: tuple[str, ...] = ()
     formation: tuple[str, ...] = ()
-    formation_skew_from: tuple[Path, ...] = ()
 
     @classmethod
     def load(cls, path: Path) -> ValidationPlan:
@@ -176,8 +172,7 @@ class ValidationPlan:
                     judge(rule, 0.0, 0.0)          # an unknown rule is an error now
             return cls(cells, Path(cal) if cal else None, int(data.get("draws", 5)),
                        rules_, tuple(str(x) for x in data.get("pooled", ())),
-                       tuple(str(x) for x in data.get("formation", ())),
-                       tuple(Path(x) for x in data.get("formation_skew_from", ())))
+                       tuple(str(x) for x in data.get("formation", ())))
         except (OSError, ValueError, KeyError, TypeError) as exc:
             raise ValueError(f"validation plan {path}: {exc}") from exc
 
@@ -255,8 +250,8 @@ def formation_rows(dirs: Sequence[Path], plan: ValidationPlan) -> list[dict[str,
     return [row for _, row in (latest[k] for k in sorted(latest))]
 
 
-def formation_checks(rows: Sequence[dict[str, Any]], cal: Calibration, draws: int,
-                     skew_ms: Sequence[float] = ()) -> list[MetricCheck]:
+def formation_checks(rows: Sequence[dict[str, Any]], cal: Calibration, draws: int
+                     ) -> list[MetricCheck]:
     """Per (protocol, scenario, N): how many real runs formed, against the model's probability
     of forming (:func:`.formation.p_formed`, the mean over those runs' seeds): it passes when
     the count lies in the central 95 % of Binomial(runs, p)."""
@@ -265,7 +260,7 @@ def formation_checks(rows: Sequence[dict[str, Any]], cal: Calibration, draws: in
         p = p_formed(int(r["members"]), int(r["partitions"]), cal,
                      int(r["session_timeout_ms"]) / 1000.0,
                      int(r["rebalance_backoff_ms"]) / 1000.0, int(r["rebalance_max_retries"]),
-                     int(r.get("tasks") or 2), int(r["seed"]), draws, skew_ms)
+                     int(r.get("tasks") or 2), int(r["seed"]), draws)
         by_n.setdefault((r["protocol"], r["scenario"], int(r["members"])), []).append((r, p))
     checks = []
     for (protocol, scenario, n), runs in sorted(by_n.items()):
@@ -399,13 +394,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         draws = vplan.draws
     checks = validate(rows, draws, cal, vplan)
     if vplan is not None and vplan.formation:
-        try:
-            skews = skew_sample(vplan.formation_skew_from) if vplan.formation_skew_from else ()
-        except ValueError as exc:
-            print(f"splitbrain_validate: error: {exc}", file=sys.stderr)
-            return 2
         checks += formation_checks(formation_rows(args.real, vplan),
-                                   cal if cal is not None else Calibration(), draws, skews)
+                                   cal if cal is not None else Calibration(), draws)
     args.out.mkdir(parents=True, exist_ok=True)
     write_csv(checks, args.out / "checks.csv")
     if vplan is not None:
