@@ -111,3 +111,28 @@ def test_cli_refuses_a_group_that_cannot_split(tmp_path, capsys):
     assert args.func(args) == 2
     assert "--members must be >= 2" in capsys.readouterr().err
     assert not (tmp_path / "out").exists()
+
+
+
+def test_the_commit_watcher_takes_a_last_sample_when_stopped():
+    import time
+
+    from zkconsumer.lab.splitbrain.commits import CommitWatcher
+
+    calls = []
+
+    def read():
+        calls.append(1)
+        return {0: 5} if len(calls) == 1 else {0: 4, 1: 2}
+
+    closed = []
+    watcher = CommitWatcher(read, lambda: closed.append(True))
+    assert watcher.final is None
+    watcher.start()
+    deadline = time.time() + 5
+    while not watcher.samples and time.time() < deadline:
+        time.sleep(0.01)
+    found = watcher.stop()
+    # the last sample is read after the sampling thread ended, whatever it sampled meanwhile
+    assert watcher.final == {0: 4, 1: 2} and closed == [True]
+    assert [(r.partition, r.before, r.after) for r in found] == [(0, 5, 4)]

@@ -161,7 +161,20 @@ def test_lost_counts_acknowledged_records_nobody_delivered():
     pl = plan("storm", "zk-range", 2, ScenarioParams(storm_joins=1, storm_leaves=0), 0, 6000)
     rec = _records([tl(90, "m00000", "fetching", 0), d(91, "m00000", 0, 0)])
     m = run_metrics(rec, pl, Window(100.0, 110.0), 1, [Produced(0, 0, 0), Produced(0, 1, 1)])
-    assert m["lost"] == 1 and m["produced"] == 2
+    assert m["lost"] == 1 and m["produced"] == 2 and m["lost_for_good"] is None
+
+
+def test_an_undelivered_record_below_the_committed_offset_is_lost_for_good():
+    # p0: offsets 0..3 produced, 0 and 2 delivered; the group committed 3 (next to read), so 1
+    # is skipped for good and 3 waits for an owner; p1: 0 undelivered, nothing committed
+    pl = plan("storm", "zk-range", 2, ScenarioParams(storm_joins=1, storm_leaves=0), 0, 6000)
+    rec = _records([tl(90, "m00000", "fetching", 0), d(91, "m00000", 0, 0),
+                    d(92, "m00000", 0, 2)])
+    produced = [Produced(0, o, o) for o in range(4)] + [Produced(1, 0, 1000)]
+    m = run_metrics(rec, pl, Window(100.0, 110.0), 2, produced, committed={0: 3})
+    assert (m["lost"], m["lost_for_good"]) == (3, 1)
+    assert run_metrics(rec, pl, Window(100.0, 110.0), 2, produced,
+                       committed={})["lost_for_good"] == 0
 
 
 def test_a_storm_may_start_from_one_member_but_a_split_needs_two():

@@ -26,6 +26,10 @@ when the observation ended, when a repair event was applied). Definitions:
   (the repair, or the end of the observation): the uncontrollable outcome, counted;
 - ``time_to_stable_s``: event -> every partition fetched by exactly one member for good;
 - ``lost``: acknowledged records never delivered by the end of the run;
+- ``lost_for_good``: those of them below their partition's committed offset at the end (the
+  group's next read starts after them: skipped); the others are still ahead of the committed
+  offset, and a member that owns the partition later delivers them (None when the committed
+  offsets were not read);
 - ``process_start_skew_ms``: how far apart the client processes (Spark tasks) began the first
   rebalance of their initial members: per process, its first initial member's first
   ``rebalance_started`` (just after that member registered); the spread of those (None with
@@ -37,6 +41,7 @@ from __future__ import annotations
 
 import logging
 from collections import Counter, defaultdict
+from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -152,8 +157,8 @@ def process_start_skew_ms(records: RunRecords, initial: tuple[str, ...], tasks: 
 
 def run_metrics(records: RunRecords, plan: Plan, window: Window, partitions: int,
                 produced: list[Produced], required: tuple[str, ...] = (),
-                offsets_went_back: int | None = None, verify_ok: bool | None = None
-                ) -> dict[str, Any]:
+                offsets_went_back: int | None = None, verify_ok: bool | None = None,
+                committed: Mapping[int, int] | None = None) -> dict[str, Any]:
     """Every metric of one run (see the module docstring)."""
     records.sort()
     t0, t1 = window.event_ts, window.end_ts
@@ -172,6 +177,7 @@ def run_metrics(records: RunRecords, plan: Plan, window: Window, partitions: int
     owned_at_cut = {z: {iv.partition for iv in intervals if iv.member == z and iv.covers(t0)}
                     for z in zombies}
     done = settled_since(records, t0, t1)
+    missing = lost(records, produced)
     unowned_until = window.repair_ts if window.repair_ts is not None else t1
     out: dict[str, Any] = {
         "double_owned_partition_s": double_owned_partition_s(obs, partitions, t0, t1),
@@ -194,7 +200,9 @@ def run_metrics(records: RunRecords, plan: Plan, window: Window, partitions: int
                                                    unowned_until),
         "time_to_stable_s": time_to_stable(obs, partitions, w),
         "verify_ok": verify_ok,
-        "lost": len(lost(records, produced)),
+        "lost": len(missing),
+        "lost_for_good": (None if committed is None else
+                          sum(1 for m in missing if m.offset < committed.get(m.partition, 0))),
         "produced": len(produced),
         "delivered": len(records.deliveries),
     }

@@ -151,7 +151,8 @@ def run_real_cell(spark: Any, key: SplitCellKey, s: RealSettings) -> dict[str, A
     window = Window(done["event_ts"], done["end_ts"], done.get("repair_ts"),
                     stop.get("drained_ts"))
     ctx = {"plan": pl, "window": window, "partitions": key.partitions, "produced": produced,
-           "regressions": len(regressions), "verify_ok": done.get("verify_ok"), "tasks": tasks}
+           "regressions": len(regressions), "verify_ok": done.get("verify_ok"), "tasks": tasks,
+           "committed": watcher.final}
     metrics = (spark.read.parquet(records_path).rdd.map(lambda r: (r.run_id, r.raw))
                .groupByKey().map(lambda kv: metrics_of(kv[1], ctx)).collect())
     try:
@@ -192,7 +193,8 @@ def metrics_of(raws: Any, ctx: dict[str, Any]) -> dict[str, Any]:
     required = tuple(final) if ctx["partitions"] >= len(final) else ()
     produced = [Produced(p, o, q) for p, o, q in ctx["produced"]]
     out = run_metrics(records, pl, window, ctx["partitions"], produced, required,
-                      offsets_went_back=ctx["regressions"], verify_ok=ctx["verify_ok"])
+                      offsets_went_back=ctx["regressions"], verify_ok=ctx["verify_ok"],
+                      committed=ctx.get("committed"))
     return {**out, "process_start_skew_ms": process_start_skew_ms(records, pl.initial,
                                                                   ctx["tasks"])}
 

@@ -34,6 +34,7 @@ SCHEMA_FIELDS: tuple[tuple[str, str], ...] = (
     ("rebalance_backoff_ms", "int"), ("rebalance_max_retries", "int"),
     ("zombie_fraction", "double"), ("cut_s", "double"), ("delay_ms_max", "double"),
     ("storm_changes", "int"), ("p_give_up", "double"), ("process_start_skew_ms", "double"),
+    ("lost_for_good", "long"),
 )
 TABLE_COLUMNS = tuple(name for name, _ in SCHEMA_FIELDS)
 _CASTS = {"string": str, "int": int, "long": int, "double": float, "boolean": bool}

@@ -112,13 +112,25 @@ class CommitWatcher:
         return self
 
     def stop(self) -> list[Regression]:
+        """Stop sampling, take one last sample (the members have stopped by now: it holds their
+        final commits) and return the regressions seen."""
         self._stop.set()
         self._thread.join(10)
+        try:
+            self.samples.append((time.time(), self._read()))
+        except Exception:
+            log.debug("final committed offsets unreadable", exc_info=True)
         try:
             self._close()
         except Exception:
             log.debug("closing the commit watcher's client failed", exc_info=True)
         return regressions(self.samples)
+
+    @property
+    def final(self) -> dict[int, int] | None:
+        """The committed offsets of the last sample (partition -> next offset to read), None
+        when no sample was read."""
+        return dict(self.samples[-1][1]) if self.samples else None
 
     def _run(self) -> None:
         while not self._stop.is_set():

@@ -2,7 +2,7 @@
 
 - ``splitbrain-real``: the real runs (every ``real-*/sweep.csv``), one line per run;
 - ``splitbrain-validation``: the simulator against those runs (``validation/checks.csv``);
-- ``splitbrain-validation-3``, ``-4``: the changed simulator against new held-out runs
+- ``splitbrain-validation-3`` to ``-5``: the changed simulator against new held-out runs
   (``validation-N/checks.csv``, ``validation-N/unscored.csv``);
 - ``splitbrain-giveup``: simulated probability that some member gives up in a storm, vs N and
   ``rebalance.max.retries`` (``sim-storm-r*/``), with a plot;
@@ -141,6 +141,13 @@ def validation_3(ctx: Context) -> str:
 def validation_4(ctx: Context) -> str:
     """The scoring of validation-plan-4.json: the legacy storm under a budget of 2."""
     return _planned_validation(ctx.results / AREA / "validation-4")
+
+
+@figure("splitbrain-validation-5", source="results/splitbrain/validation-5")
+def validation_5(ctx: Context) -> str:
+    """The scoring of validation-plan-5.json: the first formation model, budget 1."""
+    return _planned_validation(ctx.results / AREA / "validation-5")
+
 
 
 def _planned_validation(folder: Path) -> str:

@@ -103,6 +103,26 @@ def _storm_findings(real: list[dict[str, Any]], post: list[dict[str, Any]]) -> l
     return out
 
 
+def _lost(real: list[dict[str, Any]]) -> str:
+    """Acknowledged records not delivered by the end of their run: in runs measured before the
+    fix, in runs whose group ended stuck (the verify tool failed with the group not stable:
+    partitions nobody owned, the uncontrollable outcome), and elsewhere."""
+    everyone = tuple({r["protocol"] for r in real})
+    pre = [r for r in real if r["pre_fix"]]
+    stuck = [r for r in real if not r["pre_fix"] and r["verify_ok"] == "false"
+             and r["stable_at_end"] == "false"]
+    rest = [r for r in real if not r["pre_fix"] and r not in stuck]
+    where = sorted({f"{r['protocol']} {r['scenario']} N = {r['members']} retries "
+                    f"{r['rebalance_max_retries']}" for r in stuck if (num(r["lost"]) or 0) > 0})
+    return (f"- **Lost** (acknowledged records not delivered by the end of the run): "
+            f"{int(_sum(real, everyone, 'lost'))} over all "
+            f"{sum(not r['reason'] for r in real)} real runs: {int(_sum(pre, everyone, 'lost'))} "
+            f"in runs measured before the fix, {int(_sum(stuck, everyone, 'lost'))} in runs "
+            f"whose group ended with partitions nobody owned (the verify tool failed; "
+            f"{', '.join(where) or 'none'}), {int(_sum(rest, everyone, 'lost'))} in the "
+            f"others.")
+
+
 @figure("splitbrain-findings", source="results/splitbrain")
 def findings(ctx: Context) -> str:
     base = ctx.results / AREA
@@ -127,11 +147,7 @@ def findings(ctx: Context) -> str:
         out.append(f"- **Wrong state at the end of the observation** (verify failed or a repair "
                    f"was needed; {PRE_FIX_MARK}: measured before the fix): "
                    f"{', '.join(bad) or 'none'}.")
-        everyone = tuple({r["protocol"] for r in real})
-        lost_pre = int(_sum([r for r in real if r["pre_fix"]], everyone, "lost"))
-        out.append(f"- **Lost**: {int(_sum(real, everyone, 'lost'))} acknowledged records lost "
-                   f"over all {sum(not r['reason'] for r in real)} real runs, {lost_pre} of "
-                   f"them in runs measured before the fix.")
+        out.append(_lost(real))
     storms = [(d, "one host per member") for d in base.glob("sim-storm-r*")] + \
         [(d, "this machine's placement") for d in base.glob("sim-here-storm-r*")]
     for d, where in sorted(storms, key=lambda x: (x[1], int(re.sub(r"\D", "", x[0].name)))):
