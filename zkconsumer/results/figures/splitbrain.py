@@ -239,6 +239,21 @@ UNSETTLED_NOTE = ("\\* some runs of the cell had not settled when the simulated 
                   "—: no run of the cell settled, so the metric was not computed.")
 
 
+def finish_plot(fig: Any, ax: Any, path: Path, xlabel: str, ylabel: str, title: str,
+                log_y: bool) -> None:
+    """The split-brain plots' common frame: N on a log axis, grid, small legend, SVG."""
+    ax.set_xscale("log")
+    if log_y:
+        ax.set_yscale("log")
+    ax.set_xlabel(xlabel)
+    ax.set_ylabel(ylabel)
+    ax.set_title(title)
+    ax.grid(True, which="both", alpha=0.3)
+    ax.legend(fontsize=6)
+    fig.tight_layout()
+    save_svg(fig, path)
+
+
 def suffix(folder: Path, prefix: str) -> str:
     return folder.name.removeprefix(prefix)
 
@@ -269,14 +284,8 @@ def _giveup_block(ctx: Context, prefix: str, svg: str, title: str) -> str:
                     f"{protocol} (any budget)"
                 ax.plot([n for n, _ in pts], [p for _, p in pts],
                         "-o" if protocol == "zk-range" else ":", markersize=3, label=label)
-    ax.set_xscale("log")
-    ax.set_xlabel("members N")
-    ax.set_ylabel("P(some member gives up)")
-    ax.set_title(title)
-    ax.grid(True, which="both", alpha=0.3)
-    ax.legend(fontsize=6)
-    fig.tight_layout()
-    save_svg(fig, ctx.figures / svg)
+    finish_plot(fig, ax, ctx.figures / svg, "members N", "P(some member gives up)", title,
+                log_y=False)
     return "\n".join([f"![P(give up) vs N]({ctx.plot_link(svg)})", "",
                       *lines, "", UNSETTLED_NOTE, "", *provenance_lines(folders)])
 
@@ -318,14 +327,8 @@ def zombie(ctx: Context) -> str:
             if shown:
                 ax.plot([n for n, _ in shown], [v for _, v in shown], "-o", markersize=3,
                         label=f"{protocol}, fraction {frac}")
-    ax.set_xscale("log")
-    ax.set_yscale("log")
-    ax.set_xlabel("members N")
-    ax.set_ylabel("double-owned partition·s (median)")
-    ax.set_title("zombie: cut 2 sessions, P = 64 (simulated; 0 is not drawn)")
-    ax.grid(True, which="both", alpha=0.3)
-    ax.legend(fontsize=6)
-    fig.tight_layout()
-    save_svg(fig, ctx.figures / "splitbrain-zombie.svg")
+    finish_plot(fig, ax, ctx.figures / "splitbrain-zombie.svg", "members N",
+                "double-owned partition·s (median)",
+                "zombie: cut 2 sessions, P = 64 (simulated; 0 is not drawn)", log_y=True)
     return "\n".join([f"![double-owned vs N]({ctx.plot_link('splitbrain-zombie.svg')})", "",
                       *lines, "", UNSETTLED_NOTE, "", *provenance_lines(folders)])

@@ -120,7 +120,21 @@ def _lost(real: list[dict[str, Any]]) -> str:
             f"in runs measured before the fix, {int(_sum(stuck, everyone, 'lost'))} in runs "
             f"whose group ended with partitions nobody owned (the verify tool failed; "
             f"{', '.join(where) or 'none'}), {int(_sum(rest, everyone, 'lost'))} in the "
-            f"others.")
+            f"others.{_for_good(real)}")
+
+
+def _for_good(real: list[dict[str, Any]]) -> str:
+    """Of the undelivered records, those below the committed offset, where it was read."""
+    measured = [r for r in real if num(r.get("lost_for_good")) is not None]
+    if not measured:
+        return ""
+    undelivered = [r for r in measured if (num(r["lost"]) or 0) > 0]
+    total = int(sum(num(r["lost"]) or 0 for r in measured))
+    skipped = int(sum(num(r["lost_for_good"]) or 0 for r in measured))
+    return (f" In the {len(measured)} runs that read the committed offsets at the end, "
+            f"{total} records were undelivered (in {len(undelivered)} runs), {skipped} of them "
+            f"below their partition's committed offset (lost for good); the others were still "
+            f"ahead of it.")
 
 
 @figure("splitbrain-findings", source="results/splitbrain")

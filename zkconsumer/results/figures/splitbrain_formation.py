@@ -8,8 +8,14 @@ from __future__ import annotations
 from collections import defaultdict
 from typing import Any
 
-from zkconsumer.results.figures.splitbrain import AREA, num, provenance_lines, rows_of
-from zkconsumer.results.plotting import pyplot, save_svg
+from zkconsumer.results.figures.splitbrain import (
+    AREA,
+    finish_plot,
+    num,
+    provenance_lines,
+    rows_of,
+)
+from zkconsumer.results.plotting import pyplot
 from zkconsumer.results.registry import Context, figure
 
 SVG = "splitbrain-formation.svg"
@@ -50,8 +56,9 @@ def statements(rows: list[dict[str, Any]]) -> list[str]:
         runs = [r for r in rows if r["budget"] == budget]
         formed = [r["skew"] for r in runs if r["formed"]]
         lost = [r["skew"] for r in runs if not r["formed"]]
+        sizes = ", ".join(map(str, sorted({r["members"] for r in runs})))
         text = (f"- **`rebalance.max.retries` {budget}**: the group formed in {len(formed)} of "
-                f"{len(runs)} runs (N = {', '.join(map(str, sorted({r['members'] for r in runs})))}).")
+                f"{len(runs)} runs (N = {sizes}).")
         if formed and lost:
             if max(formed) < min(lost):
                 text += (f" Every run that formed had its processes start their first "
@@ -94,15 +101,9 @@ def formation(ctx: Context) -> str:
                 ax.scatter([x for x, _ in pts], [y for _, y in pts], marker=marker,
                            color=f"C{i}", s=18,
                            label=f"retries {budget}, {'formed' if formed else 'lost members'}")
-    ax.set_xscale("log")
-    ax.set_yscale("log")
-    ax.set_xlabel("members N (2 client processes)")
-    ax.set_ylabel("process start skew, ms (first rebalances)")
-    ax.set_title("legacy group started together: formed or not (real runs)")
-    ax.grid(True, which="both", alpha=0.3)
-    ax.legend(fontsize=6)
-    fig.tight_layout()
-    save_svg(fig, ctx.figures / SVG)
+    finish_plot(fig, ax, ctx.figures / SVG, "members N (2 client processes)",
+                "process start skew, ms (first rebalances)",
+                "legacy group started together: formed or not (real runs)", log_y=True)
     return "\n".join([f"![formation vs process start skew]({ctx.plot_link(SVG)})", "",
                       *lines, "", *statements(rows), "",
                       *provenance_lines([ctx.results / AREA / f for f in folders])])
