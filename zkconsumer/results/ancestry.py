@@ -89,14 +89,15 @@ def git_is_ancestor(repo: Path, fix: str) -> Callable[[str], bool]:
 
 def write_fix(out: Path, fix_commit: str, subject: str, protocols: Iterable[str],
               revisions: dict[str, str], contains: dict[str, bool], command: str) -> None:
+    # the revision is read before runs.csv changes, or it would always read as -dirty
+    prov = capture(command, commit=fix_commit, subject=subject, protocols=sorted(protocols))
     out.mkdir(parents=True, exist_ok=True)
     with open(out / RUNS_FILE, "w", newline="") as fh:
         w = csv.writer(fh, lineterminator="\n")
         w.writerow(["run", "revision", "contains_fix"])
         for run in sorted(contains):
             w.writerow([run, revisions[run], "true" if contains[run] else "false"])
-    write_provenance(out, capture(command, commit=fix_commit, subject=subject,
-                                  protocols=sorted(protocols)))
+    write_provenance(out, prov)
 
 
 def read_fix(folder: Path) -> Fix:
