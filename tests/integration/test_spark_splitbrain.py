@@ -41,6 +41,8 @@ def _run(spark, zk_connect, broker, out, *argv):
     for r in rows.values():
         assert r["mode"] == "real" and r["broker"] == "tansu-0.6.0"
         assert r["lost"] == "0" and int(r["produced"]) > 0 and r["drained"] == "true"
+        # the committed offsets were read after the members stopped; two tasks, two starts
+        assert r["lost_for_good"] == "0" and float(r["process_start_skew_ms"]) >= 0
     return rows
 
 
@@ -81,6 +83,7 @@ def _legacy_run(spark, zk_connect, broker, out, *argv) -> dict[str, str]:
     with open(out / "sweep.csv", newline="") as fh:
         [row] = list(csv.DictReader(fh))
     assert row["lost"] == "0" and int(row["produced"]) > 0 and row["drained"] == "true"
+    assert row["lost_for_good"] == "0"
     return row
 
 
