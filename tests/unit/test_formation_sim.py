@@ -84,3 +84,19 @@ def test_formation_is_scored_from_completed_and_not_formed_runs_only(tmp_path):
     (wrong,) = formation_checks([{**rows[1], "formed": True}], CAL, draws=3)
     assert (wrong.real, wrong.sim, wrong.ok) == (1, 0.0, False)
 
+
+
+def test_a_plan_cell_whose_group_did_not_form_is_listed_as_counted_in_runs_formed(tmp_path):
+    from zkconsumer.spark.splitbrain_validate import unscored
+
+    reason = "failed: x: the group did not form: 3 of 10 initial members exited"
+    _run(tmp_path / "a", [(10, 1, f'"{reason}"', 1), (10, 2, "failed: interrupted", 1)],
+         "2026-01-01T00:00:00Z")
+    path = tmp_path / "plan.json"
+    cells = [["zk-range", "storm", 10, 1], ["zk-range", "storm", 10, 2]]
+    path.write_text(json.dumps({"cells": cells, "formation": ["zk-range/storm"]}))
+    assert [r["reason"] for r in unscored(ValidationPlan.load(path), [], [tmp_path / "a"])] == [
+        f"counted in runs_formed only: {reason} (a)", "failed: interrupted (a)"]
+    path.write_text(json.dumps({"cells": cells}))
+    assert unscored(ValidationPlan.load(path), [], [tmp_path / "a"])[0]["reason"] == \
+        f"{reason} (a)"

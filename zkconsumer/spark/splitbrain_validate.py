@@ -52,6 +52,7 @@ log = logging.getLogger(__name__)
 
 RELATIVE = 0.5
 GIVE_UP_FACTOR = 3.0
+NOT_FORMED = "the group did not form:"   # the reason of a run whose initial members exited
 
 
 @dataclass(frozen=True)
@@ -183,7 +184,9 @@ class ValidationPlan:
 
 def unscored(plan: ValidationPlan, scored: Sequence[dict[str, Any]],
              dirs: Sequence[Path]) -> list[dict[str, Any]]:
-    """The plan's cells without a scored row, each with its failed run's reason or "not run"."""
+    """The plan's cells without a scored row, each with its failed run's reason or "not run"
+    (a run whose group did not form, in a pair scored on formation, says it was counted
+    there)."""
     done = {(r["protocol"], r["scenario"], int(r["members"]), int(r["seed"])) for r in scored}
     failed: dict[tuple[str, str, int, int], str] = {}
     for d in dirs:
@@ -192,9 +195,17 @@ def unscored(plan: ValidationPlan, scored: Sequence[dict[str, Any]],
                 key = (r["protocol"], r["scenario"], int(r["members"]), int(r["seed"]))
                 why = f"{r['reason']} ({d.name})"
                 failed[key] = f"{failed[key]}; {why}" if key in failed else why
-    return [{"protocol": p, "scenario": sc, "members": n, "seed": seed,
-             "reason": failed.get((p, sc, n, seed), "not run")}
-            for p, sc, n, seed in plan.cells if (p, sc, n, seed) not in done]
+    pairs_scored_on_formation = set(plan.formation)
+    out = []
+    for p, sc, n, seed in plan.cells:
+        if (p, sc, n, seed) in done:
+            continue
+        reason = failed.get((p, sc, n, seed), "not run")
+        if f"{p}/{sc}" in pairs_scored_on_formation and NOT_FORMED in reason:
+            reason = f"counted in runs_formed only: {reason}"
+        out.append({"protocol": p, "scenario": sc, "members": n, "seed": seed,
+                    "reason": reason})
+    return out
 
 
 def binomial_range(runs: int, p: float, mass: float = 0.95) -> tuple[int, int]:
@@ -223,9 +234,6 @@ def pooled_checks(outcomes: dict[tuple[str, str, int], list[tuple[str, bool, lis
                                   f"binomial95-of-{len(runs)}",
                                   ",".join(sorted({run for run, _, _ in runs}))))
     return checks
-
-
-NOT_FORMED = "the group did not form:"
 
 
 def formation_rows(dirs: Sequence[Path], plan: ValidationPlan) -> list[dict[str, Any]]:
