@@ -240,9 +240,13 @@ UNSETTLED_NOTE = ("\\* some runs of the cell had not settled when the simulated 
 
 
 def finish_plot(fig: Any, ax: Any, path: Path, xlabel: str, ylabel: str, title: str,
-                log_y: bool) -> None:
-    """The split-brain plots' common frame: N on a log axis, grid, small legend, SVG."""
+                log_y: bool, xticks: list[int] | None = None) -> None:
+    """The split-brain plots' common frame: N on a log axis (labelled at ``xticks`` when
+    given), grid, small legend, SVG."""
     ax.set_xscale("log")
+    if xticks:
+        ax.set_xticks(xticks, [f"{n:,}" for n in xticks])
+        ax.set_xticks([], minor=True)
     if log_y:
         ax.set_yscale("log")
     ax.set_xlabel(xlabel)

@@ -103,7 +103,8 @@ def formation(ctx: Context) -> str:
                            label=f"retries {budget}, {'formed' if formed else 'lost members'}")
     finish_plot(fig, ax, ctx.figures / SVG, "members N (2 client processes)",
                 "process start skew, ms (first rebalances)",
-                "legacy group started together: formed or not (real runs)", log_y=True)
+                "legacy group started together: formed or not (real runs)", log_y=True,
+                xticks=sorted({r["members"] for r in rows}))
     return "\n".join([f"![formation vs process start skew]({ctx.plot_link(SVG)})", "",
                       *lines, "", *statements(rows), "",
                       *provenance_lines([ctx.results / AREA / f for f in folders])])
