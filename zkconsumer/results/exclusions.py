@@ -7,6 +7,9 @@ row (``protocol``, ``scenario``, ``members``, ``seed``, ``reason``). :func:`swee
 sweep with those rows marked: their ``reason`` becomes ``excluded: <reason>``, so tables list
 them with the failed and not-applicable rows and validators, which score only rows without a
 reason, leave them out.
+
+The reason of a run whose group did not form (some initial member exited before the group was
+stable) starts its message with :data:`NOT_FORMED`; :func:`formation_verdict` reads it back.
 """
 
 from __future__ import annotations
@@ -18,6 +21,7 @@ SWEEP_FILE = "sweep.csv"
 EXCLUDED_FILE = "excluded.csv"
 EXCLUDED_FIELDS = ("protocol", "scenario", "members", "seed", "reason")
 PREFIX = "excluded: "
+NOT_FORMED = "the group did not form:"
 
 
 def _key(row: dict[str, str]) -> tuple[str, str, int, int]:
@@ -63,3 +67,12 @@ def sweep_rows(folder: Path) -> list[dict[str, str]]:
         raise ValueError(f"{folder / EXCLUDED_FILE}: no real row for "
                          f"{', '.join(map(str, sorted(unmatched)))}")
     return rows
+
+
+def formation_verdict(row: dict[str, str]) -> bool | None:
+    """Whether a real row's group formed: True for a completed run, False for one whose
+    initial members did not all survive the formation, None for other failures (and for
+    excluded rows), which say nothing about it."""
+    if not row["reason"]:
+        return True
+    return False if NOT_FORMED in row["reason"] else None

@@ -36,8 +36,6 @@ class FormationOutcome:
     members: int
     formed: bool             # every member alive and every partition fetched by exactly one
     exited: int              # members whose first rebalance gave up
-    gave_up: int             # members that gave up some rebalance (the exited among them)
-    settled: bool            # every rebalance over within the simulated hour
     time_s: float | None     # the last change of a formed group, from the first start
 
 
@@ -82,7 +80,7 @@ def simulate_formation(members: int, partitions: int, cal: Calibration, session_
     exited = sum(1 for m in model.members.values() if m.gone)
     stable = stable_at(out.fetch_intervals, partitions, out.end) if out.converged else None
     formed = exited == 0 and stable is not None
-    return FormationOutcome(members, formed, exited, len(out.gave_up), out.converged,
+    return FormationOutcome(members, formed, exited,
                             round(stable, 3) if formed and stable is not None else None)
 
 
@@ -96,4 +94,3 @@ def p_formed(members: int, partitions: int, cal: Calibration, session_s: float,
                                     random.Random(f"formation/{members}/{seed}/{draw}")).formed
                  for draw in range(draws))
     return formed / draws
-

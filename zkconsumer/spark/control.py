@@ -23,6 +23,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import asdict, dataclass, field
 from typing import TYPE_CHECKING, Any
 
+from zkconsumer.results.exclusions import NOT_FORMED
 from zkconsumer.zk import paths
 
 if TYPE_CHECKING:
@@ -86,7 +87,7 @@ def formation_state(statuses: Sequence[TaskStatus], tasks: int, expected: int, s
     if len(statuses) >= tasks and all(s.at >= since for s in statuses):
         alive = sum(s.live for s in statuses)
         if alive < expected:
-            return (f"the group did not form: {expected - alive} of {expected} initial members "
+            return (f"{NOT_FORMED} {expected - alive} of {expected} initial members "
                     f"exited before it was stable (rebalance.max.retries = {max_retries})")
     return FORMED if stable else None
 

@@ -144,10 +144,11 @@ def run_real_cell(spark: Any, key: SplitCellKey, s: RealSettings) -> dict[str, A
     log.info("%s: stage done in %.1f s (%s)", run_id, time.time() - started, done)
     produced = [(p.partition, p.offset, p.seq) for p in producer.produced]
     if done.get("event_ts") is None:
-        lines = spark.read.parquet(records_path).rdd.map(lambda r: r.raw).collect()
+        records = records_of(spark.read.parquet(records_path).rdd.map(lambda r: r.raw)
+                             .collect())
         raise RunFailed(f"{run_id}: {done.get('error', 'no event was applied')}",
-                        {"tasks": tasks, "process_start_skew_ms": formation_skew(lines, pl,
-                                                                                 tasks)})
+                        {"tasks": tasks, "process_start_skew_ms":
+                         process_start_skew_ms(records, pl.initial, tasks)})
     window = Window(done["event_ts"], done["end_ts"], done.get("repair_ts"),
                     stop.get("drained_ts"))
     ctx = {"plan": pl, "window": window, "partitions": key.partitions, "produced": produced,
@@ -170,21 +171,18 @@ def run_real_cell(spark: Any, key: SplitCellKey, s: RealSettings) -> dict[str, A
             "drained": bool(stop.get("drained"))}
 
 
-def formation_skew(raws: Any, pl: Plan, tasks: int) -> float | None:
-    """The processes' start skew (:func:`.process_start_skew_ms`) from raw record lines."""
+def records_of(raws: Any) -> RunRecords:
+    """A run's records, sorted, from its raw record lines."""
     records = RunRecords()
     for raw in raws:
         records.add(json.loads(raw))
     records.sort()
-    return process_start_skew_ms(records, pl.initial, tasks)
+    return records
 
 
 def metrics_of(raws: Any, ctx: dict[str, Any]) -> dict[str, Any]:
     """One run's metrics from its raw record lines (runs on an executor)."""
-    records = RunRecords()
-    for raw in raws:
-        records.add(json.loads(raw))
-    records.sort()
+    records = records_of(raws)
     pl: Plan = ctx["plan"]
     window: Window = ctx["window"]
     gone = {lc.member for lc in records.lifecycle

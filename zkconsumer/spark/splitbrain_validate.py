@@ -33,14 +33,14 @@ import json
 import logging
 import math
 import sys
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from zkconsumer.lab.spec import Timing
 from zkconsumer.results.ancestry import Fix, read_fix
-from zkconsumer.results.exclusions import sweep_rows
+from zkconsumer.results.exclusions import NOT_FORMED, formation_verdict, sweep_rows
 from zkconsumer.sim.calibration import Calibration
 from zkconsumer.sim.formation import p_formed
 from zkconsumer.sim.splitbrain import SplitSimSettings, simulate_cell
@@ -52,7 +52,6 @@ log = logging.getLogger(__name__)
 
 RELATIVE = 0.5
 GIVE_UP_FACTOR = 3.0
-NOT_FORMED = "the group did not form:"   # the reason of a run whose initial members exited
 
 
 @dataclass(frozen=True)
@@ -123,22 +122,32 @@ def judge(rule: str, real: float | None, sim: float | None) -> bool:
     raise ValueError(f"unknown rule {rule!r}")
 
 
-def load_rows(dirs: Sequence[Path], fix: Fix | None = None) -> list[dict[str, Any]]:
-    """The applicable real rows to score: without those measured before ``fix``, and of each
-    cell only the most recent run's row (``run`` names its folder)."""
-    latest: dict[tuple[str, ...], tuple[str, dict[str, Any]]] = {}
+def latest_rows(dirs: Sequence[Path], accept: Callable[[str, dict[str, Any]], bool],
+                key: Callable[[dict[str, Any]], tuple[Any, ...]]) -> list[dict[str, Any]]:
+    """Of each cell (``key``), the row that ``accept`` takes (given the run folder's name)
+    from the most recent run (its ``meta.json`` date), ``run`` naming its folder, in key
+    order: a cell is re-run because its earlier run no longer measures the code as it is."""
+    latest: dict[tuple[Any, ...], tuple[str, dict[str, Any]]] = {}
     for d in dirs:
         date = str(json.loads((d / "meta.json").read_text()).get("date", "")) \
             if (d / "meta.json").is_file() else ""
         for r in sweep_rows(d):
-            if r["mode"] != "real" or r["applicable"] != "true" or r["reason"]:
+            if not accept(d.name, r):
                 continue
-            if fix is not None and fix.predates(d.name, r["protocol"]):
-                continue
-            key = (r["protocol"], r["scenario"], r["members"], r["partitions"], r["seed"])
-            if key not in latest or latest[key][0] < date:
-                latest[key] = (date, {**r, "run": d.name})
+            k = key(r)
+            if k not in latest or latest[k][0] < date:
+                latest[k] = (date, {**r, "run": d.name})
     return [row for _, row in (latest[k] for k in sorted(latest))]
+
+
+def load_rows(dirs: Sequence[Path], fix: Fix | None = None) -> list[dict[str, Any]]:
+    """The applicable real rows to score: without those measured before ``fix``, and of each
+    cell only the most recent run's row (``run`` names its folder)."""
+    def accept(run: str, r: dict[str, Any]) -> bool:
+        return (r["mode"] == "real" and r["applicable"] == "true" and not r["reason"]
+                and not (fix is not None and fix.predates(run, r["protocol"])))
+    return latest_rows(dirs, accept, lambda r: (r["protocol"], r["scenario"], r["members"],
+                                                r["partitions"], r["seed"]))
 
 
 @dataclass(frozen=True)
@@ -225,37 +234,34 @@ def pooled_checks(outcomes: dict[tuple[str, str, int], list[tuple[str, bool, lis
     lies in the central 95 % of Binomial(runs, p)."""
     checks = []
     for (protocol, scenario, n), runs in sorted(outcomes.items()):
-        real = sum(gave for _, gave, _ in runs)
         draws = [d for _, _, ds in runs for d in ds]
-        p = sum(draws) / len(draws) if draws else 0.0
-        lo, hi = binomial_range(len(runs), p)
-        checks.append(MetricCheck(protocol, scenario, n, None, "runs_with_give_up", real,
-                                  round(p * len(runs), 2), lo <= real <= hi,
-                                  f"binomial95-of-{len(runs)}",
-                                  ",".join(sorted({run for run, _, _ in runs}))))
+        checks.append(binomial_check(protocol, scenario, n, "runs_with_give_up",
+                                     sum(gave for _, gave, _ in runs), len(runs),
+                                     sum(draws) / len(draws) if draws else 0.0,
+                                     {run for run, _, _ in runs}))
     return checks
 
 
+def binomial_check(protocol: str, scenario: str, n: int, metric: str, real: int, runs: int,
+                   p: float, names: set[str]) -> MetricCheck:
+    """``real`` of ``runs`` against the model's probability ``p``: passes when the count lies
+    in the central 95 % of Binomial(runs, p); ``sim`` is the expected count."""
+    lo, hi = binomial_range(runs, p)
+    return MetricCheck(protocol, scenario, n, None, metric, real, round(p * runs, 2),
+                       lo <= real <= hi, f"binomial95-of-{runs}", ",".join(sorted(names)))
+
+
 def formation_rows(dirs: Sequence[Path], plan: ValidationPlan) -> list[dict[str, Any]]:
-    """The plan's real rows of its ``formation`` pairs with a formation verdict, the most
-    recent run of each cell: ``formed`` True for a completed run, False for one whose initial
-    members did not all survive formation; other failures (and exclusions) give no verdict."""
-    latest: dict[tuple[str, str, int, int], tuple[str, dict[str, Any]]] = {}
-    for d in dirs:
-        date = str(json.loads((d / "meta.json").read_text()).get("date", "")) \
-            if (d / "meta.json").is_file() else ""
-        for r in sweep_rows(d):
-            if r["mode"] != "real" or r["applicable"] != "true" or \
-                    f"{r['protocol']}/{r['scenario']}" not in plan.formation:
-                continue
-            key = (r["protocol"], r["scenario"], int(r["members"]), int(r["seed"]))
-            if key not in plan.cells:
-                continue
-            if r["reason"] and NOT_FORMED not in r["reason"]:
-                continue
-            if key not in latest or latest[key][0] < date:
-                latest[key] = (date, {**r, "run": d.name, "formed": not r["reason"]})
-    return [row for _, row in (latest[k] for k in sorted(latest))]
+    """The plan's real rows of its ``formation`` pairs with a formation verdict
+    (:func:`.formation_verdict`, as ``formed``), the most recent run of each cell."""
+    def cell(r: dict[str, Any]) -> tuple[str, str, int, int]:
+        return r["protocol"], r["scenario"], int(r["members"]), int(r["seed"])
+
+    def accept(_run: str, r: dict[str, Any]) -> bool:
+        return (r["mode"] == "real" and r["applicable"] == "true"
+                and f"{r['protocol']}/{r['scenario']}" in plan.formation
+                and cell(r) in plan.cells and formation_verdict(r) is not None)
+    return [{**r, "formed": formation_verdict(r)} for r in latest_rows(dirs, accept, cell)]
 
 
 def formation_checks(rows: Sequence[dict[str, Any]], cal: Calibration, draws: int
@@ -270,16 +276,10 @@ def formation_checks(rows: Sequence[dict[str, Any]], cal: Calibration, draws: in
                      int(r["rebalance_backoff_ms"]) / 1000.0, int(r["rebalance_max_retries"]),
                      int(r.get("tasks") or 2), int(r["seed"]), draws)
         by_n.setdefault((r["protocol"], r["scenario"], int(r["members"])), []).append((r, p))
-    checks = []
-    for (protocol, scenario, n), runs in sorted(by_n.items()):
-        real = sum(1 for r, _ in runs if r["formed"])
-        p = sum(x for _, x in runs) / len(runs)
-        lo, hi = binomial_range(len(runs), p)
-        checks.append(MetricCheck(protocol, scenario, n, None, "runs_formed", real,
-                                  round(p * len(runs), 2), lo <= real <= hi,
-                                  f"binomial95-of-{len(runs)}",
-                                  ",".join(sorted({r["run"] for r, _ in runs}))))
-    return checks
+    return [binomial_check(protocol, scenario, n, "runs_formed",
+                           sum(1 for r, _ in runs if r["formed"]), len(runs),
+                           sum(x for _, x in runs) / len(runs), {r["run"] for r, _ in runs})
+            for (protocol, scenario, n), runs in sorted(by_n.items())]
 
 
 def validate(rows: Sequence[dict[str, Any]], draws: int = 5,

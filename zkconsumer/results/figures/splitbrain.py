@@ -149,7 +149,6 @@ def validation_5(ctx: Context) -> str:
     return _planned_validation(ctx.results / AREA / "validation-5")
 
 
-
 def _planned_validation(folder: Path) -> str:
     def missing(_: set[tuple[str, ...]]) -> list[str]:
         path = folder / "unscored.csv"

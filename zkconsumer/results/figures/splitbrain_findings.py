@@ -108,10 +108,12 @@ def _lost(real: list[dict[str, Any]]) -> str:
     fix, in runs whose group ended stuck (the verify tool failed with the group not stable:
     partitions nobody owned, the uncontrollable outcome), and elsewhere."""
     everyone = tuple({r["protocol"] for r in real})
+    def ended_stuck(r: dict[str, Any]) -> bool:
+        return r["verify_ok"] == "false" and r["stable_at_end"] == "false"
+
     pre = [r for r in real if r["pre_fix"]]
-    stuck = [r for r in real if not r["pre_fix"] and r["verify_ok"] == "false"
-             and r["stable_at_end"] == "false"]
-    rest = [r for r in real if not r["pre_fix"] and r not in stuck]
+    stuck = [r for r in real if not r["pre_fix"] and ended_stuck(r)]
+    rest = [r for r in real if not r["pre_fix"] and not ended_stuck(r)]
     where = sorted({f"{r['protocol']} {r['scenario']} N = {r['members']} retries "
                     f"{r['rebalance_max_retries']}" for r in stuck if (num(r["lost"]) or 0) > 0})
     return (f"- **Lost** (acknowledged records not delivered by the end of the run): "

@@ -8,6 +8,7 @@ from __future__ import annotations
 from collections import defaultdict
 from typing import Any
 
+from zkconsumer.results.exclusions import formation_verdict
 from zkconsumer.results.figures.splitbrain import (
     AREA,
     finish_plot,
@@ -19,7 +20,6 @@ from zkconsumer.results.plotting import pyplot
 from zkconsumer.results.registry import Context, figure
 
 SVG = "splitbrain-formation.svg"
-NOT_FORMED = "the group did not form:"
 
 
 def formation_rows(ctx: Context) -> tuple[list[dict[str, Any]], list[str]]:
@@ -31,14 +31,13 @@ def formation_rows(ctx: Context) -> tuple[list[dict[str, Any]], list[str]]:
         found = False
         for r in rows_of(d):
             skew = num(r.get("process_start_skew_ms"))
+            formed = formation_verdict(r)
             if (r["protocol"], r["scenario"], r["applicable"]) != ("zk-range", "storm", "true") \
-                    or skew is None:
-                continue
-            if r["reason"] and NOT_FORMED not in r["reason"]:
+                    or skew is None or formed is None:
                 continue
             out.append({"run": d.name, "members": int(r["members"]), "seed": int(r["seed"]),
                         "budget": int(r["rebalance_max_retries"]), "skew": skew,
-                        "formed": not r["reason"]})
+                        "formed": formed})
             found = True
         if found:
             folders.append(d.name)
