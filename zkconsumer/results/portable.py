@@ -1,10 +1,11 @@
 """Recorded commands and paths without the measuring machine's folders in them.
 
-A result folder is measured in some scratch folder (``--out /tmp/...``), often under a harness's
-lock (``flock LOCKFILE zkconsumer ...``), and then committed under ``results/``. What it records
-(``meta.json``'s command, a summary's "reproduce with" line, a spec's ``out_dir``) is read by
-someone on another machine: it must name the folder where the data now is, relative to the
-checkout, and nothing of the machine that ran it. One rule, used by every writer:
+A result folder is measured into some scratch folder (``--out`` a temporary folder), often
+under a harness's lock (``flock LOCKFILE zkconsumer ...``), and then committed under
+``results/``. What it records (``meta.json``'s command, a summary's "reproduce with" line, a
+spec's ``out_dir``) is read by someone on another machine: it must name the folder where the
+data now is, relative to the checkout, and nothing of the machine that ran it. One rule, used
+by every writer:
 
 * a leading ``flock [options] LOCKFILE`` is dropped: the lock serialised measurements on a shared
   machine, it is not part of reproducing one;
@@ -13,7 +14,7 @@ checkout, and nothing of the machine that ran it. One rule, used by every writer
 * an absolute path inside the checkout becomes relative to the checkout's top
   (``results/scale/validation-2``), the way the docs write every command;
 * any other path in a machine's folders (``/tmp``, ``/home``, ``/work``, ``/var``... see
-  :data:`MACHINE_ROOTS`) keeps only its last component (``/tmp/v3/real-v7`` -> ``real-v7``): a
+  :data:`MACHINE_ROOTS`) keeps only its last component (``<temp>/v3/real-v7`` -> ``real-v7``): a
   folder of the same name, made wherever the reader runs the command.
 
 Other absolute paths stay: a znode path (``/consumers/g/ids``) looks like a file's but belongs
