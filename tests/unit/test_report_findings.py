@@ -146,6 +146,7 @@ def test_kafka_timings_carry_no_coordinator_caveat(tmp_path: Path) -> None:
     _, sections = build_report(tmp_path)
     caveats = " ".join(sections[0].finding.caveats)  # type: ignore[union-attr]
     assert "broker apache-kafka-2.4.1" in caveats and "Tansu" not in caveats
+    assert "medians of 3 runs: join: zk-range" in caveats  # the measured figures, for scale
 
 
 def test_without_the_repository_results_the_finding_says_where_to_look(tmp_path: Path) -> None:

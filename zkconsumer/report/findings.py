@@ -93,7 +93,7 @@ def compare_finding(title: str, anchor: str, doc: Mapping[str, Any], meta: RunMe
         caveat = broker_caveat(broker, timeout)
         if caveat:
             caveats.append(caveat)
-            caveats.append(reference_line(reference, events))
+        caveats.append(reference_line(reference, events))
     return Finding(title, anchor, numbers, caveats)
 
 

@@ -78,7 +78,7 @@ def findings_html(findings: list[Finding]) -> str:
 
 
 def _section_html(s: Section) -> str:
-    prov = table(["", ""], [[k, v] for k, v in s.provenance]).replace(
+    prov = table(None, [[k, v] for k, v in s.provenance]).replace(
         "<table>", '<table class="prov">', 1)
     return "\n".join([f'<section id="{s.anchor}"><h2>{html.escape(s.title)}</h2>', prov,
                       *s.blocks, "</section>"])
