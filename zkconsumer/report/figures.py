@@ -153,8 +153,8 @@ def herd_figures(doc: Mapping[str, Any]) -> tuple[list[Figure], set[str]]:
             f"Left: coordination requests of one membership event against the group size N "
             f"before it, log-log, {runs_phrase(n)} per size; the legend gives the least-squares "
             f"slope (1: the group's work grows with N; 2: every member's work grows with N, the "
-            f"herd). Right: seconds until the group was stable again, {runs_phrase(n)} per size "
-            f"(not a median across sizes); time counts from {instants(events)}.", svg))
+            f"herd). Right: seconds until the group was stable again, {runs_phrase(n)} per size; "
+            f"time counts from {instants(events)}.", svg))
     return found, set(SUPERSEDED_HERD)
 
 
