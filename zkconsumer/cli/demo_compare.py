@@ -127,5 +127,8 @@ def print_comparison(results: list[RunResult], out_dir: Path, broker: str) -> bo
         print(f"Beside them, {reference.describe()}:" if is_tansu(broker) else
               f"For comparison, {reference.describe()}:")
         show("\n".join(reference_rows(results, reference)) + "\n")
+        print(f"(the demo's cells: {MEMBERS} members, {PARTITIONS} partitions, session timeout "
+              f"{SESSION_TIMEOUT_MS} ms; a crash waits for the victim's session to expire, so "
+              "its times scale with the session timeout)")
     print(f"(outputs in {out_dir})")
     return all(r.status == RunStatus.OK.value for r in results)
