@@ -104,6 +104,8 @@ class Spread:
             return f"{mid} (one {_unit(self.unit, 1)})"
         if self.low == self.high:
             return f"{mid} (all {self.n} {self.unit})"
+        if number(self.low, digits) == number(self.high, digits):
+            return f"{mid} (all {self.n} {self.unit} equal at this precision)"
         return (f"{mid} (median of {self.n} {self.unit}, range {number(self.low, digits)}–"
                 f"{number(self.high, digits)}{suffix})")
 
@@ -114,6 +116,8 @@ class Spread:
             return f"{mid} (one {_unit(self.unit, 1)})"
         if self.low == self.high:
             return f"{mid} ({self.n} {self.unit}, all equal)"
+        if number(self.low, digits) == number(self.high, digits):
+            return f"{mid} ({self.n} {self.unit}, equal at this precision)"
         return (f"{mid} ({number(self.low, digits)}–{number(self.high, digits)}; "
                 f"{self.n} {self.unit})")
 
@@ -130,9 +134,10 @@ def _unit(unit: str, n: int) -> str:
 
 
 def number(value: float, digits: int = 2) -> str:
-    """A number for prose: thousands grouped, whole numbers without decimals."""
-    if float(value).is_integer():
-        return f"{int(value):,}"
+    """A number for prose: thousands grouped, whole numbers and numbers from 100 up without
+    decimals (8,550 s, not 8,550.46 s: the runs differ in the units already)."""
+    if float(value).is_integer() or abs(value) >= 100:
+        return f"{round(value):,}"
     return f"{value:,.{digits}f}"
 
 

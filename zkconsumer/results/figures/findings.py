@@ -21,6 +21,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from zkconsumer.results.exclusions import sweep_rows
+from zkconsumer.results.figures.comparison import LABELS
 from zkconsumer.results.figures.lab import load
 from zkconsumer.results.figures.splitbrain import num
 from zkconsumer.results.plotting import pyplot, save_svg
@@ -160,7 +161,7 @@ def _herd_plot(ctx: Context, groups: dict[str, list[HerdPoint]], svg: str) -> st
 
 def _herd_row(p: HerdPoint) -> str:
     where = {"lab": "real (lab)", "spark": "real (Spark)", "sim": "simulated"}[p.source]
-    broker = f", data on {p.broker}" if p.broker else ""
+    broker = f", data on {LABELS.get(p.broker, p.broker)}" if p.broker else ""
     notif = "—" if p.notifications is None else p.notifications.cell(0)
     stable = "—" if p.stable_s is None else p.stable_s.cell()
     return (f"| {where}{broker} | {p.members:,} | {p.partitions} | {p.requests.cell(0)} | "
@@ -175,7 +176,7 @@ def herd_claim(ctx: Context) -> str:
     slope = herd_slope(ctx)
     big = sim[-1]
     stable = "" if big.stable_s is None else (
-        f" and is stable after {big.stable_s.text(0, ' s')}")
+        f" and the group is stable after {big.stable_s.text(0, ' s')}")
     notified = all(p.notifications is not None and p.notifications.median == p.members
                    for p in lab)
     notes = ("every one of the N members received a watch notification and re-read the group "
@@ -186,7 +187,8 @@ def herd_claim(ctx: Context) -> str:
             f"{last.requests.text(0)} at N = {last.members} (fitted log-log slope "
             f"{'—' if slope is None else f'{slope:.2f}'} over those {len(lab)} runs); "
             f"simulated, a join at N = {big.members:,} (P = {big.partitions}) costs "
-            f"{big.requests.text(0)} requests{stable}.")
+            f"{big.requests.text(0)} requests, {big.requests.median / big.members ** 2:.2f} × "
+            f"N²,{stable}.")
 
 
 @figure("findings-herd", source="results/lab/herd-zk")

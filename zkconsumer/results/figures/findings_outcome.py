@@ -25,7 +25,7 @@ from zkconsumer.results.figures.findings import (
     herd_slope,
     lab_herd,
 )
-from zkconsumer.results.figures.findings_splitbrain import real_splitbrain_rows
+from zkconsumer.results.figures.findings_splitbrain import brokers_of, real_splitbrain_rows
 from zkconsumer.results.figures.splitbrain import AREA, BROKER, num, rows_of
 from zkconsumer.results.plotting import pyplot, save_svg
 from zkconsumer.results.registry import Context, figure
@@ -76,18 +76,27 @@ def pooled(shares: list[Share | None]) -> Share | None:
     return Share(sum(s.k for s in present), sum(s.n for s in present)) if present else None
 
 
-def sim_give_up(ctx: Context) -> dict[int, list[tuple[int, Share]]]:
-    """Simulated storms, one host per member: per budget, (N, share of seeds in which some
-    legacy member gave up). A seed that had not settled when the simulated hour ended counts
-    what it showed until then (:func:`unsettled_storms` names those cells)."""
-    out: dict[int, list[tuple[int, Share]]] = {}
+@dataclass(frozen=True)
+class SimGiveUp:
+    """One simulated storm cell: in how many seeds some legacy member gave up, and whether
+    every seed settled within the simulated hour (else it counts what happened until then)."""
+
+    members: int
+    gave_up: Share
+    settled: bool
+
+
+def sim_give_up(ctx: Context) -> dict[int, list[SimGiveUp]]:
+    """Simulated storms, one host per member, per retry budget."""
+    out: dict[int, list[SimGiveUp]] = {}
     for folder in (ctx.results / AREA).glob("sim-storm-r*"):
         budget = int(re.sub(r"\D", "", folder.name))
         rows = [r for r in rows_of(folder) if r["protocol"] == LEGACY]
         for n in sorted({int(r["members"]) for r in rows}):
             at = [r for r in rows if int(r["members"]) == n]
-            out.setdefault(budget, []).append(
-                (n, Share(sum((num(r["p_give_up"]) or 0) > 0 for r in at), len(at), "seeds")))
+            out.setdefault(budget, []).append(SimGiveUp(
+                n, Share(sum((num(r["p_give_up"]) or 0) > 0 for r in at), len(at), "seeds"),
+                not any(r.get("settled") == "false" for r in at)))
     return dict(sorted(out.items()))
 
 
@@ -98,11 +107,21 @@ def unsettled_storms(ctx: Context) -> list[int]:
                    if r["protocol"] == LEGACY and r.get("settled") == "false"})
 
 
-def others_in_storms(ctx: Context) -> Share | None:
-    """Leader-mode (after the fix) and broker-group storms in which a member gave up."""
-    return share((num(r["rebalances_given_up"]) or 0) > 0 for r in real_splitbrain_rows(ctx)
-                 if r["scenario"] == "storm" and r["protocol"] in (LEADER, *BROKER)
-                 and not r["reason"] and not r["pre_fix"])
+def _sim_ends(cells: list[SimGiveUp]) -> str:
+    """The smallest and the largest size shown (settled, or a give-up seen): how it starts and
+    how it ends."""
+    shown = [c for c in cells if c.settled or c.gave_up.k > 0]
+    ends = [shown[0], shown[-1]] if len(shown) > 1 else shown
+    return ", ".join(f"N = {c.members:,} {c.gave_up.cell()}" for c in ends) or "—"
+
+
+def others_in_storms(ctx: Context) -> tuple[Share | None, str]:
+    """Leader-mode (after the fix) and broker-group storms in which a member gave up, and the
+    broker the broker groups ran on."""
+    rows = [r for r in real_splitbrain_rows(ctx) if r["scenario"] == "storm"
+            and r["protocol"] in (LEADER, *BROKER) and not r["reason"] and not r["pre_fix"]]
+    return (share((num(r["rebalances_given_up"]) or 0) > 0 for r in rows),
+            brokers_of([r for r in rows if r["protocol"] in BROKER]))
 
 
 def formation_phrase(cells: list[BudgetCell]) -> str:
@@ -130,20 +149,20 @@ def outcome_claim(ctx: Context) -> str:
     formed_one = [c for c in cells if c.budget == min(c.budget for c in cells)]
     stuck = pooled([c.stuck for c in formed_one])
     sim = sim_give_up(ctx)
-    sim_text = "; ".join(
-        f"budget {b}: " + ", ".join(f"N = {n:,} {s.cell()}" for n, s in (pts[0], pts[-1]))
-        for b, pts in sim.items() if pts)
+    sim_text = "; ".join(f"budget {b}: {_sim_ends(cells)}" for b, cells in sim.items() if cells)
     late = unsettled_storms(ctx)
-    late_text = (f" (at {sizes_text(late)} some seeds had not settled within the simulated "
-                 "hour; they count what happened until then)") if late else ""
-    others = others_in_storms(ctx)
+    late_text = (f" (seeds that had not settled within the simulated hour, at "
+                 f"{sizes_text(late)}, count what happened until then; a cell with such "
+                 "a seed and no give-up is left out)") if late else ""
+    others, brokers = others_in_storms(ctx)
     return ("Real runs (P = 64, two client processes): " + "; ".join(parts) + ". Of the "
             f"budget-{formed_one[0].budget} groups that did form, "
             f"{stuck.text() if stuck else '—'} were left stuck after the storm (partitions "
             "nobody owned while every member believed it was done; the verify tool failed). "
             "Simulated with a host per member (storm of 3 joins and 3 leaves in 2 s), seeds in "
             f"which some legacy member gave up (95 % Wilson): {sim_text}{late_text}. Leader "
-            f"mode and broker groups: a member gave up in {others.text() if others else '—'}.")
+            f"mode and broker groups (on {brokers}): a member gave up in "
+            f"{others.text() if others else '—'}.")
 
 
 def _outcome_plot(ctx: Context, cells: list[BudgetCell], svg: str) -> str:
@@ -159,7 +178,7 @@ def _outcome_plot(ctx: Context, cells: list[BudgetCell], svg: str) -> str:
                     f"retries {budget}, real (groups that formed)", i)
     sim = sim_give_up(ctx)
     for j, budget in enumerate(sorted(sim)[:PLOTTED_SIM_BUDGETS]):
-        pts = sim[budget]
+        pts = [(c.members, c.gave_up) for c in sim[budget] if c.settled or c.gave_up.k > 0]
         color = f"C{budgets.index(budget)}" if budget in budgets else f"C{len(budgets) + j}"
         _share_bars(axes[1], pts, color, SIM_STYLE, f"retries {budget}, simulated "
                     f"({pts[0][1].n} seeds per N)", 0, alpha=0.6)
@@ -216,6 +235,11 @@ def kafka_cell(ctx: Context, broker: str, protocol: str, event: str, key: str) -
     runs = runs_by_broker(ctx, "compare-").get(broker, [])
     return spread([r["metrics"].get(key) for r in select(runs, protocol, event)
                    if r["status"] == "ok"])
+
+
+def kafka_sizes(ctx: Context) -> str:
+    """The group sizes of the comparison's runs on Apache Kafka 2.4.1."""
+    return sizes_text({r["members"] for r in runs_by_broker(ctx, "compare-").get(KAFKA, [])})
 
 
 def kip_join_requests(ctx: Context, protocol: str) -> list[tuple[int, Spread]]:
@@ -280,8 +304,8 @@ def alternatives_claim(ctx: Context) -> str:
         f"; an eager join's requests grew from {grow[0][1].text(0)} at N = {grow[0][0]} to "
         f"{grow[-1][1].text(0)} at N = {grow[-1][0]} (×{grow[-1][1].median / grow[0][1].median:.1f}"
         f" for ×{grow[-1][0] / grow[0][0]:g} members)")
-    return (f"On Apache Kafka 2.4.1 (N = 4, 8 partitions) a broker coordinator collects one "
-            f"JoinGroup and answers one SyncGroup per member: an eager join cost "
+    return (f"On Apache Kafka 2.4.1 ({kafka_sizes(ctx)}, 8 partitions) a broker coordinator "
+            f"collects one JoinGroup and answers one SyncGroup per member: an eager join cost "
             f"{reqs('eager-range')} requests against {reqs(LEGACY)} for the legacy group"
             f"{grow_text}, and settled in {t('eager-range', 'join')} against the legacy "
             f"{t(LEGACY, 'join')}; cooperative-sticky pauses only the members that give up a "

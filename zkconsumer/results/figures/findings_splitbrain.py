@@ -81,6 +81,12 @@ def real_splitbrain_rows(ctx: Context) -> list[dict[str, Any]]:
             for d in sorted((ctx.results / AREA).glob("real-*")) for r in rows_of(d)]
 
 
+def brokers_of(rows: Sequence[dict[str, Any]]) -> str:
+    """The brokers a set of real rows ran beside, named as the docs name them."""
+    names = sorted({LABELS.get(r.get("broker", ""), r.get("broker", "")) for r in rows} - {""})
+    return " and ".join(names) or "an unrecorded broker"
+
+
 def real_zombie_large(ctx: Context) -> list[ZombieCell]:
     """N = 100 and 200 on this machine (Tansu serves the data), leader mode after the fix."""
     rows = [r for r in real_splitbrain_rows(ctx) if r["scenario"] == "zombie"
@@ -123,10 +129,15 @@ def stale_view(ctx: Context) -> dict[str, Any]:
     """Owner conflicts of the stale view: the lab's N = 4 run and the runs at N = 50, 100."""
     lab_runs, _ = load(ctx.results / STALE_LAB)
     lab = {r.protocol: r.metrics for r in lab_runs if r.status == "ok"}
+    lab_members = sorted({r.members for r in lab_runs})
     rows = [r for r in real_splitbrain_rows(ctx) if r["scenario"] == "stale-view"
             and not r["reason"] and not r["pre_fix"]]
     big = {p: [r for r in rows if r["protocol"] == p] for p in (LEGACY, LEADER)}
-    return {"lab": lab, "members": sorted({int(r["members"]) for r in rows}),
+    deciders = [r for r in rows if r["protocol"] != LEGACY]
+    return {"lab": lab, "lab_members": lab_members,
+            "members": sorted({int(r["members"]) for r in rows}),
+            "one_decider": share((num(r["conflicts"]) or 0) > 0 for r in deciders),
+            "decider_brokers": brokers_of([r for r in deciders if r["protocol"] != LEADER]),
             "conflicts": {p: spread([num(r["conflicts"]) for r in v]) for p, v in big.items()},
             "stable": {p: spread([num(r["time_to_stable_s"]) for r in v])
                        for p, v in big.items()}}
@@ -146,7 +157,7 @@ def zombie_claim(ctx: Context) -> str:
     positive = [c.members for c in sim if c.double_owned.median > 0]
     zero = [c.members for c in sim if c.double_owned.median == 0]
     kafka = next((c for c in small if c.source == LABELS[KAFKA]), small[0])
-    large_text = "; ".join(f"N = {c.members}: {c.double_owned.text(1)}" for c in large)
+    large_text = ", ".join(f"{c.double_owned.text(1)} at N = {c.members}" for c in large)
     pooled = [c.late_accepted for c in large if c.late_accepted is not None]
     large_late = Share(sum(s.k for s in pooled), sum(s.n for s in pooled)) if pooled else None
     sim_text = (f"simulated (5 seeds per N), the median stays above zero up to N = "
@@ -157,7 +168,8 @@ def zombie_claim(ctx: Context) -> str:
             f"double-owned {kafka.double_owned.text(1)} partition·s per run and a zombie's late "
             f"commit was accepted in {kafka.late_accepted.text() if kafka.late_accepted else '—'}"
             f"; at N = {large[0].members}–{large[-1].members} on this machine "
-            f"({large_text} partition·s) the survivors' rebalance outlasted the cut, so the "
+            f"(double-owned partition·s: {large_text}) the survivors' rebalance outlasted the "
+            f"cut, so the "
             f"partitions sat unowned instead, yet a zombie's late commit was still accepted in "
             f"{large_late.text() if large_late else '—'}; {sim_text}.")
 
@@ -168,14 +180,17 @@ def stale_claim(ctx: Context) -> str:
     legacy, leader = lab.get(LEGACY, {}), lab.get(LEADER, {})
     conflicts = s["conflicts"][LEGACY]
     stable = s["stable"][LEGACY]
-    return (f"With members seeing ZooKeeper late (stale view), the legacy group of 4 had "
+    return (f"With members seeing ZooKeeper late (stale view), the legacy group of "
+            f"{', '.join(map(str, s['lab_members']))} had "
             f"{legacy.get('conflicts')} owner conflicts and {legacy.get('rollbacks')} rollbacks "
             f"and was stable after {number(legacy.get('time_to_stable_s', 0))} s (one run; "
             f"leader mode: {leader.get('conflicts')} conflicts, "
             f"{number(leader.get('time_to_stable_s', 0))} s, one run); at N = "
             f"{', '.join(map(str, s['members']))} the legacy conflicts were "
             f"{conflicts.text(0) if conflicts else '—'} and the time to stable "
-            f"{stable.text(1) if stable else '—'} s.")
+            f"{stable.text(1, ' s') if stable else '—'}; the leader mode and the broker groups "
+            f"(on {s['decider_brokers']}; one decider each) had an owner conflict in "
+            f"{s['one_decider'].text() if s['one_decider'] else '—'}.")
 
 
 def _zombie_plot(ctx: Context, real: list[ZombieCell], sim: list[ZombieCell], svg: str) -> str:

@@ -16,6 +16,7 @@ from zkconsumer.results.figures.findings import (
 from zkconsumer.results.figures.findings_outcome import (
     budget_cells,
     kafka_cell,
+    kafka_sizes,
     leader_defect,
     legacy_storms,
     others_in_storms,
@@ -39,20 +40,25 @@ def _herd_row(ctx: Context) -> str:
     lab, leader, sim = lab_herd(ctx), lab_herd(ctx, LEADER), sim_herd(ctx)
     first, last, big = lab[0], lab[-1], sim[-1]
     lead = next(p for p in leader if p.members == last.members)
+    notified = all(p.notifications is not None and p.notifications.median == p.members
+                   for p in lab)
     stable = "" if big.stable_s is None else f", stable after {big.stable_s.cell(0)} s"
-    return (f"| (a) herd: every change wakes every member | a join notifies all N members; "
-            f"requests {number(first.requests.median)} at N = {first.members} → "
+    sizes = kafka_sizes(ctx)
+    return (f"| (a) herd: every change wakes every member | "
+            f"{'a join notifies all N members; ' if notified else ''}requests per join "
+            f"{number(first.requests.median)} at N = {first.members} → "
             f"{number(last.requests.median)} at N = {last.members} (one run each); simulated "
             f"N = {big.members:,}: {big.requests.cell(0)} requests{stable} | broker "
-            f"coordination: join requests "
-            f"{_k(ctx, 'eager-range', 'join', 'coordination_requests', 0)} (eager, N = 4) "
-            f"against {_k(ctx, LEGACY, 'join', 'coordination_requests', 0)}; "
-            f"leader mode: {number(lead.requests.median)} requests at N = {lead.members} (one "
-            f"run) | an eager round still pauses the members: members paused by a join "
-            f"{_k(ctx, 'eager-range', 'join', 'members_paused', 0)} (N = 4); "
-            f"cooperative-sticky needs a second round "
-            f"({_k(ctx, 'cooperative-sticky', 'join', 'group_rebalances', 0)} rebalances, join "
-            f"stable after {_k(ctx, 'cooperative-sticky', 'join', 'time_to_stable_s')} s) |")
+            f"coordination, requests per join at {sizes}: "
+            f"{_k(ctx, 'eager-range', 'join', 'coordination_requests', 0)} (eager) against "
+            f"{_k(ctx, LEGACY, 'join', 'coordination_requests', 0)} (legacy); leader mode: "
+            f"{number(lead.requests.median)} at N = {lead.members} (one run) | eager: every "
+            f"member owning a partition pauses on a join (members paused at {sizes}: "
+            f"{_k(ctx, 'eager-range', 'join', 'members_paused', 0)}); cooperative-sticky: a "
+            f"second round (rebalances per join: "
+            f"{_k(ctx, 'cooperative-sticky', 'join', 'group_rebalances', 0)}; stable after "
+            f"{_k(ctx, 'cooperative-sticky', 'join', 'time_to_stable_s')} s, eager "
+            f"{_k(ctx, 'eager-range', 'join', 'time_to_stable_s')} s) |")
 
 
 def _zombie_row(ctx: Context) -> str:
@@ -72,8 +78,9 @@ def _zombie_row(ctx: Context) -> str:
         return "| (b) zombie | not measured | — | — |"
     return (f"| (b) split brain, zombie: a member cut off from ZooKeeper keeps fetching | "
             f"{legacy.double_owned.cell(1)} double-owned partition·s; late commit accepted in "
-            f"{legacy.late_accepted.cell() if legacy.late_accepted else '—'} runs (N = 4, "
-            f"{kafka}) | leader mode (stops fetching on suspension, fenced commits): "
+            f"{legacy.late_accepted.cell() if legacy.late_accepted else '—'} runs (N = "
+            f"{legacy.members}, {kafka}) | leader mode (stops fetching on suspension, fenced "
+            f"commits): "
             f"{leader.double_owned.cell(1)} partition·s, late commits accepted "
             f"{leader.late_accepted.cell() if leader.late_accepted else '—'}; broker groups "
             f"(generation fencing): runs with a late commit accepted "
@@ -97,11 +104,15 @@ def _stale_row(ctx: Context) -> str:
     legacy, leader = s["lab"].get(LEGACY, {}), s["lab"].get(LEADER, {})
     return (f"| (b) split brain, stale view: members decide from different views | "
             f"{legacy.get('conflicts')} owner conflicts, {legacy.get('rollbacks')} rollbacks, "
-            f"stable after {number(legacy.get('time_to_stable_s', 0))} s (N = 4, one run) | one "
-            f"decider (leader mode, broker coordinator): {leader.get('conflicts')} conflicts, "
-            f"stable after {number(leader.get('time_to_stable_s', 0))} s (leader mode, one run) "
-            "| nothing measured beyond the other rows': a decider must be elected (leader mode) or "
-            "located (broker coordinator) before it acts |")
+            f"stable after {number(legacy.get('time_to_stable_s', 0))} s (N = "
+            f"{', '.join(map(str, s['lab_members']))}, one run) | one decider: leader mode "
+            f"{leader.get('conflicts')} conflicts, stable after "
+            f"{number(leader.get('time_to_stable_s', 0))} s (one run); at N = "
+            f"{', '.join(map(str, s['members']))}, leader mode and broker groups (on "
+            f"{s['decider_brokers']}) had a conflict in "
+            f"{s['one_decider'].cell() if s['one_decider'] else '—'} runs "
+            "| nothing measured beyond the other rows': a decider must be elected (leader mode) "
+            "or located (broker coordinator) before it acts |")
 
 
 def _outcome_row(ctx: Context) -> str:
@@ -110,7 +121,7 @@ def _outcome_row(ctx: Context) -> str:
     low = [c for c in cells if c.budget == budgets[0]]
     formed = pooled([c.formed for c in low])
     stuck = pooled([c.stuck for c in low])
-    others = others_in_storms(ctx)
+    others, brokers = others_in_storms(ctx)
     high = [c for c in cells if c.budget == budgets[-1]]
     formed_high = pooled([c.formed for c in high])
     top = max(c.members for c in high)
@@ -121,7 +132,7 @@ def _outcome_row(ctx: Context) -> str:
             f"nobody knows | `rebalance.max.retries` = {budgets[0]}: group formed in "
             f"{formed.cell() if formed else '—'} runs, and {stuck.cell() if stuck else '—'} of "
             f"those formed were left stuck (real, N = {low[0].members}–{low[-1].members}) | no "
-            f"per-member budget (leader mode, broker groups): a member gave up in "
+            f"per-member budget (leader mode, broker groups on {brokers}): a member gave up in "
             f"{others.cell() if others else '—'} storms | a larger budget hides it: with "
             f"{budgets[-1]} retries the legacy group formed in "
             f"{formed_high.cell() if formed_high else '—'} runs (N up to {top}), and a storm "
