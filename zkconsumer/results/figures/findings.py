@@ -27,7 +27,7 @@ from zkconsumer.results.figures.splitbrain import num
 from zkconsumer.results.plotting import pyplot, save_svg
 from zkconsumer.results.provenance import read_provenance
 from zkconsumer.results.registry import Context, figure
-from zkconsumer.results.uncertainty import Spread, spread
+from zkconsumer.results.uncertainty import Spread, number, spread
 
 HERD_LAB = "lab/herd-zk"
 SCALE_REAL = ("scale/fitting", "scale/validation-1")
@@ -44,12 +44,24 @@ class HerdPoint:
     """One (source, N) cell of legacy joins: requests, notifications, time to stable."""
 
     source: str        # "lab", "spark" or "sim"
+    event: str         # "join" or "leave"
     broker: str        # whose broker served the data path ("" for the simulator)
     members: int       # N before the join
     partitions: int
     requests: Spread
     notifications: Spread | None
     stable_s: Spread | None
+
+    @property
+    def group(self) -> str:
+        """The group's size before → after the event. The lab's growing group has N members
+        between events (a joiner makes N + 1, then leaves again); a Spark or simulated cell
+        starts from N members."""
+        if self.event == "join":
+            return f"{self.members:,} → {self.members + 1:,}"
+        if self.source == "lab":
+            return f"{self.members + 1:,} → {self.members:,}"
+        return f"{self.members:,} → {self.members - 1:,}"
 
 
 def lab_herd(ctx: Context, protocol: str = LEGACY, event: str = "join") -> list[HerdPoint]:
@@ -62,7 +74,7 @@ def lab_herd(ctx: Context, protocol: str = LEGACY, event: str = "join") -> list[
         if (r.protocol, r.event, r.status) != (protocol, event, "ok"):
             continue
         m = r.metrics
-        out.append(HerdPoint("lab", broker, r.members, r.partitions,
+        out.append(HerdPoint("lab", event, broker, r.members, r.partitions,
                              Spread((float(m["coordination_requests"]),)),
                              spread([m.get("watch_notifications")]),
                              spread([m.get("time_to_stable_s")])))
@@ -91,7 +103,7 @@ def _sweep_points(folders: Sequence[Path], source: str, unit: str, protocol: str
         requests = spread([num(r["coordination_requests"]) for r in rows], unit)
         if requests is None:
             continue
-        out.append(HerdPoint(source, broker[(n, p)], n, p, requests,
+        out.append(HerdPoint(source, event, broker[(n, p)], n, p, requests,
                              spread([num(r["watch_notifications"]) for r in rows], unit),
                              spread([num(r["time_to_stable_s"]) for r in rows], unit)))
     return out
@@ -164,7 +176,8 @@ def _herd_row(p: HerdPoint) -> str:
     broker = f", data on {LABELS.get(p.broker, p.broker)}" if p.broker else ""
     notif = "—" if p.notifications is None else p.notifications.cell(0)
     stable = "—" if p.stable_s is None else p.stable_s.cell()
-    return (f"| {where}{broker} | {p.members:,} | {p.partitions} | {p.requests.cell(0)} | "
+    return (f"| {where}{broker} | {p.event} | {p.group} | {p.partitions} | "
+            f"{p.requests.cell(0)} | "
             f"{notif} | {stable} |")
 
 
@@ -177,15 +190,19 @@ def herd_claim(ctx: Context) -> str:
     big = sim[-1]
     stable = "" if big.stable_s is None else (
         f" and the group is stable after {big.stable_s.text(0, ' s')}")
+    leaves = lab_herd(ctx, event="leave")
     notified = all(p.notifications is not None and p.notifications.median == p.members
                    for p in lab)
     notes = ("every one of the N members received a watch notification and re-read the group "
              if notified else "")
+    leave = "" if len(leaves) < 2 else (
+        f"; a leave, from {number(leaves[0].requests.median)} (group {leaves[0].group}) to "
+        f"{number(leaves[-1].requests.median)} (group {leaves[-1].group}; one run each)")
     return (f"In the legacy design a join wakes the whole group: {notes}(real, lab, one run "
             f"per size, N = {first.members}–{last.members}), so a join's ZooKeeper requests "
             f"grew from {first.requests.text(0)} at N = {first.members} to "
             f"{last.requests.text(0)} at N = {last.members} (fitted log-log slope "
-            f"{'—' if slope is None else f'{slope:.2f}'} over those {len(lab)} runs); "
+            f"{'—' if slope is None else f'{slope:.2f}'} over those {len(lab)} runs){leave}; "
             f"simulated, a join at N = {big.members:,} (P = {big.partitions}) costs "
             f"{big.requests.text(0)} requests, {big.requests.median / big.members ** 2:.2f} × "
             f"N²,{stable}.")
@@ -194,11 +211,14 @@ def herd_claim(ctx: Context) -> str:
 @figure("findings-herd", source="results/lab/herd-zk")
 def herd(ctx: Context) -> str:
     groups = {"lab": lab_herd(ctx), "spark": spark_herd(ctx), "sim": sim_herd(ctx)}
+    leaves = {"lab": lab_herd(ctx, event="leave"), "spark": spark_herd(ctx, event="leave")}
     lines = [f"**Finding.** {herd_claim(ctx)}", "",
              _herd_plot(ctx, groups, "findings-herd.svg"), "",
-             "| source | N | P | requests per join | watch notifications | time to stable s |",
-             "|---|---|---|---|---|---|"]
-    lines += [_herd_row(p) for source in ("lab", "spark", "sim") for p in groups[source]]
+             "| source | event | group before → after | P | requests | watch notifications | "
+             "time to stable s |",
+             "|---|---|---|---|---|---|---|"]
+    lines += [_herd_row(p) for source in ("lab", "spark", "sim")
+              for p in groups[source] + leaves.get(source, [])]
     lines += ["", "Raw data: `results/lab/herd-zk/` (lab), `results/scale/fitting/` and "
               "`results/scale/validation-1/` (Spark), `results/scale/sim-sweep/` (simulated). "
               "The lab counts every request the members sent in the event's window; the Spark "

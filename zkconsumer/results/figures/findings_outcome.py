@@ -138,7 +138,11 @@ def formation_phrase(cells: list[BudgetCell]) -> str:
 
 
 def outcome_claim(ctx: Context) -> str:
-    cells = budget_cells(legacy_storms(ctx))
+    storms = legacy_storms(ctx)
+    cells = budget_cells(storms)
+    shape = ", ".join(f"P = {p}" for p in sorted({int(r["partitions"]) for r in storms}))
+    tasks = sorted({r["tasks"] for r in storms if r.get("tasks")})
+    shape += f", members in {' or '.join(tasks)} client processes" if tasks else ""
     parts = []
     for budget in sorted({c.budget for c in cells}):
         mine = [c for c in cells if c.budget == budget]
@@ -155,7 +159,7 @@ def outcome_claim(ctx: Context) -> str:
                  f"{sizes_text(late)}, count what happened until then; a cell with such "
                  "a seed and no give-up is left out)") if late else ""
     others, brokers = others_in_storms(ctx)
-    return ("Real runs (P = 64, two client processes): " + "; ".join(parts) + ". Of the "
+    return (f"Real runs ({shape}): " + "; ".join(parts) + ". Of the "
             f"budget-{formed_one[0].budget} groups that did form, "
             f"{stuck.text() if stuck else '—'} were left stuck after the storm (partitions "
             "nobody owned while every member believed it was done; the verify tool failed). "

@@ -25,7 +25,7 @@ from zkconsumer.results.figures.lab import load
 from zkconsumer.results.figures.splitbrain import AREA, fix_of, num, rows_of
 from zkconsumer.results.plotting import pyplot, save_svg
 from zkconsumer.results.registry import Context, figure
-from zkconsumer.results.uncertainty import Share, Spread, number, share, spread
+from zkconsumer.results.uncertainty import Share, Spread, number, share, sizes_text, spread
 
 ZOMBIE_LAB = "lab/split-zombie"
 STALE_LAB = "lab/split-stale"
@@ -103,6 +103,14 @@ def real_zombie_large(ctx: Context) -> list[ZombieCell]:
     return cells
 
 
+def large_zombie_timing(ctx: Context) -> tuple[Spread | None, Spread | None]:
+    """Legacy zombie runs at N = 100–200: time to stable from the cut, and the cut's length."""
+    rows = [r for r in real_splitbrain_rows(ctx) if r["scenario"] == "zombie"
+            and r["protocol"] == LEGACY and r["applicable"] == "true" and not r["reason"]]
+    return (spread([num(r["time_to_stable_s"]) for r in rows]),
+            spread([num(r["cut_s"]) for r in rows]))
+
+
 def sim_zombie(ctx: Context) -> list[ZombieCell]:
     """Simulated, a tenth of the members cut for two sessions; cells with a run that had not
     settled within the simulated hour are left out (their metric is not complete)."""
@@ -160,17 +168,25 @@ def zombie_claim(ctx: Context) -> str:
     large_text = ", ".join(f"{c.double_owned.text(1)} at N = {c.members}" for c in large)
     pooled = [c.late_accepted for c in large if c.late_accepted is not None]
     large_late = Share(sum(s.k for s in pooled), sum(s.n for s in pooled)) if pooled else None
-    sim_text = (f"simulated (5 seeds per N), the median stays above zero up to N = "
-                f"{max(positive):,} and is zero from N = {min(zero):,}" if positive and zero
-                else "simulated, no size changes sign")
+    seeds = "–".join(sorted({str(c.double_owned.n) for c in sim}))
+    if positive and zero and max(positive) < min(zero):
+        sim_text = (f"simulated ({seeds} seeds per N), the median is above zero up to N = "
+                    f"{max(positive):,} and zero from N = {min(zero):,}")
+    else:
+        sim_text = (f"simulated ({seeds} seeds per N), the median is above zero at "
+                    f"{sizes_text(positive)} and zero at {sizes_text(zero)}")
+    stable, cut = large_zombie_timing(ctx)
+    timing = "" if stable is None or cut is None else (
+        f" (the group was stable again {stable.text(1, ' s')} after the cut began; the cut "
+        f"lasted {cut.text(1, ' s')})")
     return (f"A legacy member cut off from ZooKeeper keeps fetching after its partitions were "
             f"given to others: at N = {kafka.members} next to {kafka.source} the group "
             f"double-owned {kafka.double_owned.text(1)} partition·s per run and a zombie's late "
             f"commit was accepted in {kafka.late_accepted.text() if kafka.late_accepted else '—'}"
             f"; at N = {large[0].members}–{large[-1].members} on this machine "
             f"(double-owned partition·s: {large_text}) the survivors' rebalance outlasted the "
-            f"cut, so the "
-            f"partitions sat unowned instead, yet a zombie's late commit was still accepted in "
+            f"cut{timing}, so the zombies' partitions sat unowned instead of double-owned, yet "
+            f"a zombie's late commit was still accepted in "
             f"{large_late.text() if large_late else '—'}; {sim_text}.")
 
 
