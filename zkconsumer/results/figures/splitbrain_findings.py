@@ -103,15 +103,26 @@ def storm_real(ctx: Context, rows: list[Row]) -> str:
         stuck = [r for r in rs if r["verify_ok"] == "false"]
         out.append(f"budget {budget} ({sizes(int(r['members']) for r in rs)}): some member "
                    f"gave up a rebalance during the storm in {share(k, len(rs))}; "
-                   f"{len(stuck)} of them ended with "
-                   f"partitions nobody owned (verify failed), "
-                   f"{int(sum(values(stuck, 'lost'))):,} acknowledged records undelivered")
+                   f"{len(stuck)} of them ended with partitions nobody owned (verify failed), "
+                   f"{int(sum(values(stuck, 'lost'))):,} acknowledged records undelivered at "
+                   f"the end{for_good(stuck)}")
     leader = pick(rows, ("zk-leader-range",), "storm")
     broker = pick(rows, BROKER, "storm")
     return (f"- **Storm, real** (legacy groups of the formation run set that formed): "
             f"{'; '.join(out)}. Leader mode with the fix ({where(leader)}) and broker groups "
             f"({where(broker)}): rebalances given up "
             f"{span(values(leader + broker, 'rebalances_given_up'), digits=0)}.")
+
+
+def for_good(rows: list[Row]) -> str:
+    """Of the undelivered records, those below their partition's committed offset (lost for
+    good), in the runs that read the committed offsets at the end."""
+    read = [r for r in rows if num(r.get("lost_for_good")) is not None]
+    if not read:
+        return ""
+    return (f" ({int(sum(values(read, 'lost_for_good'))):,} of the "
+            f"{int(sum(values(read, 'lost'))):,} in the {runs(len(read))} that read the "
+            "committed offsets were below them, lost for good; the rest wait for an owner)")
 
 
 def storm_sim(ctx: Context, prefix: str, placement: str) -> str:
