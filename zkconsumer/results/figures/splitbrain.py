@@ -273,6 +273,7 @@ def _giveup_block(ctx: Context, prefix: str, svg: str, title: str,
     sizes = sorted({int(r["members"]) for d in folders for r in rows_of(d)})
     header = ["protocol", "retries", *(f"N={n:,}" for n in sizes)]
     lines = ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
+    colour: dict[str, str] = {}  # a budget's real points in the colour of its simulated line
     for d in folders:
         retries = suffix(d, prefix)
         probs = by_cell(rows_of(d), "p_give_up")
@@ -285,8 +286,11 @@ def _giveup_block(ctx: Context, prefix: str, svg: str, title: str,
             if protocol == "zk-range" or retries == "1":
                 label = f"{protocol}, retries {retries} (simulated)" \
                     if protocol == "zk-range" else f"{protocol}, any budget (simulated)"
-                ax.plot(list(cells), [gave_up(v) / len(v) for v in cells.values()],
-                        "-o" if protocol == "zk-range" else ":", markersize=3, label=label)
+                [line] = ax.plot(list(cells), [gave_up(v) / len(v) for v in cells.values()],
+                                 "-o" if protocol == "zk-range" else ":", markersize=3,
+                                 label=label)
+                if protocol == "zk-range":
+                    colour[retries] = line.get_color()
     for budget in sorted({b for b, _ in real or {}}):
         cells_r = {n: kn for (b, n), kn in (real or {}).items() if b == budget}
         lines.append(f"| zk-range (real, runs that formed) | {budget} | " + " | ".join(
@@ -297,7 +301,8 @@ def _giveup_block(ctx: Context, prefix: str, svg: str, title: str,
         ax.errorbar([n for n, _ in pts], ys,
                     yerr=[[max(0.0, y - lo) for y, (lo, _) in zip(ys, ci, strict=True)],
                           [max(0.0, hi - y) for y, (_, hi) in zip(ys, ci, strict=True)]],
-                    fmt="s", markersize=4, capsize=2, markerfacecolor="none",
+                    fmt="s", markersize=5, capsize=2, markerfacecolor="none",
+                    color=colour.get(str(budget), "black"),
                     label=f"zk-range, retries {budget} (real runs, 95 % interval)")
     finish_plot(fig, ax, ctx.figures / svg, "members N", "share of runs where some member "
                 "gives up", title, log_y=False)

@@ -15,7 +15,9 @@ from zkconsumer.results.figures.splitbrain import (
     finish_plot,
     fix_of,
     legacy_storms,
+    meta,
     num,
+    reproduce,
 )
 from zkconsumer.results.figures.splitbrain_text import (
     at_sizes,
@@ -138,7 +140,12 @@ def formation(ctx: Context) -> str:
     skewed = [{**s, "skew": num(s["row"].get("process_start_skew_ms"))} for s in storms
               if s["formed"] is not None and num(s["row"].get("process_start_skew_ms"))
               is not None]
-    out = [*lines, "", run_set(ctx, storms), "",
+    newest = max(sorted({s["run"] for s in storms}),
+                 key=lambda r: str(meta(ctx.results / AREA / r).get("date", "")))
+    out = [*lines, "", run_set(ctx, storms),
+           reproduce(ctx.results / AREA / newest, {
+               "--members": "N", "--seeds": "RUNS", "--first-seed": "SEED",
+               "--max-retries": "RETRIES"}), "",
            *(f"- {formation_statement(b, c)}" for b, c in sorted(cells.items()))]
     if skewed:
         _plot(ctx, skewed)
