@@ -14,8 +14,9 @@ from pathlib import Path
 import pytest
 
 from zkconsumer.results.figures.findings_outcome import BudgetCell, formation_phrase
+from zkconsumer.results.figures.findings_text import Share, spread
+from zkconsumer.results.figures.splitbrain_text import Z95, wilson
 from zkconsumer.results.registry import Context, all_figures
-from zkconsumer.results.uncertainty import Share, sizes_text, spread, wilson_interval
 
 REPO = Path(__file__).resolve().parents[2]
 TOPICS = ("findings-herd", "findings-splitbrain", "findings-outcome", "findings-alternatives")
@@ -30,33 +31,24 @@ TOPICS = ("findings-herd", "findings-splitbrain", "findings-outcome", "findings-
 ])
 def test_wilson_interval_matches_known_values(k: int, n: int, low: float,
                                                   high: float) -> None:
-    lo, hi = wilson_interval(k, n)
+    lo, hi = wilson(k, n)
     assert (round(lo, 4), round(hi, 4)) == (low, high)
 
 
 @pytest.mark.parametrize(("k", "n"), [(1, 3), (6, 18), (16, 88), (7, 7)])
 def test_wilson_bounds_solve_the_score_equation(k: int, n: int) -> None:
     """Each bound p (other than an exact 0 or 1) solves (k/n - p)² = z² p (1 - p) / n."""
-    from zkconsumer.results.uncertainty import Z95
-
-    for p in wilson_interval(k, n):
+    for p in wilson(k, n):
         if p not in (0.0, 1.0):
             assert (k / n - p) ** 2 == pytest.approx(Z95 ** 2 * p * (1 - p) / n, abs=1e-12)
 
 
 def test_wilson_interval_is_exact_at_the_ends_and_symmetric() -> None:
-    assert wilson_interval(0, 3)[0] == 0.0
-    assert wilson_interval(3, 3)[1] == 1.0
-    lo, hi = wilson_interval(2, 7)
-    mirror = wilson_interval(5, 7)
+    assert wilson(0, 3)[0] == 0.0
+    assert wilson(3, 3)[1] == 1.0
+    lo, hi = wilson(2, 7)
+    mirror = wilson(5, 7)
     assert (round(lo, 12), round(hi, 12)) == (round(1 - mirror[1], 12), round(1 - mirror[0], 12))
-
-
-def test_wilson_interval_refuses_impossible_counts_naming_them() -> None:
-    with pytest.raises(ValueError, match="trials = 0"):
-        wilson_interval(0, 0)
-    with pytest.raises(ValueError, match=r"\[0, 3\], got 4"):
-        wilson_interval(4, 3)
 
 
 def test_counts_and_spreads_say_how_many_runs_and_never_call_one_run_a_median() -> None:
@@ -74,18 +66,14 @@ def test_counts_and_spreads_say_how_many_runs_and_never_call_one_run_a_median() 
     assert spread([None]) is None
 
 
-def test_a_list_of_sizes_is_never_printed_as_none() -> None:
-    assert sizes_text([]) == "no size"
-    assert sizes_text([100]) == "N = 100"
-    assert sizes_text([10, 2, 10_000]) == "N = 2, 10, 10,000"
-
-
 def _cell(n: int, formed: int, runs: int) -> BudgetCell:
     return BudgetCell(1, n, Share(formed, runs), None, None)
 
 
 def test_formation_is_answered_the_right_way_round() -> None:
     """A group that formed in a minority of runs everywhere is said to, with the sizes."""
+    assert formation_phrase([_cell(2, 1, 10), _cell(100, 0, 2)]) == \
+        "in a minority of the runs at every size measured (N = 2, 100)"
     assert formation_phrase([_cell(2, 1, 10), _cell(100, 1, 2)]) == \
         "in at most half of the runs at every size measured (N = 2, 100)"
     assert formation_phrase([_cell(2, 2, 2), _cell(10, 7, 7)]) == \

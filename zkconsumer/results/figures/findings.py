@@ -22,12 +22,12 @@ from pathlib import Path
 
 from zkconsumer.results.exclusions import sweep_rows
 from zkconsumer.results.figures.comparison import LABELS
+from zkconsumer.results.figures.findings_text import Spread, number, spread
 from zkconsumer.results.figures.lab import load
 from zkconsumer.results.figures.splitbrain import num
 from zkconsumer.results.plotting import pyplot, save_svg
 from zkconsumer.results.provenance import read_provenance
 from zkconsumer.results.registry import Context, figure
-from zkconsumer.results.uncertainty import Spread, number, spread
 
 HERD_LAB = "lab/herd-zk"
 SCALE_REAL = ("scale/fitting", "scale/validation-1")

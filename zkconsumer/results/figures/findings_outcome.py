@@ -15,7 +15,6 @@ import re
 from dataclasses import dataclass
 from typing import Any
 
-from zkconsumer.results.exclusions import formation_verdict
 from zkconsumer.results.figures.comparison import KAFKA, LABELS, TANSU, runs_by_broker, select
 from zkconsumer.results.figures.findings import (
     LEADER,
@@ -26,10 +25,11 @@ from zkconsumer.results.figures.findings import (
     lab_herd,
 )
 from zkconsumer.results.figures.findings_splitbrain import brokers_of, real_splitbrain_rows
-from zkconsumer.results.figures.splitbrain import AREA, BROKER, num, rows_of
+from zkconsumer.results.figures.findings_text import Share, Spread, number, share_of, spread
+from zkconsumer.results.figures.splitbrain import AREA, BROKER, legacy_storms, num, rows_of
+from zkconsumer.results.figures.splitbrain_text import sizes as sizes_text
 from zkconsumer.results.plotting import pyplot, save_svg
 from zkconsumer.results.registry import Context, figure
-from zkconsumer.results.uncertainty import Share, Spread, number, share, sizes_text, spread
 
 PROTOCOLS = (LEGACY, LEADER, "eager-range", "cooperative-sticky", "static-range")
 EVENTS = ("join", "leave", "rolling-bounce", "crash")
@@ -50,24 +50,22 @@ class BudgetCell:
     stuck: Share | None      # among the runs that formed: verify failed or a repair was needed
 
 
-def legacy_storms(ctx: Context) -> list[dict[str, Any]]:
-    """Every real legacy storm row with a formation verdict (rows that failed otherwise or
-    were excluded say nothing about formation and are left out)."""
-    return [r for r in real_splitbrain_rows(ctx)
-            if (r["protocol"], r["scenario"], r["applicable"]) == (LEGACY, "storm", "true")
-            and formation_verdict(r) is not None]
+def storm_runs(ctx: Context) -> list[dict[str, Any]]:
+    """The split-brain page's formation run set (:func:`.splitbrain.legacy_storms`: legacy
+    storms started together by a job that checked formation) with a verdict either way; runs
+    that failed otherwise or were excluded say nothing about formation."""
+    return [s for s in legacy_storms(ctx) if s["formed"] is not None]
 
 
-def budget_cells(rows: list[dict[str, Any]]) -> list[BudgetCell]:
+def budget_cells(runs: list[dict[str, Any]]) -> list[BudgetCell]:
     cells = []
-    for budget, n in sorted({(int(r["rebalance_max_retries"]), int(r["members"])) for r in rows}):
-        at = [r for r in rows if int(r["rebalance_max_retries"]) == budget
-              and int(r["members"]) == n]
-        formed = [r for r in at if formation_verdict(r)]
+    for budget, n in sorted({(s["budget"], s["members"]) for s in runs}):
+        at = [s for s in runs if (s["budget"], s["members"]) == (budget, n)]
+        formed = [s["row"] for s in at if s["formed"]]
         cells.append(BudgetCell(
             budget, n, Share(len(formed), len(at)),
-            share((num(r["rebalances_given_up"]) or 0) > 0 for r in formed),
-            share(r["verify_ok"] == "false" or r["repaired"] == "true" for r in formed)))
+            share_of((num(r["rebalances_given_up"]) or 0) > 0 for r in formed),
+            share_of(r["verify_ok"] == "false" or r["repaired"] == "true" for r in formed)))
     return cells
 
 
@@ -120,16 +118,18 @@ def others_in_storms(ctx: Context) -> tuple[Share | None, str]:
     broker the broker groups ran on."""
     rows = [r for r in real_splitbrain_rows(ctx) if r["scenario"] == "storm"
             and r["protocol"] in (LEADER, *BROKER) and not r["reason"] and not r["pre_fix"]]
-    return (share((num(r["rebalances_given_up"]) or 0) > 0 for r in rows),
+    return (share_of((num(r["rebalances_given_up"]) or 0) > 0 for r in rows),
             brokers_of([r for r in rows if r["protocol"] in BROKER]))
 
 
 def formation_phrase(cells: list[BudgetCell]) -> str:
-    """Where the group formed in most runs, said the right way round: "in at most half of the
+    """Where the group formed in most runs, said the right way round: "in a minority of the
     runs at every size measured (N = ...)" when it never did, never a size list that reads
     "none"."""
     majority = [c.members for c in cells if c.formed.p > 0.5]
     sizes = [c.members for c in cells]
+    if all(c.formed.p < 0.5 for c in cells):
+        return f"in a minority of the runs at every size measured ({sizes_text(sizes)})"
     if not majority:
         return f"in at most half of the runs at every size measured ({sizes_text(sizes)})"
     if majority == sizes:
@@ -138,10 +138,11 @@ def formation_phrase(cells: list[BudgetCell]) -> str:
 
 
 def outcome_claim(ctx: Context) -> str:
-    storms = legacy_storms(ctx)
+    storms = storm_runs(ctx)
     cells = budget_cells(storms)
-    shape = ", ".join(f"P = {p}" for p in sorted({int(r["partitions"]) for r in storms}))
-    tasks = sorted({r["tasks"] for r in storms if r.get("tasks")})
+    rows = [s["row"] for s in storms]
+    shape = ", ".join(f"P = {p}" for p in sorted({int(r["partitions"]) for r in rows}))
+    tasks = sorted({r["tasks"] for r in rows if r.get("tasks")})
     shape += f", members in {' or '.join(tasks)} client processes" if tasks else ""
     parts = []
     for budget in sorted({c.budget for c in cells}):
@@ -214,7 +215,7 @@ def _share_bars(ax: Any, pts: list[tuple[int, Share]], color: str, style: dict[s
 
 @figure("findings-outcome", source="results/splitbrain")
 def outcome(ctx: Context) -> str:
-    cells = budget_cells(legacy_storms(ctx))
+    cells = budget_cells(storm_runs(ctx))
     lines = [f"**Finding.** {outcome_claim(ctx)}", "",
              _outcome_plot(ctx, cells, "findings-outcome.svg"), "",
              "| `rebalance.max.retries` | N | formed (95 % Wilson) | some member gave up in "
@@ -224,11 +225,13 @@ def outcome(ctx: Context) -> str:
         lines.append(f"| {c.budget} | {c.members} | {c.formed.cell()} | "
                      f"{c.gave_up.cell() if c.gave_up else '—'} | "
                      f"{c.stuck.cell() if c.stuck else '—'} |")
-    lines += ["", "Run set: every real legacy (`zk-range`) storm row under "
-              "`results/splitbrain/real-*` whose group either formed or lost initial members "
-              "before it was stable; rows that failed for another reason or were excluded "
-              "(listed on the method page) are not counted. Raw data: `results/splitbrain/` "
-              "(`real-*`, `sim-storm-r*`)."]
+    lines += ["", "Run set: the split-brain page's formation run set, every real legacy "
+              "(`zk-range`) storm under `results/splitbrain/real-*` started together by a job "
+              "that checked formation (before that check a group that lost members was "
+              "declared formed), whose group either formed or lost initial members before it "
+              "was stable; runs that failed for another reason or were excluded are listed on "
+              "[validation.md](validation.md). Raw data: `results/splitbrain/` (`real-*`, "
+              "`sim-storm-r*`)."]
     return "\n".join(lines)
 
 
@@ -272,7 +275,7 @@ def leader_defect(ctx: Context) -> dict[str, Any] | None:
     after = [r for r in rows if not r["pre_fix"] and r["scenario"] == first["scenario"]
              and not r["reason"]]
     return {"row": first, "after": after,
-            "after_ok": share(r["verify_ok"] == "true" and (num(r["lost"]) or 0) == 0
+            "after_ok": share_of(r["verify_ok"] == "true" and (num(r["lost"]) or 0) == 0
                               for r in after)}
 
 

@@ -21,11 +21,12 @@ from zkconsumer.results.figures.findings import (
     SIM_STYLE,
     broker_of,
 )
+from zkconsumer.results.figures.findings_text import Share, Spread, number, share_of, spread
 from zkconsumer.results.figures.lab import load
-from zkconsumer.results.figures.splitbrain import AREA, fix_of, num, rows_of
+from zkconsumer.results.figures.splitbrain import AREA, fix_of, num, real_rows, rows_of
+from zkconsumer.results.figures.splitbrain_text import sizes as sizes_text
 from zkconsumer.results.plotting import pyplot, save_svg
 from zkconsumer.results.registry import Context, figure
-from zkconsumer.results.uncertainty import Share, Spread, number, share, sizes_text, spread
 
 ZOMBIE_LAB = "lab/split-zombie"
 STALE_LAB = "lab/split-stale"
@@ -53,8 +54,8 @@ def _lab_zombie_cells(runs: Sequence[dict[str, Any]], source: str,
             continue
         out.append(ZombieCell(
             protocol, ok[0]["members"], source, dbl,
-            share((r["metrics"].get("late_commits_accepted") or 0) > 0 for r in ok),
-            share((r["metrics"].get("offset_regressions") or 0) > 0 for r in ok)))
+            share_of((r["metrics"].get("late_commits_accepted") or 0) > 0 for r in ok),
+            share_of((r["metrics"].get("offset_regressions") or 0) > 0 for r in ok)))
     return out
 
 
@@ -73,12 +74,12 @@ def real_zombie_small(ctx: Context, protocols: Sequence[str] = (LEGACY, LEADER)
 
 
 def real_splitbrain_rows(ctx: Context) -> list[dict[str, Any]]:
-    """Every real row under results/splitbrain with ``pre_fix`` set for leader-mode rows
-    measured before the assignment-watch fix."""
+    """Every real row under results/splitbrain (:func:`.splitbrain.real_rows`) with its
+    folder as ``run`` and ``pre_fix`` set for leader-mode rows measured before the
+    assignment-watch fix."""
     fix = fix_of(ctx)
-    return [{**r, "run": d.name,
-             "pre_fix": fix is not None and fix.predates(d.name, r["protocol"])}
-            for d in sorted((ctx.results / AREA).glob("real-*")) for r in rows_of(d)]
+    return [{**r, "run": run, "pre_fix": fix is not None and fix.predates(run, r["protocol"])}
+            for run, r in real_rows(ctx)]
 
 
 def brokers_of(rows: Sequence[dict[str, Any]]) -> str:
@@ -97,8 +98,8 @@ def real_zombie_large(ctx: Context) -> list[ZombieCell]:
             at = [r for r in rows if r["protocol"] == protocol and int(r["members"]) == n]
             dbl = spread([num(r["double_owned_partition_s"]) for r in at])
             if dbl is not None:
-                cells.append(ZombieCell(protocol, n, "real, Spark", dbl, share(
-                    (num(r["zombie_commits_accepted"]) or 0) > 0 for r in at), share(
+                cells.append(ZombieCell(protocol, n, "real, Spark", dbl, share_of(
+                    (num(r["zombie_commits_accepted"]) or 0) > 0 for r in at), share_of(
                     (num(r["offsets_went_back"]) or 0) > 0 for r in at)))
     return cells
 
@@ -144,7 +145,7 @@ def stale_view(ctx: Context) -> dict[str, Any]:
     deciders = [r for r in rows if r["protocol"] != LEGACY]
     return {"lab": lab, "lab_members": lab_members,
             "members": sorted({int(r["members"]) for r in rows}),
-            "one_decider": share((num(r["conflicts"]) or 0) > 0 for r in deciders),
+            "one_decider": share_of((num(r["conflicts"]) or 0) > 0 for r in deciders),
             "decider_brokers": brokers_of([r for r in deciders if r["protocol"] != LEADER]),
             "conflicts": {p: spread([num(r["conflicts"]) for r in v]) for p, v in big.items()},
             "stable": {p: spread([num(r["time_to_stable_s"]) for r in v])

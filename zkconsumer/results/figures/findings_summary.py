@@ -5,7 +5,6 @@ cannot disagree with them."""
 
 from __future__ import annotations
 
-from zkconsumer.results.exclusions import formation_verdict
 from zkconsumer.results.figures.comparison import KAFKA, LABELS
 from zkconsumer.results.figures.findings import (
     LEADER,
@@ -18,15 +17,15 @@ from zkconsumer.results.figures.findings_outcome import (
     kafka_cell,
     kafka_sizes,
     leader_defect,
-    legacy_storms,
     others_in_storms,
     pooled,
+    storm_runs,
 )
 from zkconsumer.results.figures.findings_splitbrain import real_zombie_small, stale_view
+from zkconsumer.results.figures.findings_text import number, spread
 from zkconsumer.results.figures.lab import load
 from zkconsumer.results.figures.splitbrain import num
 from zkconsumer.results.registry import Context, figure
-from zkconsumer.results.uncertainty import number, spread
 
 FAILOVER_LAB = "lab/split-failover"
 
@@ -116,7 +115,7 @@ def _stale_row(ctx: Context) -> str:
 
 
 def _outcome_row(ctx: Context) -> str:
-    cells = budget_cells(legacy_storms(ctx))
+    cells = budget_cells(storm_runs(ctx))
     budgets = sorted({c.budget for c in cells})
     low = [c for c in cells if c.budget == budgets[0]]
     formed = pooled([c.formed for c in low])
@@ -125,9 +124,8 @@ def _outcome_row(ctx: Context) -> str:
     high = [c for c in cells if c.budget == budgets[-1]]
     formed_high = pooled([c.formed for c in high])
     top = max(c.members for c in high)
-    stable = spread([num(r["time_to_stable_s"]) for r in legacy_storms(ctx)
-                     if int(r["rebalance_max_retries"]) == budgets[-1]
-                     and int(r["members"]) == top and formation_verdict(r)])
+    stable = spread([num(s["row"]["time_to_stable_s"]) for s in storm_runs(ctx)
+                     if (s["budget"], s["members"]) == (budgets[-1], top) and s["formed"]])
     return (f"| (c) uncontrollable outcome: a member that runs out of retries gives up and "
             f"nobody knows | `rebalance.max.retries` = {budgets[0]}: group formed in "
             f"{formed.cell() if formed else '—'} runs, and {stuck.cell() if stuck else '—'} of "

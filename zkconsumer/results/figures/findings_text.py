@@ -1,42 +1,23 @@
-"""How sure a figure is: Wilson intervals for shares of runs, min–max ranges for medians.
+"""How sure a figure is, worded for docs/findings.md: shares of runs with their Wilson
+interval, medians with their min–max range.
 
 The findings page states every number with how many runs (or seeds) it rests on and how far it
 could be off: a probability estimated from k of n runs gets the Wilson score interval (it stays
 inside [0, 1] and is not degenerate at k = 0 or k = n, where the textbook normal interval
 collapses to a point, which matters with the 2 to 13 runs a cell has here); a median over
 repeats gets the smallest and largest value it was taken from. A single run is called one run,
-never a median. Pure functions, so the page's statements can be tested without the data.
+never a median. The interval itself has one home, :func:`.splitbrain_text.wilson` (the
+split-brain page's statements use it too); this module only words it. Pure, so the page's
+statements can be tested without the data.
 """
 
 from __future__ import annotations
 
-import math
 import statistics
 from collections.abc import Iterable
 from dataclasses import dataclass
 
-Z95 = 1.959963984540054  # the standard normal's 97.5 % quantile: a two-sided 95 % interval
-
-
-def wilson_interval(successes: int, trials: int, z: float = Z95) -> tuple[float, float]:
-    """The Wilson score interval of a binomial proportion ``successes / trials``.
-
-    >>> tuple(round(x, 4) for x in wilson_interval(0, 10))
-    (0.0, 0.2775)
-    """
-    if trials <= 0:
-        raise ValueError(f"a Wilson interval needs at least one trial, got trials = {trials}")
-    if not 0 <= successes <= trials:
-        raise ValueError(f"successes must lie in [0, {trials}], got {successes}")
-    p = successes / trials
-    z2 = z * z
-    denominator = 1 + z2 / trials
-    centre = (p + z2 / (2 * trials)) / denominator
-    half = z * math.sqrt(p * (1 - p) / trials + z2 / (4 * trials * trials)) / denominator
-    # At k = 0 and k = n the bounds are exactly 0 and 1; rounding must not move them inside.
-    low = 0.0 if successes == 0 else max(0.0, centre - half)
-    high = 1.0 if successes == trials else min(1.0, centre + half)
-    return low, high
+from zkconsumer.results.figures.splitbrain_text import wilson
 
 
 @dataclass(frozen=True)
@@ -49,7 +30,7 @@ class Share:
 
     @property
     def interval(self) -> tuple[float, float]:
-        return wilson_interval(self.k, self.n)
+        return wilson(self.k, self.n)
 
     @property
     def p(self) -> float:
@@ -67,7 +48,7 @@ class Share:
         return f"{self.k}/{self.n} ({lo:.2f}–{hi:.2f})"
 
 
-def share(flags: Iterable[bool], unit: str = "runs") -> Share | None:
+def share_of(flags: Iterable[bool], unit: str = "runs") -> Share | None:
     """The share of true flags; None when there is none at all (nothing to estimate)."""
     values = list(flags)
     return Share(sum(values), len(values), unit) if values else None
@@ -139,14 +120,3 @@ def number(value: float, digits: int = 2) -> str:
     if float(value).is_integer() or abs(value) >= 100:
         return f"{round(value):,}"
     return f"{value:,.{digits}f}"
-
-
-def sizes_text(sizes: Iterable[int]) -> str:
-    """``N = 2, 5, 10`` (``N = 100`` for one size, ``no size`` for none), so that a statement
-    never prints an empty list, or "none", where a size is the answer."""
-    ns = sorted(set(sizes))
-    if not ns:
-        return "no size"
-    if len(ns) == 1:
-        return f"N = {ns[0]:,}"
-    return f"N = {', '.join(f'{n:,}' for n in ns)}"
