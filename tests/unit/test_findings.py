@@ -77,6 +77,8 @@ def test_formation_is_answered_the_right_way_round() -> None:
     assert formation_phrase([_cell(2, 1, 10), _cell(100, 1, 2)]) == \
         "in at most half of the runs at every size measured (N = 2, 100)"
     assert formation_phrase([_cell(2, 2, 2), _cell(10, 7, 7)]) == \
+        "in every run at every size measured (N = 2, 10)"
+    assert formation_phrase([_cell(2, 2, 2), _cell(10, 6, 7)]) == \
         "in most runs at every size measured (N = 2, 10)"
     assert formation_phrase([_cell(2, 0, 5), _cell(10, 4, 5)]) == \
         "in most runs only at N = 10 (of N = 2, 10)"

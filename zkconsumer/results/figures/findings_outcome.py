@@ -132,6 +132,8 @@ def formation_phrase(cells: list[BudgetCell]) -> str:
         return f"in a minority of the runs at every size measured ({sizes_text(sizes)})"
     if not majority:
         return f"in at most half of the runs at every size measured ({sizes_text(sizes)})"
+    if all(c.formed.k == c.formed.n for c in cells):
+        return f"in every run at every size measured ({sizes_text(sizes)})"
     if majority == sizes:
         return f"in most runs at every size measured ({sizes_text(sizes)})"
     return f"in most runs only at {sizes_text(majority)} (of {sizes_text(sizes)})"
@@ -153,6 +155,7 @@ def outcome_claim(ctx: Context) -> str:
                      f"together formed in {total.text() if total else '—'}, {where}")
     formed_one = [c for c in cells if c.budget == min(c.budget for c in cells)]
     stuck = pooled([c.stuck for c in formed_one])
+    gave = pooled([c.gave_up for c in formed_one])
     sim = sim_give_up(ctx)
     sim_text = "; ".join(f"budget {b}: {_sim_ends(cells)}" for b, cells in sim.items() if cells)
     late = unsettled_storms(ctx)
@@ -161,9 +164,10 @@ def outcome_claim(ctx: Context) -> str:
                  "a seed and no give-up is left out)") if late else ""
     others, brokers = others_in_storms(ctx)
     return (f"Real runs ({shape}): " + "; ".join(parts) + ". Of the "
-            f"budget-{formed_one[0].budget} groups that did form, "
-            f"{stuck.text() if stuck else '—'} were left stuck after the storm (partitions "
-            "nobody owned while every member believed it was done; the verify tool failed). "
+            f"budget-{formed_one[0].budget} groups that did form, some member gave up during "
+            f"the storm in {gave.text() if gave else '—'}, and {stuck.text() if stuck else '—'}"
+            " were left stuck after it (partitions nobody owned while every member believed it "
+            "was done; the verify tool failed). "
             "Simulated with a host per member (storm of 3 joins and 3 leaves in 2 s), seeds in "
             f"which some legacy member gave up (95 % Wilson): {sim_text}{late_text}. Leader "
             f"mode and broker groups (on {brokers}): a member gave up in "
