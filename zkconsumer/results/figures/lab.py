@@ -37,8 +37,8 @@ def load(folder: Path) -> tuple[list[RunResult], dict[str, Any]]:
 def provenance_line(folder: Path, source: str) -> str:
     """Where a table comes from: command, revision, date, machine, load, broker."""
     meta = read_provenance(folder)
-    return (f"Measured {meta.conditions()}; raw data `results/{source}/`. Reproduce with:\n\n"
-            f"    {meta.command}\n")
+    return (f"`results/{source}/` (broker {meta.broker or 'none'}; revision, date and load in its "
+            f"`meta.json`); reproduce:\n\n    {meta.command}\n")
 
 
 def _block(ctx: Context, source: str, body: Callable[[Path], str]) -> str:
