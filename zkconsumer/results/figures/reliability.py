@@ -82,12 +82,8 @@ def chaos_block(folder: Path, source: str) -> str:
     dup = int(report["duplicates"])
     executed = report.get("actions_executed", {})
     lines = [
-        f"Run: `{meta.command}` at revision `{meta.short_revision}`, {meta.date}, broker "
-        f"{meta.broker}, {meta.machine.get('cores')} cores, load average (1/5/15 min) "
-        + (f"{meta.load_text('loadavg_end')} when its files were analysed, right after it "
-           "ended (the run itself recorded none)" if meta.extra.get("analysed_by") else
-           f"{meta.load_text()} at the start, {meta.load_text('loadavg_end')} at the end")
-        + f". Raw data: `results/{source}/`.",
+        f"`results/{source}/` (one run; broker {meta.broker}; revision, date and load in its "
+        f"`meta.json`); reproduce: `{meta.command}`.",
         "",
         "| verdict (exit status 0) | lost | verify | stray znodes | settled | drained |",
         "|---|---|---|---|---|---|",
