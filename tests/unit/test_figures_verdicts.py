@@ -86,3 +86,10 @@ def test_duplicates_per_episode_names_causes_without_episodes() -> None:
     assert line == ("Duplicates per episode, by cause: kill: median 3, range 1–92 (3 episodes); "
                     "expire: no episode; pause: no episode; zk-leader-kill: no episode; "
                     "leave: 22 (one episode).")
+
+
+def test_a_plot_title_says_how_many_real_runs_each_size_is() -> None:
+    from zkconsumer.results.figures.comparison import real_label
+
+    rows = [{"n": 4, "runs": 3}, {"n": 8, "runs": 1}, {"n": 16, "runs": 1}]
+    assert real_label(rows) == "real: median of 3 runs at N = 4; one run at N = 8, 16"

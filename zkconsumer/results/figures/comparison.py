@@ -247,10 +247,13 @@ def comparison_kip(ctx: Context) -> str:
 
 
 def real_label(rows: Sequence[dict[str, Any]]) -> str:
-    """How many real runs each point of the KIP plots is."""
-    counts = sorted({r["runs"] for r in rows})
-    return ("real, " + " or ".join("one run" if c == 1 else f"median of {c} runs"
-                                   for c in counts) + " per N")
+    """How many real runs the points at each N are, for a plot's title."""
+    by_count: dict[int, list[int]] = {}
+    for r in rows:
+        by_count.setdefault(r["runs"], []).append(r["n"])
+    parts = [("one run" if c == 1 else f"median of {c} runs") + " at N = "
+             + ", ".join(str(n) for n in ns) for c, ns in sorted(by_count.items(), reverse=True)]
+    return "real: " + "; ".join(parts)
 
 
 def _plot_kip(ctx: Context, rows: list[dict[str, Any]]) -> None:
@@ -263,27 +266,27 @@ def _plot_kip(ctx: Context, rows: list[dict[str, Any]]) -> None:
     fig, ax = plt.subplots(figsize=(5.5, 3.6))
     ax.plot(ns, [2 * n for n in ns], ":", color="grey", label="2N (a leave and a join each)")
     real = real_label(rows)
-    ax.plot(ns, series("eager_rebalances"), "o-", label=f"dynamic members (eager-range), {real}")
-    ax.plot(ns, series("static_rebalances"), "s-", label=f"static members (static-range), {real}")
+    ax.plot(ns, series("eager_rebalances"), "o-", label="dynamic members (eager-range), real")
+    ax.plot(ns, series("static_rebalances"), "s-", label="static members (static-range), real")
     ax.set_xscale("log", base=2)
     ax.set_xticks(ns, [str(n) for n in ns])
     ax.set_xlabel("group size N")
     ax.set_ylabel("group rebalances in one rolling bounce")
-    ax.set_title("Rolling bounce on Apache Kafka 2.4.1", fontsize=9)
+    ax.set_title(f"Rolling bounce on Apache Kafka 2.4.1\n{real}", fontsize=8)
     ax.legend(fontsize=7)
     fig.tight_layout()
     save_svg(fig, ctx.figures / "kip345-bounce.svg")
 
     fig, ax = plt.subplots(figsize=(5.5, 3.6))
     ax.plot(ns, [2 * n for n in ns], ":", color="grey", label="all partitions (P = 2N)")
-    ax.plot(ns, series("eager_stopped"), "o-", label=f"eager-range: stopped, {real}")
-    ax.plot(ns, series("coop_stopped"), "s-", label=f"cooperative-sticky: stopped, {real}")
-    ax.plot(ns, series("coop_moved"), "x--", label=f"cooperative-sticky: moved, {real}")
+    ax.plot(ns, series("eager_stopped"), "o-", label="eager-range: stopped, real")
+    ax.plot(ns, series("coop_stopped"), "s-", label="cooperative-sticky: stopped, real")
+    ax.plot(ns, series("coop_moved"), "x--", label="cooperative-sticky: moved, real")
     ax.set_xscale("log", base=2)
     ax.set_xticks(ns, [str(n) for n in ns])
     ax.set_xlabel("group size N before the join")
     ax.set_ylabel("partitions")
-    ax.set_title("One member joins, Apache Kafka 2.4.1", fontsize=9)
+    ax.set_title(f"One member joins, Apache Kafka 2.4.1\n{real}", fontsize=8)
     ax.legend(fontsize=7)
     fig.tight_layout()
     save_svg(fig, ctx.figures / "kip429-join.svg")
