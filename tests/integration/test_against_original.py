@@ -41,7 +41,7 @@ CONVERGE_S = 60.0
 
 @pytest.fixture(scope="module")
 def home(kafka_build) -> Path:
-    return kafka_build("0.10.2")
+    return kafka_build("0.10.2", member_driver=True)
 
 
 @pytest.fixture(scope="module")

@@ -45,7 +45,8 @@ def _all_owners(client: KazooClient, group: str) -> dict[tuple[str, int], str]:
             for p, o in owners(client, group, t).items()}
 
 
-def test_jvm_and_zkconsumer_members_converge_and_fail_alike(original_cluster):
+def test_jvm_and_zkconsumer_members_converge_and_fail_alike(original_cluster, kafka_build):
+    kafka_build("0.10.2", member_driver=True)  # the JVM member below runs through it
     zk_connect, broker, client = original_cluster
     group = "mixed"
     jvm = OriginalMember(broker.home, zk_connect, group, filter=JAVA_FILTER, streams=2, seconds=120,
