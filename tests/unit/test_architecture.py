@@ -261,6 +261,8 @@ ONE_HOME = {
     "children_of": "zkconsumer.admin.tree",
     "run_matrix": "zkconsumer.lab.matrix",
     "revoke": "zkconsumer.sim.heartbeats",
+    "portable_command": "zkconsumer.results.portable",
+    "portable_path": "zkconsumer.results.portable",
 }
 
 

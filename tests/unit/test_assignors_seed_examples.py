@@ -1,4 +1,4 @@
-"""Every worked example of the seed articles in /work/shared/reference/seeds/, as a test.
+"""Every worked example of the seed articles (the project's reference notes, 000-004), as a test.
 
 000  "ConsumerPartitionAssignor" (Kafka 2.8 walk-through of Range, RoundRobin, Sticky,
      CooperativeSticky)

@@ -18,6 +18,7 @@ from typing import Any
 from zkconsumer.lab.herd_spec import SCENARIO, HerdResult, HerdSpec, fit_runs
 from zkconsumer.lab.spec import RunResult, RunStatus
 from zkconsumer.results.plotting import pyplot, save_png
+from zkconsumer.results.portable import portable_command
 from zkconsumer.tables import fmt
 
 log = logging.getLogger(__name__)
@@ -104,7 +105,7 @@ def write_herd_summary(result: HerdResult, path: Path, command: str | None = Non
              f"{spec.timing.rebalance_backoff_ms}, members in threads, one growing group per "
              f"protocol, nothing produced.", ""]
     if command:
-        parts += ["Reproduce with:", "", f"    {command}", ""]
+        parts += ["Reproduce with:", "", f"    {portable_command(command)}", ""]
     parts += ["## Requests per event against N (least squares of log requests on log N)", "",
               fits_table(result.fits), "",
               "## Every event", "", summary_table(result.runs), "",

@@ -16,6 +16,7 @@ from typing import Any
 from zkconsumer.lab.intervals import build_intervals
 from zkconsumer.lab.records import RecordTail, Timeline
 from zkconsumer.lab.spec import METRIC_NAMES, ExperimentSpec, RunResult, RunStatus
+from zkconsumer.results.portable import portable_command
 from zkconsumer.tables import fmt, median
 
 log = logging.getLogger(__name__)
@@ -118,7 +119,7 @@ def write_summary(results: Sequence[RunResult], path: Path, spec: ExperimentSpec
     if brokers:
         parts += [f"Broker: {', '.join(sorted(brokers))}.", ""]
     if command:
-        parts += ["Reproduce with:", "", f"    {command}", ""]
+        parts += ["Reproduce with:", "", f"    {portable_command(command)}", ""]
     parts += [summary_table(results), "",
               "Columns: seconds from the event until every partition was fetched by exactly "
               "one member (stable s); members that stopped fetching at least one partition "

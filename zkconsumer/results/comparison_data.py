@@ -4,7 +4,8 @@ An ``experiment compare`` (or ``split-brain``) ``--out DIR`` folder holds per-me
 (megabytes); the docs' comparison tables need each run's metrics. :func:`import_compare` keeps,
 per run, the metrics, the status, the broker and, for a join, two counts derived from the run's
 rebuilt timeline (partitions whose fetching stopped in the window, partitions that changed
-owner), and copies ``meta.json`` (command, revision, date, machine, broker) beside them::
+owner), and copies ``meta.json`` (command, revision, date, machine, broker) beside them, its
+command's ``--out`` naming ``DEST``::
 
     python -m zkconsumer.results.comparison_data OUT_DIR results/comparison/NAME
 """
@@ -12,12 +13,11 @@ owner), and copies ``meta.json`` (command, revision, date, machine, broker) besi
 from __future__ import annotations
 
 import json
-import shutil
 import sys
 from pathlib import Path
 from typing import Any
 
-from zkconsumer.results.provenance import META_FILE
+from zkconsumer.results.provenance import META_FILE, copy_provenance
 
 RESULTS_FILE = "runs.json"
 # Run details worth keeping (the rest are per-machine paths, traces and notes).
@@ -67,11 +67,13 @@ def import_compare(out_dir: Path, dest: Path) -> Path:
             tl_path = out_dir / "runs" / Path(run["records_dir"]).name / "timeline.json"
         timeline = json.loads(tl_path.read_text()) if tl_path and tl_path.is_file() else None
         runs.append(compact_run(run, timeline))
+    spec = doc.get("spec")
+    if isinstance(spec, dict):  # where the run wrote, on the machine that ran it
+        spec = {k: v for k, v in spec.items() if k != "out_dir"}
     dest.mkdir(parents=True, exist_ok=True)
     path = dest / RESULTS_FILE
-    path.write_text(json.dumps({"spec": doc.get("spec"), "runs": runs}, indent=1,
-                               sort_keys=True) + "\n")
-    shutil.copyfile(meta, dest / META_FILE)
+    path.write_text(json.dumps({"spec": spec, "runs": runs}, indent=1, sort_keys=True) + "\n")
+    copy_provenance(out_dir, dest)
     return path
 
 

@@ -15,6 +15,8 @@ from dataclasses import asdict, dataclass, field
 from datetime import datetime, timezone
 from pathlib import Path
 
+from zkconsumer.results.portable import CHECKOUT, portable_command, portable_path, relocated_command
+
 META_FILE = "meta.json"
 
 
@@ -83,20 +85,37 @@ def machine_facts() -> dict[str, object]:
 
 
 def capture(command: str, broker: str = "", **extra: object) -> Provenance:
-    """Provenance of a run starting now (load is read again by :func:`finish`)."""
-    return Provenance(command=command, revision=git_revision(),
+    """Provenance of a run starting now (load is read again by :func:`finish`); the command is
+    kept without this machine's folders (:func:`~zkconsumer.results.portable.portable_command`)."""
+    return Provenance(command=portable_command(command), revision=git_revision(),
                       date=datetime.now(timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ"),
                       machine=machine_facts(), broker=broker, extra=dict(extra))
 
 
 def write_provenance(folder: Path, prov: Provenance) -> Path:
-    """Write ``meta.json``; the load average at the end of the run is added beside the start's."""
+    """Write ``meta.json``; the load average at the end of the run is added beside the start's.
+    The command goes through :func:`~zkconsumer.results.portable.portable_command` here too, for
+    a :class:`Provenance` built without :func:`capture`."""
     folder.mkdir(parents=True, exist_ok=True)
     data = prov.to_json()
+    data["command"] = portable_command(prov.command)
     machine = dict(prov.machine)
     machine["loadavg_end"] = machine_facts()["loadavg"]
     data["machine"] = machine
     path = folder / META_FILE
+    path.write_text(json.dumps(data, indent=1, sort_keys=True) + "\n")
+    return path
+
+
+def copy_provenance(src: Path, dest: Path, root: Path = CHECKOUT) -> Path:
+    """Copy ``src/meta.json`` to ``dest/meta.json`` for data moved from ``src`` into ``dest``:
+    the command's paths into ``src`` (its ``--out``) name ``dest`` (relative to the checkout when
+    inside it), so the committed command writes where the committed data is; the rest as is."""
+    data = json.loads((src / META_FILE).read_text())
+    data["command"] = relocated_command(str(data.get("command", "")), str(src.resolve()),
+                                        portable_path(str(dest.resolve()), root), root)
+    dest.mkdir(parents=True, exist_ok=True)
+    path = dest / META_FILE
     path.write_text(json.dumps(data, indent=1, sort_keys=True) + "\n")
     return path
 

@@ -1,7 +1,7 @@
 """Latency parameters the simulator reads, and their JSON file (``zkconsumer calibrate`` writes it).
 
 Every timing in the simulator comes from one :class:`Calibration`. The defaults reproduce the
-figures measured on the reference machine (``/work/shared/reference/environment.md``):
+figures measured on the reference machine (2 cores, Debian 12, Python 3.11.7, OpenJDK 17):
 
 * the server's read capacity (``zk_read_service_us``): shared by all members, so a herd's reads
   queue there (the built-in value, not measured here: see the field);

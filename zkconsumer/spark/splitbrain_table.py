@@ -14,6 +14,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
+from zkconsumer.results.portable import portable_command
 from zkconsumer.tables import fmt
 
 log = logging.getLogger(__name__)
@@ -113,7 +114,8 @@ def _cell(v: Any) -> str:
 
 def summary_markdown(aggregates: Sequence[dict[str, Any]], title: str, command: str,
                      notes: Sequence[str]) -> str:
-    lines = [f"# {title}", "", "Reproduce:", "", "```", command, "```", "", *notes, "",
+    lines = [f"# {title}", "", "Reproduce:", "", "```", portable_command(command), "```", "",
+             *notes, "",
              "Medians over seeds (`given up`, `offsets back`, `verify failed`, `lost`: sums; "
              "`max attempts`, `zombies stopped s`: worst seed). — : not applicable (below) or "
              "no such figure.", ""]

@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from zkconsumer.results.plotting import pyplot
+from zkconsumer.results.portable import portable_command
 from zkconsumer.tables import fmt
 
 log = logging.getLogger(__name__)
@@ -51,7 +52,7 @@ def summary_markdown(aggregates: Sequence[dict[str, Any]], title: str,
                      command: str | None = None, notes: Sequence[str] = ()) -> str:
     lines = [f"# {title}", ""]
     if command:
-        lines += ["Reproduce:", "", "```", command, "```", ""]
+        lines += ["Reproduce:", "", "```", portable_command(command), "```", ""]
     lines += list(notes) + ([""] if notes else [])
     lines += ["Medians over seeds; `max att.` is the worst seed; `lost` and `failed` are sums. "
               "Rows marked * are simulated only (no broker here implements the protocol).", ""]

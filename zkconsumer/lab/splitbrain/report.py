@@ -15,6 +15,7 @@ from typing import Any
 
 from zkconsumer.lab.spec import RunResult, RunStatus
 from zkconsumer.lab.splitbrain.spec import SplitBrainSpec
+from zkconsumer.results.portable import portable_command
 from zkconsumer.tables import fmt, median
 
 COLUMNS: dict[str, tuple[tuple[str, str], ...]] = {
@@ -141,6 +142,6 @@ def write_summary(results: Sequence[RunResult], path: Path, spec: SplitBrainSpec
     if brokers:
         parts += [f"Broker: {', '.join(brokers)}.", ""]
     if command:
-        parts += ["Reproduce with:", "", f"    {command}", ""]
+        parts += ["Reproduce with:", "", f"    {portable_command(command)}", ""]
     parts += [summary_table(results, s), "", *_story(results, s), ""]
     path.write_text("\n".join(parts), encoding="utf-8")
