@@ -1,7 +1,7 @@
 """Generated blocks of docs/split-brain-at-scale.md, from ``results/splitbrain/``.
 
 - ``splitbrain-real``: the real runs (every ``real-*/sweep.csv``), one line per run that ran its
-  scenario; the others are counted under it and listed in docs/validation.md;
+  scenario; the others are counted under it and listed in docs/validation-split-brain.md;
 - ``splitbrain-giveup``, ``splitbrain-giveup-here``: simulated share of seeds in which some
   member gives up in a storm, vs N and ``rebalance.max.retries`` (``sim-storm-r*/``,
   ``sim-here-storm-r*/``), with a plot; the second beside the real runs that formed;
@@ -166,7 +166,7 @@ def real_runs(ctx: Context) -> str:
     if fix is not None:
         lines += ["", f"{PRE_FIX_MARK} measured before the leader-mode fix {fix.commit[:10]} "
                       f"(\"{fix.subject}\"); which runs predate it, and how that is decided: "
-                      "[validation.md](validation.md#split-brain-at-scale)."]
+                      "[validation-split-brain.md](validation-split-brain.md)."]
     lines += ["", not_shown(rows), "", folders_line(sorted({ctx.results / AREA / run
                                                               for run, _ in rows})),
               "Reproduce a row: `zkconsumer spark split-brain --mode real --members N "
@@ -191,7 +191,7 @@ def not_shown(rows: list[tuple[str, dict[str, str]]]) -> str:
         return "Every real run ran its scenario."
     return (f"Not in the table ({sum(counts[k] for k in RowKind if k is not RowKind.SHOWN)} "
             f"of {len(rows)} real rows): {'; '.join(parts)}; each listed with its reason in "
-            "[validation.md](validation.md#split-brain-at-scale).")
+            "[validation-split-brain.md](validation-split-brain.md).")
 
 
 def by_cell(rows: list[dict[str, str]], metric: str) -> dict[tuple[str, int], list[float]]:

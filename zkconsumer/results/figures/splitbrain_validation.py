@@ -1,4 +1,4 @@
-"""Generated blocks of docs/validation.md ("Split brain at scale"), from ``results/splitbrain/``.
+"""Generated blocks of docs/validation-split-brain.md, from ``results/splitbrain/``.
 
 - ``splitbrain-validation``: the simulator against the first real runs (``validation/``);
 - ``splitbrain-validation-3`` to ``-5``: the changed simulator against new held-out runs
