@@ -24,7 +24,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import pytest
-from connector_helpers import required_kafka_home, wait_until
+from connector_helpers import wait_until
 from kafka_wire import (
     ILLEGAL_GENERATION,
     NONE,
@@ -41,8 +41,8 @@ PARTITIONS = 4
 
 
 @pytest.fixture(scope="module")
-def kafka() -> Iterator[tuple[str, KafkaBroker]]:
-    home = required_kafka_home("2.4.1")
+def kafka(kafka_build) -> Iterator[tuple[str, KafkaBroker]]:
+    home = kafka_build("2.4.1")
     props = ["group.min.session.timeout.ms=500", "offsets.topic.num.partitions=1"]
     with EmbeddedZooKeeper() as zk, KafkaBroker(zk.connect_string, home, props=props) as b:
         yield zk.connect_string, b

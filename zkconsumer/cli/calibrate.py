@@ -19,6 +19,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from zkconsumer.admin.options import add_bootstrap_option, add_zk_option
 from zkconsumer.lab.broker_option import add_broker_option
 from zkconsumer.testing.servers import BROKER_ENV, TANSU, is_kafka_spec
 
@@ -44,9 +45,9 @@ def register(sub: Any) -> None:
     p.add_argument("--no-leave", action="store_true",
                    help="skip the clean-leave measurement (8 leaves of a lab zk-range member, "
                         "~60 s; needs a broker)")
-    p.add_argument("--zk", "--zookeeper", dest="zookeeper",
-                   default=os.environ.get("ZKCONSUMER_ZK"))
-    p.add_argument("--bootstrap", default=None, help="existing broker bootstrap servers")
+    add_zk_option(p, dest="zookeeper", required=False, default=os.environ.get("ZKCONSUMER_ZK"),
+                  note="an existing ZooKeeper (default: ZKCONSUMER_ZK, else an embedded one)")
+    add_bootstrap_option(p, note="an existing broker (default: an embedded one)")
     add_broker_option(p)
     p.set_defaults(func=run_calibrate)
 

@@ -29,9 +29,11 @@ LAB_FOLDERS = ("herd", "zombie", "compare")
 
 def register(sub: Any) -> None:
     demo = sub.add_parser("demo", help="run the main job on embedded servers and show the znodes")
-    demo.add_argument("--topic", default="demo-orders")
-    demo.add_argument("--partitions", type=int, default=6)
-    demo.add_argument("--messages", type=int, default=1200)
+    demo.add_argument("--topic", default="demo-orders",
+                      help="the topic the demo's group consumes (default: demo-orders)")
+    demo.add_argument("--partitions", type=int, default=6, help="its partitions (default: 6)")
+    demo.add_argument("--messages", type=int, default=1200,
+                      help="messages produced to it (default: 1200)")
     demo.add_argument("--out", type=Path, default=Path("demo-out"),
                       help="where the lab's outputs, demo.log and report.html go "
                            "(default: ./demo-out)")

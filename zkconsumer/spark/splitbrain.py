@@ -29,6 +29,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+from zkconsumer.admin.options import add_bootstrap_option, add_zk_option
 from zkconsumer.lab.progress import Progress
 from zkconsumer.lab.spec import Timing
 from zkconsumer.spark.grid import parse_ints
@@ -48,7 +49,8 @@ ROWS_FILE = "rows.jsonl"
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
-    p.add_argument("--mode", choices=("real", "sim"), required=True)
+    p.add_argument("--mode", choices=("real", "sim"), required=True,
+                   help="real: members hosted by Spark tasks; sim: the simulator")
     p.add_argument("--members", default="4,16", help="comma-separated group sizes N")
     p.add_argument("--partitions", default="16", help="comma-separated partition counts")
     p.add_argument("--protocols", default=",".join(PROTOCOLS), help="comma-separated protocols")
@@ -56,25 +58,33 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--seeds", type=int, default=1, help="seeds (repeats) per cell")
     p.add_argument("--first-seed", type=int, default=0,
                    help="seeds are first-seed .. first-seed + seeds - 1")
-    p.add_argument("--out", required=True, type=Path)
+    p.add_argument("--out", required=True, type=Path, help="output directory")
     p.add_argument("--master", default=None, help="Spark master URL (default: local[*])")
     p.add_argument("--tasks", type=int, default=2,
                    help="real: Spark tasks hosting the members; sim: client processes the "
                         "members share (0: every member on a host of its own)")
-    p.add_argument("--session-timeout-ms", type=int, default=6000)
-    p.add_argument("--rebalance-backoff-ms", type=int, default=1000)
+    p.add_argument("--session-timeout-ms", type=int, default=6000,
+                   help="ZooKeeper session and broker group session timeout alike")
+    p.add_argument("--rebalance-backoff-ms", type=int, default=1000,
+                   help="rebalance.backoff.ms")
     p.add_argument("--rebalance-max-retries", type=int, default=10,
                    help="zombie and stale-view runs (the storm has --max-retries)")
-    p.add_argument("--zombie-fraction", type=float, default=ScenarioParams.zombie_fraction)
+    p.add_argument("--zombie-fraction", type=float, default=ScenarioParams.zombie_fraction,
+                   help="zombie: share of the members that lose ZooKeeper (at most 0.5)")
     p.add_argument("--cut-factor", type=float, default=ScenarioParams.cut_factor,
                    help="zombie cut length in session timeouts (> 1)")
     p.add_argument("--delay-ms-max", type=float, default=ScenarioParams.delay_ms_max,
                    help="stale-view: per-member delay drawn uniform in [0, this]")
-    p.add_argument("--burst-joins", type=int, default=ScenarioParams.burst_joins)
-    p.add_argument("--burst-gap-s", type=float, default=ScenarioParams.burst_gap_s)
-    p.add_argument("--storm-joins", type=int, default=ScenarioParams.storm_joins)
-    p.add_argument("--storm-leaves", type=int, default=ScenarioParams.storm_leaves)
-    p.add_argument("--storm-window-s", type=float, default=ScenarioParams.storm_window_s)
+    p.add_argument("--burst-joins", type=int, default=ScenarioParams.burst_joins,
+                   help="stale-view: members joining once the delays are on")
+    p.add_argument("--burst-gap-s", type=float, default=ScenarioParams.burst_gap_s,
+                   help="stale-view: seconds between those joins")
+    p.add_argument("--storm-joins", type=int, default=ScenarioParams.storm_joins,
+                   help="storm: members joining within the window")
+    p.add_argument("--storm-leaves", type=int, default=ScenarioParams.storm_leaves,
+                   help="storm: members leaving within the window")
+    p.add_argument("--storm-window-s", type=float, default=ScenarioParams.storm_window_s,
+                   help="storm: seconds the joins and leaves fall in, at random")
     p.add_argument("--max-retries", type=int, default=ScenarioParams.max_retries,
                    help="storm: rebalance.max.retries")
     p.add_argument("--formation", choices=[f.value for f in Formation],
@@ -90,9 +100,11 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
                         "(default: 2 backoffs + quiet)")
     p.add_argument("--calibration", type=Path, default=None,
                    help="sim: calibration file (default: built in)")
-    p.add_argument("--zk", "--zookeeper", dest="zookeeper",
-                   default=os.environ.get("ZKCONSUMER_ZK"))
-    p.add_argument("--bootstrap", default=os.environ.get("ZKCONSUMER_BOOTSTRAP"))
+    add_zk_option(p, dest="zookeeper", required=False, default=os.environ.get("ZKCONSUMER_ZK"),
+                  note="real: an existing ZooKeeper (default: ZKCONSUMER_ZK, else embedded)")
+    add_bootstrap_option(p, default=os.environ.get("ZKCONSUMER_BOOTSTRAP"),
+                         note="real: an existing broker (default: ZKCONSUMER_BOOTSTRAP, else "
+                              "embedded)")
 
 
 def params_of(args: argparse.Namespace) -> ScenarioParams:
