@@ -7,11 +7,12 @@ from pathlib import Path
 
 import pytest
 
-from zkconsumer.cli.demo_compare import compare_broker, find_kafka_home, reference_rows
+from zkconsumer.cli.demo_compare import REFERENCE_KAFKA, compare_broker, reference_rows
 from zkconsumer.cli.demo_lab import zookeeper_version
 from zkconsumer.errors import ServerError
 from zkconsumer.lab.spec import RunResult
 from zkconsumer.report.reference import Reference
+from zkconsumer.testing.kafka import find_kafka_home
 
 HOME = Path("kafka-2.4.1")
 
@@ -35,7 +36,8 @@ def test_without_a_kafka_directory_the_comparison_stays_on_the_demos_broker() ->
 
 def test_a_bad_kafka_home_is_an_error_naming_it(tmp_path: Path) -> None:
     with pytest.raises(ServerError, match="no-such-kafka"):
-        find_kafka_home({"ZKCONSUMER_KAFKA_HOME": str(tmp_path / "no-such-kafka")})
+        find_kafka_home(REFERENCE_KAFKA,
+                        environ={"ZKCONSUMER_KAFKA_HOME": str(tmp_path / "no-such-kafka")})
 
 
 def test_the_zookeeper_version_is_cut_from_mntr() -> None:

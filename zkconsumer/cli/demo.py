@@ -66,11 +66,12 @@ def _run_lab(zk_connect: str, bootstrap: str, broker: str, out: Path,
 
 
 def _compare_broker(args: argparse.Namespace) -> str | None:
-    from zkconsumer.cli.demo_compare import compare_broker, find_kafka_home
+    from zkconsumer.cli.demo_compare import REFERENCE_KAFKA, compare_broker
+    from zkconsumer.testing.kafka import find_kafka_home
 
     if args.no_lab:
         return None
-    return compare_broker(args.broker, os.environ, find_kafka_home(os.environ))
+    return compare_broker(args.broker, os.environ, find_kafka_home(REFERENCE_KAFKA))
 
 
 def run_demo(args: argparse.Namespace) -> int:

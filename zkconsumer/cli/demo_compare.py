@@ -56,16 +56,6 @@ def compare_broker(broker_option: str | None, env: Mapping[str, str],
     return f"kafka:{kafka_home}"
 
 
-def find_kafka_home(env: Mapping[str, str]) -> Path | None:
-    """``ZKCONSUMER_KAFKA_HOME`` when set (an unusable one is an error naming it), else the
-    Kafka 2.4.1 build beside the checkout, else None."""
-    from zkconsumer.testing.kafka import KAFKA_HOME_ENV, check_kafka_home, shared_kafka_home
-
-    if env.get(KAFKA_HOME_ENV):
-        return check_kafka_home(env[KAFKA_HOME_ENV])
-    return shared_kafka_home(REFERENCE_KAFKA)
-
-
 def compare_command(out_dir: Path, broker: str | None = None) -> str:
     words = ["zkconsumer", "experiment", "compare", "--members", str(MEMBERS),
              "--partitions", str(PARTITIONS), "--events", ",".join(EVENTS),
