@@ -75,7 +75,7 @@ def _compare_broker(args: argparse.Namespace) -> str | None:
 
 
 def run_demo(args: argparse.Namespace) -> int:
-    from zkconsumer.cli.demo_lab import versions
+    from zkconsumer.cli.demo_lab import mntr_text, versions
     from zkconsumer.cli.quiet import narrate_to
     from zkconsumer.report import write_report
 
@@ -89,7 +89,7 @@ def run_demo(args: argparse.Namespace) -> int:
     _section("servers")
     with zookeeper_from_env() as zk:
         print(f"ZooKeeper: {zk.connect_string}")
-        lab_versions = versions(zk.four_letter("mntr"))
+        lab_versions = versions(mntr_text(zk))
         with broker_from_env(zk.connect_string) as broker:
             print(f"broker {broker.broker_id} ({broker.name}): {broker.bootstrap}")
             _section(f"topic {args.topic}")

@@ -8,8 +8,10 @@ write their usual outputs (``results.json``, ``summary.md``, plots) under ``out_
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Mapping
 from pathlib import Path
+from typing import Any
 
 from zkconsumer import __version__
 from zkconsumer.cli.console import show
@@ -21,6 +23,8 @@ from zkconsumer.lab.splitbrain import SplitBrainSpec, run_split_brain
 from zkconsumer.lab.splitbrain.output import write_outputs as write_split_outputs
 from zkconsumer.lab.splitbrain.report import summary_table as split_table
 from zkconsumer.results import capture, write_provenance
+
+log = logging.getLogger(__name__)
 
 HERD_SIZES = (4, 8, 16)
 HERD_PARTITIONS = 8
@@ -36,6 +40,16 @@ def zookeeper_version(mntr: str) -> str:
         if key.strip() == "zk_version":
             return value.split(",")[0].split("-")[0].strip()
     return ""
+
+
+def mntr_text(zk: Any) -> str:
+    """The server's ``mntr`` answer, or empty when it refuses (a 4lw whitelist without it):
+    the version is then recorded as unknown rather than the demo stopping."""
+    try:
+        return str(zk.four_letter("mntr"))
+    except Exception as exc:
+        log.warning("mntr failed, the ZooKeeper version is recorded as unknown: %s", exc)
+        return ""
 
 
 def versions(mntr: str) -> dict[str, str]:
