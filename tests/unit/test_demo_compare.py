@@ -50,7 +50,7 @@ def test_the_zookeeper_version_is_cut_from_mntr() -> None:
 def test_the_reference_column_sits_beside_each_cell() -> None:
     reference = Reference(broker="apache-kafka-2.4.1", members=4, partitions=8,
                           session_timeout_ms=6000, repeats=3,
-                          stable_s={("eager-range", "join"): 0.839}, paused={})
+                          stable_s={("eager-range", "join"): 0.839})
     runs = [RunResult("eager-range", 3, 6, "join", 0, metrics={"time_to_stable_s": 4.013}),
             RunResult("zk-range", 3, 6, "crash", 0, status="failed", reason="x")]
     assert reference_rows(runs, reference)[2:] == ["| eager-range | join | 4.01 | 0.84 |",

@@ -10,7 +10,6 @@ package installed without the repository's ``results/`` says where to find them 
 
 from __future__ import annotations
 
-import statistics
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -18,12 +17,12 @@ from typing import Any
 
 from zkconsumer.results.comparison_data import RESULTS_FILE, load_runs
 from zkconsumer.results.provenance import read_provenance
+from zkconsumer.tables import median
 
 REFERENCE_BROKER = "apache-kafka-2.4.1"
 REFERENCE_PREFIX = f"compare-{REFERENCE_BROKER}-"
 REFERENCE_DOC = "docs/comparison.md"
 REFERENCE_DATA = f"results/comparison/{REFERENCE_PREFIX}*"
-BROKER_PROTOCOL_FAMILY = "broker"
 TANSU_ROUND_SHARE = 0.5  # Tansu holds a round about half the session timeout
 
 
@@ -36,8 +35,7 @@ class Reference:
     partitions: int
     session_timeout_ms: int
     repeats: int
-    stable_s: Mapping[tuple[str, str], float]
-    paused: Mapping[tuple[str, str], float]
+    stable_s: Mapping[tuple[str, str], float]  # (protocol, event) -> median seconds
 
     def describe(self) -> str:
         return (f"Apache Kafka 2.4.1 in {REFERENCE_DOC}: {self.members} members, "
@@ -66,14 +64,12 @@ def reference_from_runs(runs: Sequence[Mapping[str, Any]], broker: str) -> Refer
     for r in ok:
         cells.setdefault((str(r["protocol"]), str(r["event"])), []).append(r)
 
-    def med(key: str) -> dict[tuple[str, str], float]:
-        out = {}
-        for cell, rs in cells.items():
-            values = [float(v) for v in ((r.get("metrics") or {}).get(key) for r in rs)
-                      if isinstance(v, (int, float))]
-            if values:
-                out[cell] = statistics.median(values)
-        return out
+    stable: dict[tuple[str, str], float] = {}
+    for cell, rs in cells.items():
+        value = median([float(v) for v in ((r.get("metrics") or {}).get("time_to_stable_s")
+                                           for r in rs) if isinstance(v, (int, float))])
+        if value is not None:
+            stable[cell] = value
 
     first = ok[0]
     timeout = (first.get("details") or {}).get("session_timeout_ms") or 0
@@ -81,7 +77,7 @@ def reference_from_runs(runs: Sequence[Mapping[str, Any]], broker: str) -> Refer
     return Reference(broker=broker, members=int(first.get("members") or 0),
                      partitions=int(first.get("partitions") or 0),
                      session_timeout_ms=int(timeout), repeats=repeats,
-                     stable_s=med("time_to_stable_s"), paused=med("members_paused"))
+                     stable_s=stable)
 
 
 def kafka_reference(results: Path | None = None) -> Reference | None:
