@@ -8,11 +8,11 @@ from pathlib import Path
 import pytest
 
 from zkconsumer.cli.demo_compare import REFERENCE_KAFKA, compare_broker, reference_rows
-from zkconsumer.cli.demo_lab import zookeeper_version
 from zkconsumer.errors import ServerError
 from zkconsumer.lab.spec import RunResult
 from zkconsumer.report.reference import Reference
 from zkconsumer.testing.kafka import find_kafka_home
+from zkconsumer.testing.zookeeper import release_from_mntr
 
 HOME = Path("kafka-2.4.1")
 
@@ -43,8 +43,8 @@ def test_a_bad_kafka_home_is_an_error_naming_it(tmp_path: Path) -> None:
 def test_the_zookeeper_version_is_cut_from_mntr() -> None:
     mntr = ("zk_version\t3.9.5-1a2b3c4d, built on 2025-01-01 00:00 UTC\n"
             "zk_avg_latency\t0.1\n")
-    assert zookeeper_version(mntr) == "3.9.5"
-    assert zookeeper_version("zk_avg_latency\t0.1\n") == ""
+    assert release_from_mntr(mntr) == "3.9.5"
+    assert release_from_mntr("zk_avg_latency\t0.1\n") == ""
 
 
 def test_the_reference_column_sits_beside_each_cell() -> None:

@@ -23,6 +23,7 @@ from zkconsumer.lab.splitbrain import SplitBrainSpec, run_split_brain
 from zkconsumer.lab.splitbrain.output import write_outputs as write_split_outputs
 from zkconsumer.lab.splitbrain.report import summary_table as split_table
 from zkconsumer.results import capture, write_provenance
+from zkconsumer.testing.zookeeper import release_from_mntr
 
 log = logging.getLogger(__name__)
 
@@ -30,16 +31,6 @@ HERD_SIZES = (4, 8, 16)
 HERD_PARTITIONS = 8
 ZOMBIE_MEMBERS = 3
 ZOMBIE_PARTITIONS = 6
-
-
-def zookeeper_version(mntr: str) -> str:
-    """The server's version from a ``mntr`` answer (``zk_version<TAB>3.9.2-<sha>, built on
-    ...``), cut to the release; empty when the answer has none."""
-    for line in mntr.splitlines():
-        key, _, value = line.partition("\t")
-        if key.strip() == "zk_version":
-            return value.split(",")[0].split("-")[0].strip()
-    return ""
 
 
 def mntr_text(zk: Any) -> str:
@@ -54,7 +45,7 @@ def mntr_text(zk: Any) -> str:
 
 def versions(mntr: str) -> dict[str, str]:
     """The versions a report shows beside the broker's and Python's (in meta.json)."""
-    return {"zkconsumer": __version__, "zookeeper": zookeeper_version(mntr) or "unknown"}
+    return {"zkconsumer": __version__, "zookeeper": release_from_mntr(mntr) or "unknown"}
 
 
 def run_herd_demo(bootstrap: str, out_dir: Path, broker: str,
