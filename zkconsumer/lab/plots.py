@@ -103,8 +103,8 @@ def metric_bars(results: Sequence[RunResult], path: Path) -> Path | None:
     repeats = max((c["_n"] for c in cells.values()), default=0)
     basis = "Medians over repeats" if repeats > 1 else "One run"
     return save_png(fig, path, title=f"{basis} per membership event (no bar: the protocol has "
-                    "no such metric or no run measured it; see summary.md)", rect=(0, 0.06, 1, 0.95),
-                    dpi=100, title_size=10)
+                    "no such metric or no run measured it; see summary.md)",
+                    rect=(0, 0.06, 1, 0.95), dpi=100, title_size=10)
 
 
 def write_plots(results: Sequence[RunResult], out_dir: Path) -> list[Path]:
