@@ -10,11 +10,13 @@ from __future__ import annotations
 
 import argparse
 import json
+import re
 import time
 
 from kazoo.client import KazooClient
 from kazoo.exceptions import NodeExistsError
 
+from zkconsumer import __version__
 from zkconsumer.cli import experiment
 from zkconsumer.lab.chaos import ACTION_KINDS
 from zkconsumer.lab.chaos.broker_keeper import BrokerRegistrationKeeper
@@ -80,6 +82,9 @@ def test_chaos_soak_loses_nothing_and_leaves_a_clean_group(tmp_path, capsys):
     assert sum(causes["by_cause"].values()) == causes["duplicates"] == report["duplicates"]
     meta = json.loads((run / "meta.json").read_text())
     assert f"--seed {SEED}" in meta["command"] and meta["broker"] == "tansu-0.6.0"
+    versions = meta["extra"]["versions"]
+    assert versions["zkconsumer"] == __version__
+    assert re.fullmatch(r"\d+\.\d+\.\d+", versions["zookeeper"]), versions
 
 
 def register_spare_broker(client: KazooClient, data: bytes) -> int:
