@@ -2,8 +2,9 @@
 ``summary.md`` and plots.
 
 Aggregation is Spark's (medians and sums per mode, protocol, scenario, N, P); only the aggregate
-comes back to the driver. A row with ``applicable = false`` is a cell the scenario has no meaning
-for, with the reason; its metrics are null.
+comes back to the driver, over the measured runs. A row with ``applicable = false`` is a cell the
+scenario has no meaning for, with the reason; a run whose group did not form, or that failed,
+carries its reason too (:mod:`.splitbrain_outcome`); their metrics are null.
 """
 
 from __future__ import annotations
@@ -15,6 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from zkconsumer.results.portable import portable_command
+from zkconsumer.spark.splitbrain_outcome import KEYS, Outcome, OutcomeRow, outcome_rows
 from zkconsumer.tables import fmt
 
 log = logging.getLogger(__name__)
@@ -87,7 +89,6 @@ SUMMARY = (
     ("verify_failed", "sum", "verify failed"),
     ("lost", "sum", "lost"),
 )
-KEYS = ("mode", "scenario", "protocol", "partitions", "members")
 
 
 def aggregate(df: Any) -> list[dict[str, Any]]:
@@ -101,8 +102,8 @@ def aggregate(df: Any) -> list[dict[str, Any]]:
         "p_give_up", F.when(F.col("rebalances_given_up") > 0, 1.0)
         .when(F.col("rebalances_given_up").isNotNull(), 0.0)))
     aggs = [fns[how](col).alias(col) for col, how, _ in SUMMARY]
-    out = (df.groupBy(*KEYS).agg(F.count(F.lit(1)).alias("runs"),
-                                 F.first("reason", ignorenulls=True).alias("reason"), *aggs)
+    measured = df.filter(F.col("reason").isNull() & F.col("applicable"))
+    out = (measured.groupBy(*KEYS).agg(F.count(F.lit(1)).alias("runs"), *aggs)
            .orderBy(*KEYS))
     return [r.asDict() for r in out.collect()]
 
@@ -112,23 +113,39 @@ def _cell(v: Any) -> str:
     return str(v) if isinstance(v, bool) else fmt(v, 2, thousands=True)
 
 
-def summary_markdown(aggregates: Sequence[dict[str, Any]], title: str, command: str,
-                     notes: Sequence[str]) -> str:
+def summary_markdown(aggregates: Sequence[dict[str, Any]], outcomes: Sequence[OutcomeRow],
+                     title: str, command: str, notes: Sequence[str]) -> str:
+    """The summary: one table row per cell's measured runs (``aggregates``) and one per cell's
+    runs that came to another outcome (``outcomes``: a group that did not form is a result and
+    reads as one), then the failed runs' errors and the not-applicable cells' reasons."""
     lines = [f"# {title}", "", "Reproduce:", "", "```", portable_command(command), "```", "",
              *notes, "",
              "Medians over seeds (`given up`, `offsets back`, `verify failed`, `lost`: sums; "
-             "`max attempts`, `zombies stopped s`: worst seed). — : not applicable (below) or "
-             "no such figure.", ""]
-    header = ["mode", "scenario", "protocol", "P", "N", "runs", *(h for _, _, h in SUMMARY)]
+             "`max attempts`, `zombies stopped s`: worst seed). `outcome`: measured, or what "
+             "the runs came to instead (a group that did not form under its retry budget "
+             "never reached the event; `budget`: rebalance.max.retries). — : no such figure.",
+             ""]
+    header = ["mode", "scenario", "protocol", "P", "N", "runs", "outcome",
+              *(h for _, _, h in SUMMARY)]
     lines += ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
-    na: dict[tuple[str, str], str] = {}
+    table: list[tuple[tuple[Any, ...], list[Any]]] = []
     for a in aggregates:
-        if a.get("reason"):
-            na[(a["protocol"], a["scenario"])] = a["reason"]
+        key = tuple(a[k] for k in KEYS)
+        table.append(((*key, 0), [*key[:3], a["partitions"], a["members"], a["runs"],
+                                  Outcome.MEASURED.value, *(a[c] for c, _, _ in SUMMARY)]))
+    for o in outcomes:
+        if o.outcome is Outcome.NOT_APPLICABLE:
             continue
-        cells = [a["mode"], a["scenario"], a["protocol"], a["partitions"], a["members"],
-                 a["runs"], *(a[c] for c, _, _ in SUMMARY)]
+        table.append(((*o.key(), 1), [o.mode, o.scenario, o.protocol, o.partitions,
+                                      o.members, o.runs, o.text, *(None for _ in SUMMARY)]))
+    for _, cells in sorted(table, key=lambda kv: kv[0]):
         lines.append("| " + " | ".join(_cell(c) for c in cells) + " |")
+    failed = [(o, r) for o in outcomes if o.outcome is Outcome.FAILED for r in o.reasons]
+    if failed:
+        lines += ["", "Failed (harness errors):", ""]
+        lines += [f"- {o.protocol} / {o.scenario} N={o.members}: {r}" for o, r in failed]
+    na = {(o.protocol, o.scenario): o.reasons[0] for o in outcomes
+          if o.outcome is Outcome.NOT_APPLICABLE}
     if na:
         lines += ["", "Not applicable:", ""]
         lines += [f"- {p} / {s}: {why}" for (p, s), why in sorted(na.items())]
@@ -177,11 +194,13 @@ def write_plots(aggregates: Sequence[dict[str, Any]], out_dir: Path) -> list[Pat
     return written
 
 
-def write_summary(df: Any, out_dir: Path, title: str, command: str,
-                  notes: Sequence[str]) -> list[Path]:
+def write_summary(df: Any, rows: Iterable[Mapping[str, Any]], out_dir: Path, title: str,
+                  command: str, notes: Sequence[str]) -> list[Path]:
+    """``summary.md`` (measured runs aggregated by Spark from ``df``; the others, few, listed
+    from ``rows``, the same runs) and the plots; returns the paths written."""
     aggregates = aggregate(df)
     path = out_dir / "summary.md"
-    path.write_text(summary_markdown(aggregates, title, command, notes))
+    path.write_text(summary_markdown(aggregates, outcome_rows(rows), title, command, notes))
     written = [path]
     try:
         written += write_plots(aggregates, out_dir)
