@@ -16,7 +16,15 @@ from pathlib import Path
 from typing import Any
 
 from zkconsumer.results.portable import portable_command
-from zkconsumer.spark.splitbrain_outcome import KEYS, Outcome, OutcomeRow, outcome_rows
+from zkconsumer.spark.splitbrain_outcome import (
+    KEYS,
+    ORDER,
+    Outcome,
+    OutcomeRow,
+    outcome_of,
+    outcome_rows,
+    stuck_text,
+)
 from zkconsumer.tables import fmt
 
 log = logging.getLogger(__name__)
@@ -55,7 +63,10 @@ def to_record(row: Mapping[str, Any]) -> tuple[Any, ...]:
 
 
 def rows_to_df(spark: Any, rows: Iterable[Mapping[str, Any]]) -> Any:
-    return spark.createDataFrame([to_record(r) for r in rows], schema_ddl())
+    """The table's columns and each run's ``outcome`` (:func:`.outcome_of`), which the summary
+    groups by and the written tables leave out."""
+    return spark.createDataFrame([(*to_record(r), outcome_of(r).value) for r in rows],
+                                 schema_ddl() + ", outcome string")
 
 
 def write_tables(df: Any, out_dir: Path) -> list[Path]:
@@ -91,7 +102,10 @@ SUMMARY = (
 )
 
 
-def aggregate(df: Any) -> list[dict[str, Any]]:
+def aggregate(df: Any, by_outcome: bool = True) -> list[dict[str, Any]]:
+    """The measured runs' medians, sums and worst cases per cell, and per outcome (measured,
+    ended stuck, lost records) unless ``by_outcome`` is False (the plots: every measured run
+    of a cell is a point of its curve, the give-ups of a stuck group too)."""
     from pyspark.sql import functions as F
 
     fns = {"median": lambda c: F.percentile_approx(c, 0.5), "sum": F.sum, "max": F.max,
@@ -102,9 +116,9 @@ def aggregate(df: Any) -> list[dict[str, Any]]:
         "p_give_up", F.when(F.col("rebalances_given_up") > 0, 1.0)
         .when(F.col("rebalances_given_up").isNotNull(), 0.0)))
     aggs = [fns[how](col).alias(col) for col, how, _ in SUMMARY]
-    measured = df.filter(F.col("reason").isNull() & F.col("applicable"))
-    out = (measured.groupBy(*KEYS).agg(F.count(F.lit(1)).alias("runs"), *aggs)
-           .orderBy(*KEYS))
+    measured = df.filter(F.col("outcome").isin([o.value for o in Outcome if o.measured]))
+    keys = (*KEYS, "outcome") if by_outcome else KEYS
+    out = measured.groupBy(*keys).agg(F.count(F.lit(1)).alias("runs"), *aggs).orderBy(*keys)
     return [r.asDict() for r in out.collect()]
 
 
@@ -123,7 +137,9 @@ def summary_markdown(aggregates: Sequence[dict[str, Any]], outcomes: Sequence[Ou
              "Medians over seeds (`given up`, `offsets back`, `verify failed`, `lost`: sums; "
              "`max attempts`, `zombies stopped s`: worst seed). `outcome`: measured, or what "
              "the runs came to instead (a group that did not form under its retry budget "
-             "never reached the event; `budget`: rebalance.max.retries). — : no such figure.",
+             "never reached the event; `budget`: rebalance.max.retries; a group that ended "
+             "stuck left records undelivered after the committed offsets). — : no such "
+             "figure.",
              ""]
     header = ["mode", "scenario", "protocol", "P", "N", "runs", "outcome",
               *(h for _, _, h in SUMMARY)]
@@ -131,13 +147,15 @@ def summary_markdown(aggregates: Sequence[dict[str, Any]], outcomes: Sequence[Ou
     table: list[tuple[tuple[Any, ...], list[Any]]] = []
     for a in aggregates:
         key = tuple(a[k] for k in KEYS)
-        table.append(((*key, 0), [*key[:3], a["partitions"], a["members"], a["runs"],
-                                  Outcome.MEASURED.value, *(a[c] for c, _, _ in SUMMARY)]))
+        outcome = Outcome(a["outcome"])
+        text = stuck_text(a["lost"]) if outcome is Outcome.ENDED_STUCK else outcome.value
+        table.append(((*key, ORDER[outcome]), [*key, a["runs"], text,
+                                               *(a[c] for c, _, _ in SUMMARY)]))
     for o in outcomes:
         if o.outcome is Outcome.NOT_APPLICABLE:
             continue
-        table.append(((*o.key(), 1), [o.mode, o.scenario, o.protocol, o.partitions,
-                                      o.members, o.runs, o.text, *(None for _ in SUMMARY)]))
+        table.append(((*o.key(), ORDER[o.outcome]), [*o.key(), o.runs, o.text,
+                                                     *(None for _ in SUMMARY)]))
     for _, cells in sorted(table, key=lambda kv: kv[0]):
         lines.append("| " + " | ".join(_cell(c) for c in cells) + " |")
     failed = [(o, r) for o in outcomes if o.outcome is Outcome.FAILED for r in o.reasons]
@@ -203,7 +221,7 @@ def write_summary(df: Any, rows: Iterable[Mapping[str, Any]], out_dir: Path, tit
     path.write_text(summary_markdown(aggregates, outcome_rows(rows), title, command, notes))
     written = [path]
     try:
-        written += write_plots(aggregates, out_dir)
+        written += write_plots(aggregate(df, by_outcome=False), out_dir)
     except Exception:  # the plots are a view; the tables and summary are on disk already
         log.exception("plotting failed; sweep.parquet, sweep.csv and summary.md are complete")
     return written
