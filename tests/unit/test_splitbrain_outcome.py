@@ -80,21 +80,21 @@ def test_a_harness_error_exits_1_and_is_not_an_outcome_of_the_protocol():
     assert exit_status([_job_row(reason="failed: RuntimeError('task 1: boom')")]) == 1
 
 
-def test_job_rows_not_formed_stuck_not_applicable_and_measured():
+def test_job_rows_not_formed_timed_out_not_applicable_and_measured():
     not_formed = _job_row(reason="zk-range-storm-n36-p30-s1-abc123: the group did not form: 3 "
                                  "of 36 initial members exited before it was stable "
                                  "(rebalance.max.retries = 1)")
-    stuck = _job_row(seed=2, reason="zk-range-storm-n36-p30-s2-def456: the group did not "
-                                    "form within 132 s")
+    timed_out = _job_row(seed=2, reason="zk-range-storm-n36-p30-s2-def456: the group did not "
+                                        "form within 132 s")
     na = _job_row(protocol="eager-range", scenario="zombie", applicable=False,
                   reason="broker-coordinated group: ...")
     measured = _job_row(scenario="zombie", protocol="zk-leader-range", lost=0)
-    assert [outcome_of(r) for r in (not_formed, stuck, na, measured)] == [
+    assert [outcome_of(r) for r in (not_formed, timed_out, na, measured)] == [
         Outcome.NOT_FORMED, Outcome.NOT_FORMED, Outcome.NOT_APPLICABLE, Outcome.MEASURED]
-    assert exit_status([not_formed, stuck, na, measured]) == 0
+    assert exit_status([not_formed, timed_out, na, measured]) == 0
     assert exit_status([not_formed, _job_row(scenario="zombie", lost=3)]) == 1
     assert not_formed_text([not_formed]) == "did not form (budget 1): 3 of 36 members gave up"
-    assert not_formed_text([not_formed, stuck]) == (
+    assert not_formed_text([not_formed, timed_out]) == (
         "did not form (budget 1): 3 of 36 members gave up; every member alive but never "
         "stable before the formation deadline (1 runs)")
 
