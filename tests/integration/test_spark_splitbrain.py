@@ -7,6 +7,8 @@ broker, each member behind its own fault proxy. Short sessions (2 s) keep every 
 from __future__ import annotations
 
 import csv
+import json
+import re
 
 import pytest
 
@@ -124,3 +126,34 @@ def test_a_storm_with_one_retry_gives_up_and_nothing_is_lost(stale_and_storm):
     # yet released (or a registration gone while read), and that rebalance was given up
     assert int(legacy["rebalances_given_up"]) >= 1
     assert int(legacy["gave_up_members"]) >= 1
+
+
+@pytest.mark.timeout(240)
+def test_a_group_that_does_not_form_is_a_row_of_the_summary_and_the_job_exits_0(
+        spark, zk_connect, broker, tmp_path, capsys):
+    """With no rebalance attempt allowed, every initial member gives up its first rebalance
+    and exits: the group never forms, whatever the timing. That is the run's outcome, a row of
+    the summary in the console and on disk, not a failure of the job."""
+    args = build_parser().parse_args([
+        "spark", "split-brain", "--mode", "real", *FAST, "--zk", zk_connect,
+        "--bootstrap", broker.bootstrap, "--out", str(tmp_path), "--protocols", "zk-range",
+        "--scenarios", "zombie", "--members", "2", "--rebalance-max-retries", "0"])
+    assert run(args, spark) == 0
+    console = capsys.readouterr()
+    with open(tmp_path / "sweep.csv", newline="") as fh:
+        [row] = list(csv.DictReader(fh))
+    assert row["applicable"] == "true" and row["rebalance_max_retries"] == "0"
+    assert re.fullmatch(r"zk-range-zombie-n2-p6-s0-[0-9a-f]{6}: the group did not form: 2 of 2 "
+                        r"initial members exited before it was stable "
+                        r"\(rebalance\.max\.retries = 0\)", row["reason"])
+    assert row["double_owned_partition_s"] == "" and row["lost"] == ""
+    line = "| real | zombie | zk-range | 6 | 2 | 1 | did not form (budget 0): 2 of 2 members " \
+           "gave up | — |"
+    summary = (tmp_path / "summary.md").read_text()
+    assert [x for x in summary.splitlines() if x.startswith("| real |")][0].startswith(line)
+    assert "Failed" not in summary and "Not applicable" not in summary
+    assert line in console.out
+    assert "split-brain:" not in console.err  # nothing lost, nothing failed
+    extra = json.loads((tmp_path / "meta.json").read_text())["extra"]
+    assert (extra["runs"], extra["not_formed_runs"], extra["failed_runs"],
+            extra["lost_runs"]) == (1, 1, 0, 0)
