@@ -140,7 +140,7 @@ def test_validation_scores_the_newest_run_of_a_cell_and_never_a_pre_fix_row(tmp_
 
 
 def test_the_validation_block_names_each_unscored_plan_cell_with_its_reason(tmp_path) -> None:
-    from zkconsumer.results.figures.splitbrain_validation import PLAN_CELLS, validation
+    from zkconsumer.results.figures.splitbrain_validation import PLAN_CELLS, first_split_brain_scoring
 
     base = tmp_path / "results" / "splitbrain"
     _sweep(base / "real-n200", "2026-01-01T00:00:00Z", [
@@ -155,7 +155,7 @@ def test_the_validation_block_names_each_unscored_plan_cell_with_its_reason(tmp_
                     "ok", "run"])
         for sc, n, p in scored:
             w.writerow([p, sc, n, 1, "conflicts", 0, 0, "zero", True, "real-x"])
-    text = validation(Context(results=tmp_path / "results", figures=tmp_path / "fig"))
+    text = first_split_brain_scoring(Context(results=tmp_path / "results", figures=tmp_path / "fig"))
     assert f"**{len(scored)} of {len(scored)} cells**" in text
     tail = text[text.index("Cells of the plan without a score"):].splitlines()
     assert tail[:5] == [

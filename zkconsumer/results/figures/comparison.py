@@ -355,13 +355,13 @@ def model_check_block(folder: Path) -> str:
     return "\n".join(lines)
 
 
-@figure("comparison-model-check", source=f"{SOURCE}/kafka-model-check")
-def comparison_model_check(ctx: Context) -> str:
+@figure("kafka-profile-check", source=f"{SOURCE}/kafka-model-check")
+def kafka_profile_check(ctx: Context) -> str:
     return model_check_block(ctx.results / "comparison" / "kafka-model-check")
 
 
-@figure("comparison-model-check-v1", source=f"{SOURCE}/kafka-model-check-v1")
-def comparison_model_check_v1(ctx: Context) -> str:
+@figure("kafka-profile-first-check", source=f"{SOURCE}/kafka-model-check-v1")
+def kafka_profile_first_check(ctx: Context) -> str:
     return model_check_block(ctx.results / "comparison" / "kafka-model-check-v1")
 
 

@@ -1,8 +1,10 @@
 """Generated blocks of docs/validation-split-brain.md, from ``results/splitbrain/``.
 
-- ``splitbrain-validation``: the simulator against the first real runs (``validation/``);
-- ``splitbrain-validation-3`` to ``-5``: the changed simulator against new held-out runs
-  (``validation-N/checks.csv``, ``validation-N/unscored.csv``);
+- ``splitbrain-scoring-first``: the simulator against the first real runs (``validation/``);
+- ``splitbrain-scoring-large-groups`` (plan 3: zombie and stale view at N = 50 to 200, the
+  leader storm at N = 200), ``splitbrain-scoring-storm-budget-2`` (plan 4) and
+  ``splitbrain-scoring-formation-budget-1`` (plan 5): the changed simulator against new
+  held-out runs (``validation-N/checks.csv``, ``validation-N/unscored.csv``);
 - ``splitbrain-exclusions``: the real rows that did not run their scenario, the runs whose
   group did not form as one line per cell;
 - ``splitbrain-ancestry``: which real runs predate the leader-mode fix and the job's formation
@@ -78,27 +80,27 @@ def compact_reasons(rows: list[dict[str, str]]) -> list[str]:
     return out
 
 
-@figure("splitbrain-validation", source="results/splitbrain/validation")
-def validation(ctx: Context) -> str:
+@figure("splitbrain-scoring-first", source="results/splitbrain/validation")
+def first_split_brain_scoring(ctx: Context) -> str:
     """The first scoring (validation-plan.md), its plan's cells listed here."""
     folder = ctx.results / AREA / "validation"
     return _validation_block(folder, lambda cells: _unscored(ctx, cells))
 
 
-@figure("splitbrain-validation-3", source="results/splitbrain/validation-3")
-def validation_3(ctx: Context) -> str:
+@figure("splitbrain-scoring-large-groups", source="results/splitbrain/validation-3")
+def large_group_zombie_stale_view_and_leader_storm_scoring(ctx: Context) -> str:
     """The scoring of validation-plan-3.json's new runs; its unscored cells come with it."""
     return _planned_validation(ctx.results / AREA / "validation-3")
 
 
-@figure("splitbrain-validation-4", source="results/splitbrain/validation-4")
-def validation_4(ctx: Context) -> str:
+@figure("splitbrain-scoring-storm-budget-2", source="results/splitbrain/validation-4")
+def legacy_storm_under_budget_2_scoring(ctx: Context) -> str:
     """The scoring of validation-plan-4.json: the legacy storm under a budget of 2."""
     return _planned_validation(ctx.results / AREA / "validation-4")
 
 
-@figure("splitbrain-validation-5", source="results/splitbrain/validation-5")
-def validation_5(ctx: Context) -> str:
+@figure("splitbrain-scoring-formation-budget-1", source="results/splitbrain/validation-5")
+def formation_under_budget_1_scoring(ctx: Context) -> str:
     """The scoring of validation-plan-5.json: the first formation model, budget 1."""
     return _planned_validation(ctx.results / AREA / "validation-5")
 
