@@ -140,7 +140,10 @@ def test_validation_scores_the_newest_run_of_a_cell_and_never_a_pre_fix_row(tmp_
 
 
 def test_the_validation_block_names_each_unscored_plan_cell_with_its_reason(tmp_path) -> None:
-    from zkconsumer.results.figures.splitbrain_validation import PLAN_CELLS, first_split_brain_scoring
+    from zkconsumer.results.figures.splitbrain_validation import (
+        PLAN_CELLS,
+        first_split_brain_scoring,
+    )
 
     base = tmp_path / "results" / "splitbrain"
     _sweep(base / "real-n200", "2026-01-01T00:00:00Z", [
