@@ -158,7 +158,8 @@ def test_the_validation_block_names_each_unscored_plan_cell_with_its_reason(tmp_
                     "ok", "run"])
         for sc, n, p in scored:
             w.writerow([p, sc, n, 1, "conflicts", 0, 0, "zero", True, "real-x"])
-    text = first_split_brain_scoring(Context(results=tmp_path / "results", figures=tmp_path / "fig"))
+    ctx = Context(results=tmp_path / "results", figures=tmp_path / "fig")
+    text = first_split_brain_scoring(ctx)
     assert f"**{len(scored)} of {len(scored)} cells**" in text
     tail = text[text.index("Cells of the plan without a score"):].splitlines()
     assert tail[:5] == [
