@@ -1,7 +1,7 @@
 """ZookeeperConsumerConnector: wires session, rebalancer, offsets and fetchers; owns lifecycles.
 
 The decisions live elsewhere (``rebalance/plan.py``), the ZooKeeper steps in
-``rebalance/attempt.py``, the thread and its retries in ``rebalance/listener.py``. This class
+``rebalance/attempt.py``, the thread and its retries in ``rebalance/rebalancer.py``. This class
 creates those pieces in the original's order (spec detailed §3.1-3.3), exposes the public API,
 and stops everything in reverse order on :meth:`shutdown` (§3.8).
 
@@ -35,7 +35,7 @@ from zkconsumer.kafka_offsets import KafkaOffsetStore
 from zkconsumer.metrics import RebalanceMetrics, ZkRequestCounter
 from zkconsumer.offsets import AutoCommitter, OffsetStore
 from zkconsumer.rebalance.attempt import RebalanceExecutor
-from zkconsumer.rebalance.listener import Rebalancer, RebalancerState
+from zkconsumer.rebalance.rebalancer import Rebalancer, RebalancerState
 from zkconsumer.rebalance.ownership import Ownership
 from zkconsumer.rebalance.triggers import Trigger, WatchSet
 from zkconsumer.rebalance.user_listener import ConsumerRebalanceListener, as_rebalance_listener

@@ -10,7 +10,7 @@ import pytest
 from zkconsumer.errors import ConsumerRebalanceFailedException
 from zkconsumer.events import EventBus
 from zkconsumer.metrics import RebalanceMetrics
-from zkconsumer.rebalance.listener import Rebalancer, RebalancerState
+from zkconsumer.rebalance.rebalancer import Rebalancer, RebalancerState
 from zkconsumer.rebalance.triggers import Trigger
 
 

@@ -1,6 +1,6 @@
 """The leader mode's coordinator: one thread per connector that follows the published record.
 
-It replaces the legacy rebalancer (``rebalance/listener.py``) when ``coordination.mode=leader``
+It replaces the legacy rebalancer (``rebalance/rebalancer.py``) when ``coordination.mode=leader``
 and shares everything else with it: registration, streams and queues, the generation holder,
 offsets, fetchers. Watch and session callbacks only hand it a :class:`Wake` reason; reasons
 that arrive while it works coalesce into one more pass. One pass:
