@@ -31,12 +31,12 @@ from zkconsumer.datapath.stream import KafkaStream
 from zkconsumer.errors import MessageStreamsExistException
 from zkconsumer.events import EventBus, EventListener
 from zkconsumer.identity import TopicPartition
-from zkconsumer.kafka_offsets import KafkaOffsetStore
 from zkconsumer.metrics import RebalanceMetrics, ZkRequestCounter
-from zkconsumer.offsets import AutoCommitter, OffsetStore
+from zkconsumer.offsets.auto_commit import AutoCommitter
+from zkconsumer.offsets.store import OffsetStore
 from zkconsumer.rebalance.attempt import RebalanceExecutor
-from zkconsumer.rebalance.rebalancer import Rebalancer, RebalancerState
 from zkconsumer.rebalance.ownership import Ownership
+from zkconsumer.rebalance.rebalancer import Rebalancer, RebalancerState
 from zkconsumer.rebalance.triggers import Trigger, WatchSet
 from zkconsumer.rebalance.user_listener import ConsumerRebalanceListener, as_rebalance_listener
 from zkconsumer.subscription import Subscription
@@ -277,12 +277,9 @@ class ZookeeperConsumerConnector:
         """
         if self._offsets is None:
             return
-        infos = self._ownership.current.infos.values()
-        if isinstance(self._offsets, KafkaOffsetStore):
-            self._offsets.commit_retrying(
-                infos, self.config.offsets_commit_max_retries if retry_on_failure else 0)
-            return
-        self._offsets.commit(infos)
+        self._offsets.commit_retrying(
+            self._ownership.current.infos.values(),
+            self.config.offsets_commit_max_retries if retry_on_failure else 0)
 
     def owned_partitions(self) -> dict[TopicPartition, str]:
         """{TopicPartition: owning thread id} of the current generation."""

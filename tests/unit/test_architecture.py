@@ -288,7 +288,7 @@ LAYERS = (
     ("shared", ("identity", "errors", "extras", "orphans", "tables", "events", "metrics")),
     ("zk plumbing", ("zk",)),
     ("connector core", ("config", "topic_filter", "jregex", "datapath", "offsets",
-                        "kafka_offsets", "subscription", "assignors")),
+                        "subscription", "assignors")),
     ("rebalance / coordination", ("rebalance", "coordination", "connector", "")),
     ("tools and servers", ("admin", "faults", "testing")),
     ("lab", ("lab", "results", "report")),

@@ -41,13 +41,12 @@ from kazoo.protocol.states import WatchedEvent
 
 from zkconsumer.config import ConsumerConfig
 from zkconsumer.coordination.assignment import AssignmentWatch
-from zkconsumer.coordination.claims import FencedOffsetStore, claim
+from zkconsumer.coordination.atomic_claims import claim
 from zkconsumer.coordination.decide import is_cooperative, plan_handover, thread_claims
 from zkconsumer.coordination.election import LeaderElection
 from zkconsumer.coordination.fetchers import PartitionFetchers, disown
 from zkconsumer.coordination.gate import LOST, FetchGate
 from zkconsumer.coordination.leader import LeaderDuty
-from zkconsumer.coordination.multi import MultiSession
 from zkconsumer.coordination.record import AssignmentRecord
 from zkconsumer.coordination.states import CoordinatorState, Wake, wake_for
 from zkconsumer.datapath.position import PartitionTopicInfo
@@ -55,11 +54,13 @@ from zkconsumer.errors import ConsumerRebalanceFailedException
 from zkconsumer.events import EventBus
 from zkconsumer.identity import TopicPartition
 from zkconsumer.metrics import RebalanceMetrics
+from zkconsumer.offsets.fenced import FencedOffsetStore
 from zkconsumer.rebalance.ownership import Ownership
 from zkconsumer.rebalance.plan import assignment_by_topic
 from zkconsumer.rebalance.user_listener import ConsumerRebalanceListener
 from zkconsumer.subscription import Subscription
 from zkconsumer.zk import codec, paths
+from zkconsumer.zk.multi import MultiSession
 from zkconsumer.zk.session import SessionClosedError, SessionEvent
 
 log = logging.getLogger(__name__)

@@ -13,14 +13,15 @@ from collections.abc import Callable
 from typing import Any
 
 from zkconsumer.config import ConsumerConfig
-from zkconsumer.coordination.claims import FencedOffsetStore
 from zkconsumer.coordination.fetchers import PartitionFetchers
-from zkconsumer.coordination.multi import MultiSession
 from zkconsumer.datapath.fetcher import FetcherManager
 from zkconsumer.events import EventBus
-from zkconsumer.kafka_offsets import KafkaOffsetStore
 from zkconsumer.metrics import RebalanceMetrics, ZkRequestCounter
-from zkconsumer.offsets import OffsetStore
+from zkconsumer.offsets.fenced import FencedOffsetStore
+from zkconsumer.offsets.kafka import KafkaOffsetStore
+from zkconsumer.offsets.store import OffsetStore
+from zkconsumer.offsets.zookeeper import ZookeeperOffsetStore
+from zkconsumer.zk.multi import MultiSession
 from zkconsumer.zk.security import ZkSecurity
 from zkconsumer.zk.session import ZkSession
 
@@ -53,7 +54,7 @@ def make_offsets(cfg: ConsumerConfig, session: ZkSession, events: EventBus,
     if leader_mode(cfg):
         assert isinstance(session, MultiSession)
         return FencedOffsetStore(session, cfg.group_id, events, metrics)
-    return OffsetStore(session, cfg.group_id, events, metrics)
+    return ZookeeperOffsetStore(session, cfg.group_id, events, metrics)
 
 
 def join_timeout_s(cfg: ConsumerConfig) -> float:

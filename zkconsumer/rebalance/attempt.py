@@ -35,8 +35,8 @@ from zkconsumer.datapath.position import PartitionTopicInfo
 from zkconsumer.errors import CorruptZnode, InvalidConfig, InvalidName
 from zkconsumer.events import EventBus
 from zkconsumer.metrics import RebalanceMetrics
-from zkconsumer.offsets import OffsetStore
-from zkconsumer.rebalance.claims import OwnerClaims
+from zkconsumer.offsets.store import OffsetStore
+from zkconsumer.rebalance.ordered_claims import OwnerClaims
 from zkconsumer.rebalance.ownership import Ownership
 from zkconsumer.rebalance.plan import (
     Assignor,
