@@ -31,14 +31,17 @@ from zkconsumer.datapath.stream import KafkaStream
 from zkconsumer.errors import MessageStreamsExistException
 from zkconsumer.events import EventBus, EventListener
 from zkconsumer.identity import TopicPartition
+from zkconsumer.membership.ownership import Ownership
+from zkconsumer.membership.rebalance_listener import (
+    ConsumerRebalanceListener,
+    as_rebalance_listener,
+)
+from zkconsumer.membership.triggers import Trigger, WatchSet
 from zkconsumer.metrics import RebalanceMetrics, ZkRequestCounter
 from zkconsumer.offsets.auto_commit import AutoCommitter
 from zkconsumer.offsets.store import OffsetStore
 from zkconsumer.rebalance.attempt import RebalanceExecutor
-from zkconsumer.rebalance.ownership import Ownership
 from zkconsumer.rebalance.rebalancer import Rebalancer, RebalancerState
-from zkconsumer.rebalance.triggers import Trigger, WatchSet
-from zkconsumer.rebalance.user_listener import ConsumerRebalanceListener, as_rebalance_listener
 from zkconsumer.subscription import Subscription
 from zkconsumer.topic_filter import TopicFilter
 from zkconsumer.zk import paths

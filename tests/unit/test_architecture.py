@@ -289,6 +289,7 @@ LAYERS = (
     ("zk plumbing", ("zk",)),
     ("connector core", ("config", "topic_filter", "jregex", "datapath", "offsets",
                         "subscription", "assignors")),
+    ("membership", ("membership",)),
     ("rebalance / coordination", ("rebalance", "coordination", "connector", "")),
     ("tools and servers", ("admin", "faults", "testing")),
     ("lab", ("lab", "results", "report")),

@@ -53,11 +53,11 @@ from zkconsumer.datapath.position import PartitionTopicInfo
 from zkconsumer.errors import ConsumerRebalanceFailedException
 from zkconsumer.events import EventBus
 from zkconsumer.identity import TopicPartition
+from zkconsumer.membership.ownership import Ownership, assignment_by_topic
+from zkconsumer.membership.rebalance_listener import ConsumerRebalanceListener
+from zkconsumer.membership.worker import ReasonThread
 from zkconsumer.metrics import RebalanceMetrics
 from zkconsumer.offsets.fenced import FencedOffsetStore
-from zkconsumer.rebalance.ownership import Ownership
-from zkconsumer.rebalance.plan import assignment_by_topic
-from zkconsumer.rebalance.user_listener import ConsumerRebalanceListener
 from zkconsumer.subscription import Subscription
 from zkconsumer.zk import codec, paths
 from zkconsumer.zk.multi import MultiSession
@@ -66,7 +66,7 @@ from zkconsumer.zk.session import SessionClosedError, SessionEvent
 log = logging.getLogger(__name__)
 
 
-class Coordinator:
+class Coordinator(ReasonThread[Wake, CoordinatorState]):
     """Owns the ``<consumer id>_coordinator`` thread; see the module docstring."""
 
     def __init__(self, *, consumer_id: str, config: ConsumerConfig, session: MultiSession,
@@ -74,7 +74,8 @@ class Coordinator:
                  fetchers: PartitionFetchers, events: EventBus, metrics: RebalanceMetrics,
                  listener: ConsumerRebalanceListener | None,
                  is_shutting_down: Callable[[], bool]) -> None:
-        self.consumer_id = consumer_id
+        super().__init__(consumer_id, f"{consumer_id}_coordinator", "coordinator",
+                         CoordinatorState.JOINING, CoordinatorState.STOPPED)
         self.group = config.group_id
         self.config = config
         self.session = session
@@ -94,12 +95,6 @@ class Coordinator:
                                config.exclude_internal_topics, events,
                                lambda t, d: self.wake(wake_for(t), d))
         self._backoff_s = config.rebalance_backoff_ms / 1000.0
-        self._cond = threading.Condition()
-        self._reasons: set[Wake] = set()
-        self._stop = threading.Event()
-        self._state = CoordinatorState.JOINING
-        self._thread = threading.Thread(target=self._run, name=f"{consumer_id}_coordinator",
-                                        daemon=True)
         self.gate = FetchGate(fetchers, subscription, ownership, is_shutting_down)
         self._adopted: tuple[int, int] | None = None   # (generation, znode version)
         self._paused_for_version: int | None = None
@@ -114,10 +109,6 @@ class Coordinator:
     # --- any thread ----------------------------------------------------------------------------
 
     @property
-    def state(self) -> CoordinatorState:
-        return self._state
-
-    @property
     def is_leader(self) -> bool:
         return self.duty.active and self.election.standing
 
@@ -125,26 +116,10 @@ class Coordinator:
     def generation(self) -> int | None:
         return self._adopted[0] if self._adopted else None
 
-    def _set_state(self, state: CoordinatorState) -> None:
-        if state is not self._state:
-            log.debug("[%s] coordinator %s -> %s", self.consumer_id, self._state.name, state.name)
-            self._state = state
-
-    def wake(self, reason: Wake, detail: str = "") -> None:
-        """Non-blocking; safe on kazoo's threads."""
-        with self._cond:
-            self._reasons.add(reason)
-            self._cond.notify_all()
-        log.debug("[%s] coordinator wake %s %s", self.consumer_id, reason.value, detail)
-
-    def start(self) -> None:
-        if not self._thread.is_alive() and not self._stop.is_set():
-            self._thread.start()
-
     def join_now(self, timeout: float) -> None:
         """Wait until a published generation lists this member and its claims are done."""
         future: Future[None] = Future()
-        with self._cond:
+        with self.cond:
             self._joined.append(future)
         self.wake(Wake.STARTUP)
         try:
@@ -155,16 +130,9 @@ class Coordinator:
             ) from None
 
     def stop(self, timeout: float = 10.0) -> bool:
-        with self._cond:
-            self._stop.set()
-            self._cond.notify_all()
-        if self._thread.is_alive() and self._thread is not threading.current_thread():
-            self._thread.join(timeout)
-        alive = self._thread.is_alive()
-        if not alive:
-            self._set_state(CoordinatorState.STOPPED)
+        ended = self.stop_thread(timeout)
         self._resolve_joined(ConsumerRebalanceFailedException(f"{self.consumer_id} shut down"))
-        return not alive
+        return ended
 
     def on_session_event(self, event: SessionEvent) -> None:
         """kazoo's thread: pause on suspension (on another thread), hand reasons over."""
@@ -173,7 +141,7 @@ class Coordinator:
         elif event.state == "CONNECTED" and self.gate.paused:
             self.wake(Wake.RECONNECTED)
         if event.state in ("SUSPENDED", "LOST") and self.config.pause_fetchers_on_disconnect \
-                and not self._stop.is_set():
+                and not self.stopping.is_set():
             paused_for = (event.session_id or LOST) if event.state == "SUSPENDED" else LOST
             threading.Thread(target=self._pause, args=(paused_for, self.gate.epoch), daemon=True,
                              name=f"{self.consumer_id}-pause").start()
@@ -184,7 +152,7 @@ class Coordinator:
         """No ZooKeeper here: works while the coordinator is blocked on ZooKeeper."""
         if not self.gate.pause(session_id, epoch):
             return
-        self._set_state(CoordinatorState.PAUSED)
+        self.set_state(CoordinatorState.PAUSED)
         log.warning("[%s] ZooKeeper session suspended: fetchers paused "
                     "(zookeeper.pause.fetchers.on.disconnect)", self.consumer_id)
         self.events.emit("fetchers_paused_on_disconnect", session_id=session_id)
@@ -197,42 +165,32 @@ class Coordinator:
         infos = self.gate.resume(self.session.session_id)
         if infos is None:
             return
-        self._set_state(CoordinatorState.STABLE)
+        self.set_state(CoordinatorState.STABLE)
         log.info("[%s] same ZooKeeper session back: fetchers resumed", self.consumer_id)
         self.events.emit("fetchers_resumed", partitions=len(infos))
 
     # --- the thread ------------------------------------------------------------------------------
 
-    def _run(self) -> None:
+    def handle(self, reasons: set[Wake]) -> None:
         try:
-            while not self._stop.is_set():
-                with self._cond:
-                    while not self._reasons and not self._stop.is_set():
-                        self._cond.wait(1.0)
-                    if self._stop.is_set():
-                        break
-                    reasons, self._reasons = self._reasons, set()
-                try:
-                    self._pass(reasons)
-                except SessionClosedError:
-                    if not self._stop.is_set():
-                        raise
-                except SessionExpiredError as exc:
-                    log.info("[%s] session expired during a pass (%s); waiting for the new one",
-                             self.consumer_id, exc)
-                except Exception as exc:
-                    self.last_error = exc
-                    log.exception("[%s] coordinator pass failed", self.consumer_id)
-                    self.events.emit("error", where="coordinator", error=repr(exc))
-                    if not self._stop.wait(self._backoff_s):
-                        self.wake(Wake.REARM, "after an error")
-        except BaseException as exc:
-            log.exception("[%s] coordinator thread crashed", self.consumer_id)
+            self._pass(reasons)
+        except SessionClosedError:
+            if not self.stopping.is_set():
+                raise
+        except SessionExpiredError as exc:
+            log.info("[%s] session expired during a pass (%s); waiting for the new one",
+                     self.consumer_id, exc)
+        except Exception as exc:
             self.last_error = exc
+            log.exception("[%s] coordinator pass failed", self.consumer_id)
             self.events.emit("error", where="coordinator", error=repr(exc))
-            self._resolve_joined(exc)
-        finally:
-            self._set_state(CoordinatorState.STOPPED)
+            if not self.stopping.wait(self._backoff_s):
+                self.wake(Wake.REARM, "after an error")
+
+    def crashed(self, exc: BaseException) -> None:
+        self.last_error = exc
+        self.events.emit("error", where="coordinator", error=repr(exc))
+        self._resolve_joined(exc)
 
     def _pass(self, reasons: set[Wake]) -> None:
         if self._is_shutting_down():
@@ -275,7 +233,7 @@ class Coordinator:
         self.election.forget()
         self.duty.deactivate()
         self._register()
-        self._set_state(CoordinatorState.JOINING)
+        self.set_state(CoordinatorState.JOINING)
 
     def _register(self) -> None:
         path = paths.consumer_registration(self.group, self.consumer_id)
@@ -308,7 +266,7 @@ class Coordinator:
         self.offsets.set_fence(version, session_id)
         if not handover.changes:
             self._waiting_on = None
-            self._set_state(CoordinatorState.STABLE if listed else CoordinatorState.JOINING)
+            self.set_state(CoordinatorState.STABLE if listed else CoordinatorState.JOINING)
             if listed:
                 if not self._announced:  # joined with nothing to hand over: still a success
                     self._announce(record, current.infos, 0, 0.0)
@@ -317,7 +275,7 @@ class Coordinator:
         if new_generation or self._handover_started is None:
             self._handover_started = time.monotonic()
             self.events.emit("rebalance_started", reasons=[f"generation {record.generation}"])
-        self._set_state(CoordinatorState.HANDING_OVER)
+        self.set_state(CoordinatorState.HANDING_OVER)
         self.metrics.add(attempts=1)
         self.events.emit("attempt_started", attempt=0, generation=record.generation)
         pause_all = handover.pause_all and self._paused_for_version != version
@@ -373,7 +331,7 @@ class Coordinator:
                 session_id: int) -> None:
         if self.ownership.current.infos.keys() != infos.keys():
             self.ownership.install(infos, session_id)
-        self._set_state(CoordinatorState.STABLE)
+        self.set_state(CoordinatorState.STABLE)
         started = self._handover_started or time.monotonic()
         duration = (time.monotonic() - started) * 1000
         self._handover_started = None
@@ -395,7 +353,7 @@ class Coordinator:
 
     def _wait_for(self, path: str | None, owner: str | None) -> None:
         """The previous owner has not released yet: wait for its owner znode's deletion."""
-        self._set_state(CoordinatorState.WAITING)
+        self.set_state(CoordinatorState.WAITING)
         self.events.emit("claim_waiting", path=path, owner=owner)
         if path is None:
             self.wake(Wake.OWNER_RELEASED, "retry")
@@ -420,7 +378,7 @@ class Coordinator:
         self.wake(Wake.OWNER_RELEASED, event.path or "")
 
     def _resolve_joined(self, exc: BaseException | None) -> None:
-        with self._cond:
+        with self.cond:
             waiters, self._joined = self._joined, []
         for w in waiters:
             if w.done():
@@ -446,5 +404,5 @@ class Coordinator:
         self.offsets.release(final, session_id)
 
     def describe(self) -> dict[str, Any]:
-        return {"state": self._state.value, "leader": self.is_leader,
+        return {"state": self.state.value, "leader": self.is_leader,
                 "generation": self.generation, "candidate": self.election.candidate}
