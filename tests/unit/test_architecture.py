@@ -290,7 +290,7 @@ LAYERS = (
     ("connector core", ("config", "topic_filter", "jregex", "datapath", "offsets",
                         "subscription", "assignors")),
     ("membership", ("membership",)),
-    ("rebalance / coordination", ("rebalance", "coordination", "connector", "")),
+    ("rebalance / coordination", ("rebalance", "coordination", "modes", "connector", "")),
     ("tools and servers", ("admin", "faults", "testing")),
     ("lab", ("lab", "results", "report")),
     ("spark / sim", ("spark", "sim")),

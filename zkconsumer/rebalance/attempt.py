@@ -25,7 +25,6 @@ from __future__ import annotations
 import logging
 import time
 from collections.abc import Callable, Iterable
-from typing import Protocol
 
 from kazoo.exceptions import NodeExistsError, NoNodeError, SessionExpiredError
 from kazoo.security import Permissions
@@ -34,6 +33,7 @@ from zkconsumer.config import ConsumerConfig
 from zkconsumer.datapath.position import PartitionTopicInfo
 from zkconsumer.errors import CorruptZnode, InvalidConfig, InvalidName
 from zkconsumer.events import EventBus
+from zkconsumer.membership.mode import Fetchers
 from zkconsumer.membership.ownership import Ownership, assignment_by_topic
 from zkconsumer.membership.rebalance_listener import ConsumerRebalanceListener
 from zkconsumer.membership.triggers import CHILDREN, DATA, Trigger, WatchSet
@@ -57,11 +57,6 @@ from zkconsumer.zk.corrupt import CorruptionReporter
 from zkconsumer.zk.session import ZkSession
 
 log = logging.getLogger(__name__)
-
-
-class Fetchers(Protocol):
-    def start_connections(self, infos: Iterable[PartitionTopicInfo]) -> None: ...
-    def stop_connections(self) -> None: ...
 
 
 class RebalanceExecutor:
