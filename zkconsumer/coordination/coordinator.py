@@ -8,9 +8,12 @@ that arrive while it works coalesce into one more pass. One pass:
 1. after a new session: forget ownership without committing, register again, stand again;
 2. election: lead if no candidate is before ours, else watch the predecessor only;
 3. leader only: re-read what changed and publish a new generation when needed;
-4. read the assignment znode (and watch it), adopt its version for commits, and hand over:
-   release what moved away (last commit + owner deletion in one multi), claim what arrived
-   (one multi; if an owner znode still exists, watch it and wait), start the new fetchers.
+4. read the assignment znode (and watch it), adopt its version for commits, and hand over
+   (``handover.py``, step by step): release what moved away (last commit + owner deletion in
+   one multi), claim what arrived (one multi; if an owner znode still exists, watch it and
+   wait), start the new fetchers.
+
+The thread, its pending reasons and its states are ``membership/worker.py``'s.
 
 States (one DEBUG line per transition)::
 
@@ -32,28 +35,24 @@ from __future__ import annotations
 import logging
 import threading
 import time
-from collections.abc import Callable, Mapping
+from collections.abc import Callable
 from concurrent.futures import Future
 from typing import Any
 
 from kazoo.exceptions import SessionExpiredError
-from kazoo.protocol.states import WatchedEvent
 
 from zkconsumer.config import ConsumerConfig
 from zkconsumer.coordination.assignment import AssignmentWatch
-from zkconsumer.coordination.atomic_claims import claim
-from zkconsumer.coordination.decide import is_cooperative, plan_handover, thread_claims
 from zkconsumer.coordination.election import LeaderElection
-from zkconsumer.coordination.fetchers import PartitionFetchers, disown
+from zkconsumer.coordination.fetchers import PartitionFetchers
 from zkconsumer.coordination.gate import LOST, FetchGate
+from zkconsumer.coordination.handover import HandoverExecutor
 from zkconsumer.coordination.leader import LeaderDuty
 from zkconsumer.coordination.record import AssignmentRecord
 from zkconsumer.coordination.states import CoordinatorState, Wake, wake_for
-from zkconsumer.datapath.position import PartitionTopicInfo
 from zkconsumer.errors import ConsumerRebalanceFailedException
 from zkconsumer.events import EventBus
-from zkconsumer.identity import TopicPartition
-from zkconsumer.membership.ownership import Ownership, assignment_by_topic
+from zkconsumer.membership.ownership import Ownership
 from zkconsumer.membership.rebalance_listener import ConsumerRebalanceListener
 from zkconsumer.membership.worker import ReasonThread
 from zkconsumer.metrics import RebalanceMetrics
@@ -64,6 +63,16 @@ from zkconsumer.zk.multi import MultiSession
 from zkconsumer.zk.session import SessionClosedError, SessionEvent
 
 log = logging.getLogger(__name__)
+
+#: How many times one pass decides again after its publication lost a race. The loss means the
+#: assignment znode moved since it was read (another writer got in first, typically a deposed
+#: leader whose candidacy had not yet gone, or a retried write of our own whose reply was lost)
+#: or this member's own candidate znode is gone; a fresh read and a new decision settle the
+#: first kind at the next try. The bound keeps a leader that cannot win (its candidacy gone
+#: with its session) from spinning on the coordinator thread: after the last try it applies
+#: the record it read, and the next wake (a new session, the assignment znode's watch, the
+#: predecessor's) brings it back. A small number, not a measured one.
+PUBLISH_TRIES = 5
 
 
 class Coordinator(ReasonThread[Wake, CoordinatorState]):
@@ -87,7 +96,6 @@ class Coordinator(ReasonThread[Wake, CoordinatorState]):
         self.metrics = metrics
         self.listener = listener
         self._is_shutting_down = is_shutting_down
-        self.cooperative = is_cooperative(config.partition_assignment_strategy)
         self.election = LeaderElection(session, self.group, consumer_id,
                                        lambda path: self.wake(Wake.PREDECESSOR, path))
         self.duty = LeaderDuty(session, self.group, consumer_id,
@@ -96,14 +104,15 @@ class Coordinator(ReasonThread[Wake, CoordinatorState]):
                                lambda t, d: self.wake(wake_for(t), d))
         self._backoff_s = config.rebalance_backoff_ms / 1000.0
         self.gate = FetchGate(fetchers, subscription, ownership, is_shutting_down)
-        self._adopted: tuple[int, int] | None = None   # (generation, znode version)
-        self._paused_for_version: int | None = None
         self.assignment = AssignmentWatch(session, self.group, events,
                                           lambda path: self.wake(Wake.ASSIGNMENT, path))
-        self._waiting_on: str | None = None
         self._joined: list[Future[None]] = []
-        self._handover_started: float | None = None
-        self._announced = False  # rebalance_succeeded sent since (re)joining
+        self.handover = HandoverExecutor(
+            consumer_id=consumer_id, config=config, session=session,
+            subscription=subscription, ownership=ownership, offsets=offsets, gate=self.gate,
+            events=events, metrics=metrics, listener=listener, set_state=self.set_state,
+            wake=self.wake,
+            joined=lambda: self._resolve_joined(None))
         self.last_error: BaseException | None = None
 
     # --- any thread ----------------------------------------------------------------------------
@@ -114,7 +123,7 @@ class Coordinator(ReasonThread[Wake, CoordinatorState]):
 
     @property
     def generation(self) -> int | None:
-        return self._adopted[0] if self._adopted else None
+        return self.handover.generation
 
     def join_now(self, timeout: float) -> None:
         """Wait until a published generation lists this member and its claims are done."""
@@ -208,17 +217,27 @@ class Coordinator(ReasonThread[Wake, CoordinatorState]):
             self.duty.deactivate()
         record, version = self.assignment.read()
         if self.duty.active:
-            force = bool(reasons & {Wake.MEMBERSHIP, Wake.NEW_SESSION}) or record is None
-            for _ in range(5):
-                published = self.duty.run(record, version, force, self.election.candidate_path
-                                          or "", session_id)
-                if not published.conflict:
-                    break
-                record, version = self.assignment.read()
-            if published.wrote:
-                record, version = self.assignment.read()
+            record, version = self._lead(reasons, record, version, session_id)
         if record is not None and version is not None:
-            self._apply(record, version, session_id)
+            self.handover.apply(record, version, session_id)
+
+    def _lead(self, reasons: set[Wake], record: AssignmentRecord | None, version: int | None,
+              session_id: int) -> tuple[AssignmentRecord | None, int | None]:
+        """Decide and publish when needed; the record (and its version) to apply afterwards.
+
+        A publication that lost a race (:attr:`Published.conflict`) is decided again over a
+        fresh read of the record, at most :data:`PUBLISH_TRIES` times in this pass.
+        """
+        force = bool(reasons & {Wake.MEMBERSHIP, Wake.NEW_SESSION}) or record is None
+        for _ in range(PUBLISH_TRIES):
+            published = self.duty.run(record, version, force, self.election.candidate_path
+                                      or "", session_id)
+            if not published.conflict:
+                break
+            record, version = self.assignment.read()
+        if published.wrote:
+            record, version = self.assignment.read()
+        return record, version
 
     def _new_session(self) -> None:
         """``handleNewSession``: ownership died with the old session; nothing is committed."""
@@ -226,9 +245,7 @@ class Coordinator(ReasonThread[Wake, CoordinatorState]):
                  self.consumer_id)
         self.gate.reset()
         self.offsets.set_fence(None, None)
-        self._adopted = None
-        self._announced = False
-        self._waiting_on = None
+        self.handover.forget()
         self.assignment.forget()
         self.election.forget()
         self.duty.deactivate()
@@ -246,137 +263,6 @@ class Coordinator(ReasonThread[Wake, CoordinatorState]):
         """First registration, on the caller's thread (as ``create_message_streams`` does)."""
         self._register()
 
-    # --- handover ------------------------------------------------------------------------------
-
-    def _my_threads(self, record: AssignmentRecord) -> dict[str, list[str]]:
-        topics = sorted({t for a in record.members.values() for t in a})
-        return self.subscription.topic_count.thread_ids_per_topic(topics)
-
-    def _apply(self, record: AssignmentRecord, version: int, session_id: int) -> None:
-        listed = self.consumer_id in record.members
-        target = thread_claims(record.partitions_of(self.consumer_id), self._my_threads(record))
-        current = self.ownership.current
-        if current.session_id not in (None, session_id):
-            self.ownership.clear()  # owner znodes of a dead session are not ours any more
-            current = self.ownership.current
-        owned = current.assignment()
-        handover = plan_handover(owned, target, self.cooperative)
-        new_generation = self._adopted is None or self._adopted[1] != version
-        self._adopted = (record.generation, version)
-        self.offsets.set_fence(version, session_id)
-        if not handover.changes:
-            self._waiting_on = None
-            self.set_state(CoordinatorState.STABLE if listed else CoordinatorState.JOINING)
-            if listed:
-                if not self._announced:  # joined with nothing to hand over: still a success
-                    self._announce(record, current.infos, 0, 0.0)
-                self._resolve_joined(None)
-            return
-        if new_generation or self._handover_started is None:
-            self._handover_started = time.monotonic()
-            self.events.emit("rebalance_started", reasons=[f"generation {record.generation}"])
-        self.set_state(CoordinatorState.HANDING_OVER)
-        self.metrics.add(attempts=1)
-        self.events.emit("attempt_started", attempt=0, generation=record.generation)
-        pause_all = handover.pause_all and self._paused_for_version != version
-        released = [current.infos[tp] for tp in handover.release]
-        kept = {tp: current.infos[tp] for tp in handover.keep}
-        if pause_all:
-            self._paused_for_version = version
-            self.gate.stop_all()
-        else:
-            self.gate.stop(handover.release)
-        if released:
-            if self.listener is not None:
-                listener_map: dict[str, set[int]] = {}
-                for tp in handover.release:
-                    listener_map.setdefault(tp.topic, set()).add(tp.partition)
-                self.listener.before_releasing_partitions(listener_map)
-            self.ownership.install(kept, session_id)
-            final = {TopicPartition(i.topic, i.partition): i.consumed_offset for i in released}
-            for info in released:
-                disown(info)  # a commit still holding the old generation now skips them
-            self.offsets.barrier()
-            self.offsets.release(final, session_id)
-        if pause_all and kept:
-            self.gate.start(list(kept.values()))
-        if not handover.claim:
-            self._finish(record, kept, session_id)
-            return
-        outcome = claim(self.session, self.group, handover.claim, session_id)
-        if not outcome.claimed:
-            self._wait_for(outcome.blocked_by, outcome.owner)
-            return
-        self._waiting_on = None
-        offsets = self.offsets.read(handover.claim)
-        self.offsets.checkpoint(offsets)
-        claimed = {tp: PartitionTopicInfo(tp.topic, tp.partition,
-                                          self.subscription.queue_for(tp.topic, tid),
-                                          offsets[tp], offsets[tp], tid)
-                   for tp, tid in handover.claim.items()}
-        infos = {**kept, **claimed}
-        self.ownership.install(infos, session_id)
-        if self.listener is not None:
-            self.listener.before_starting_fetchers(self.consumer_id,
-                                                   assignment_by_topic(self._thread_map(infos)))
-        self.gate.start(list(claimed.values()))
-        self._finish(record, infos, session_id)
-
-    @staticmethod
-    def _thread_map(infos: Mapping[TopicPartition, PartitionTopicInfo]
-                    ) -> dict[TopicPartition, str]:
-        return {tp: info.thread_id for tp, info in infos.items()}
-
-    def _finish(self, record: AssignmentRecord, infos: dict[TopicPartition, PartitionTopicInfo],
-                session_id: int) -> None:
-        if self.ownership.current.infos.keys() != infos.keys():
-            self.ownership.install(infos, session_id)
-        self.set_state(CoordinatorState.STABLE)
-        started = self._handover_started or time.monotonic()
-        duration = (time.monotonic() - started) * 1000
-        self._handover_started = None
-        self.metrics.finished(duration, ok=True)
-        self._announce(record, infos, 1, duration)
-        if self.consumer_id in record.members:
-            self._resolve_joined(None)
-
-    def _announce(self, record: AssignmentRecord,
-                  infos: Mapping[TopicPartition, PartitionTopicInfo], attempts: int,
-                  duration: float) -> None:
-        self._announced = True
-        self.events.emit("rebalance_succeeded", attempts=attempts, duration_ms=duration,
-                         assignment=assignment_by_topic(self._thread_map(infos)),
-                         generation=record.generation,
-                         reasons=[f"generation {record.generation}"])
-        log.info("[%s] generation %d applied in %.0f ms, owning %d partition(s)",
-                 self.consumer_id, record.generation, duration, len(infos))
-
-    def _wait_for(self, path: str | None, owner: str | None) -> None:
-        """The previous owner has not released yet: wait for its owner znode's deletion."""
-        self.set_state(CoordinatorState.WAITING)
-        self.events.emit("claim_waiting", path=path, owner=owner)
-        if path is None:
-            self.wake(Wake.OWNER_RELEASED, "retry")
-            return
-        if self._waiting_on == path:
-            return  # a watch is already set on it
-        self._waiting_on = path  # before the request: a watch firing at once must reset it
-        stat = None
-        try:
-            stat = self.session.exists(path, watch=self._on_owner_event)
-        finally:
-            if stat is None:  # gone meanwhile, or the request failed: no watch to count on
-                self._waiting_on = None
-        if stat is None:
-            self.wake(Wake.OWNER_RELEASED, path)  # gone meanwhile: try again now
-            return
-        log.info("[%s] waiting for %s (owner %s) to be released", self.consumer_id, path, owner)
-
-    def _on_owner_event(self, event: WatchedEvent) -> None:
-        self._waiting_on = None
-        self.events.emit("watch_fired", path=event.path, watch="exists", event=str(event.type))
-        self.wake(Wake.OWNER_RELEASED, event.path or "")
-
     def _resolve_joined(self, exc: BaseException | None) -> None:
         with self.cond:
             waiters, self._joined = self._joined, []
@@ -389,19 +275,8 @@ class Coordinator(ReasonThread[Wake, CoordinatorState]):
                 w.set_exception(exc)
 
     def release_all(self) -> None:
-        """Shutdown: final commits and owner deletions in one multi, whatever the generation;
-        after the thread stopped (owner znodes are ours only if claimed in the live session)."""
-        gen = self.ownership.clear()
-        session_id = self.session.session_id
-        if not gen.infos or session_id is None or gen.session_id != session_id:
-            return
-        final = {tp: info.consumed_offset for tp, info in gen.infos.items()}
-        if not self.config.auto_commit_enable:
-            final = {tp: -1 for tp in final}  # delete only: nothing is committed for the user
-        for info in gen.infos.values():
-            disown(info)
-        self.offsets.barrier()
-        self.offsets.release(final, session_id)
+        """Shutdown, after the thread stopped: ``HandoverExecutor.release_all``."""
+        self.handover.release_all()
 
     def describe(self) -> dict[str, Any]:
         return {"state": self.state.value, "leader": self.is_leader,
