@@ -3,7 +3,9 @@
 The original (spec detailed §5.6): ``auto.commit.enable`` runs a scheduler with initial delay =
 period = ``auto.commit.interval.ms`` whose failures are logged (``exception during autoCommit``)
 and do not stop it. Whichever offset store is configured, the connector's ``commit_offsets`` is
-what it calls.
+what it calls. A commit the store refuses on purpose (:class:`OffsetCommitRefused`: the leader
+mode's fenced commit of a member whose session expired) is expected there and logged as one
+warning line, without the traceback an unexpected failure gets.
 """
 
 from __future__ import annotations
@@ -13,8 +15,18 @@ import threading
 from collections.abc import Callable
 
 from zkconsumer.events import EventBus
+from zkconsumer.offsets.store import OffsetCommitRefused
 
 log = logging.getLogger(__name__)
+
+
+def autocommit_failure_line(consumer_id: str, exc: BaseException) -> str | None:
+    """The one warning line for an expected refusal of an auto-commit; None for any other
+    failure (logged with its traceback)."""
+    if isinstance(exc, OffsetCommitRefused):
+        return (f"[{consumer_id}] autoCommit refused for group {exc.group!r}, partitions "
+                f"{exc.partitions}: {exc.reason} (expected after a session expiry)")
+    return None
 
 
 class AutoCommitter:
@@ -46,5 +58,9 @@ class AutoCommitter:
             except Exception as exc:
                 if self._stop.is_set():
                     break
-                log.exception("[%s] exception during autoCommit", self._events.consumer_id)
+                line = autocommit_failure_line(self._events.consumer_id, exc)
+                if line is not None:
+                    log.warning("%s", line)
+                else:
+                    log.exception("[%s] exception during autoCommit", self._events.consumer_id)
                 self._events.emit("error", where="auto_commit", error=repr(exc))

@@ -9,6 +9,10 @@
   deletion of its owner znode go in one multi, so the next owner, whose claim can only succeed
   after the deletion, always reads the final offset.
 
+A commit still fenced on a session that has expired raises
+:class:`~zkconsumer.offsets.store.OffsetCommitRefused` (an expected refusal, logged as one line by
+the auto-commit task).
+
 Reads, checkpoints and the barrier are the ZooKeeper store's (``offsets/zookeeper.py``).
 """
 
@@ -17,12 +21,13 @@ from __future__ import annotations
 import logging
 from collections.abc import Iterable, Mapping
 
-from kazoo.exceptions import NoNodeError
+from kazoo.exceptions import NoNodeError, SessionExpiredError
 
 from zkconsumer.datapath.position import PartitionTopicInfo
 from zkconsumer.events import EventBus
 from zkconsumer.identity import TopicPartition
 from zkconsumer.metrics import RebalanceMetrics
+from zkconsumer.offsets.store import OffsetCommitRefused
 from zkconsumer.offsets.zookeeper import ZookeeperOffsetStore
 from zkconsumer.zk import codec, paths
 from zkconsumer.zk.multi import Check, Create, Delete, MultiSession, Op, SetData, ensure_parents
@@ -96,8 +101,15 @@ class FencedOffsetStore(ZookeeperOffsetStore):
                            (paths.topic_offsets(self._group, tp.topic) for tp in changed))
             check = Check(paths.assignment(self._group), version)
             for try_ in range(2):
-                result = self._multi_session.multi([check, *self._write_ops(changed)],
-                                                   session_id)
+                try:
+                    result = self._multi_session.multi([check, *self._write_ops(changed)],
+                                                       session_id)
+                except SessionExpiredError as exc:
+                    # The fence's session is gone: the group may have given these partitions
+                    # to another member already. Refused, as a fenced-off commit is.
+                    raise OffsetCommitRefused(
+                        self._group, changed, f"its session 0x{session_id:x} has expired; "
+                        "the member rejoins in a new session") from exc
                 if result.ok:
                     break
                 if 0 in result.failures:  # the fence: assignment moved on or is gone

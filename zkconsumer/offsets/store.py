@@ -12,10 +12,30 @@ from collections.abc import Iterable, Mapping
 from typing import Protocol
 
 from zkconsumer.datapath.position import PartitionTopicInfo
+from zkconsumer.errors import ZkConsumerError
 from zkconsumer.identity import TopicPartition
 
 #: "Nothing committed": ``auto.offset.reset`` decides where the partition starts.
 NO_OFFSET = -1
+
+
+class OffsetCommitRefused(ZkConsumerError):
+    """An offset commit refused by design: the session this member adopted its assignment in
+    is gone, so its partitions may belong to another member already and its offsets must not
+    move. Expected of a member whose session expired (a zombie); it rejoins in a new session."""
+
+    def __init__(self, group: str, offsets: Mapping[TopicPartition, int], reason: str) -> None:
+        self.group = group
+        self.offsets = dict(offsets)
+        self.reason = reason
+        super().__init__(f"group {group!r}: offset commit of {self.partitions} refused: "
+                         f"{reason}")
+
+    @property
+    def partitions(self) -> str:
+        """``topic/partition, ...`` of the refused offsets."""
+        return ", ".join(f"{tp.topic}/{tp.partition}" for tp in sorted(self.offsets)) \
+            or "no partition"
 
 
 class OffsetStore(Protocol):
