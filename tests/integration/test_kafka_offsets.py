@@ -19,14 +19,14 @@ from zkconsumer.admin.kafka_group import commit_broker_offsets, fetch_broker_off
 from zkconsumer.datapath.position import PartitionTopicInfo
 from zkconsumer.events import EventBus
 from zkconsumer.identity import TopicPartition
-from zkconsumer.kafka_offsets import (
+from zkconsumer.lab.splitbrain.proxies import broker_proxy
+from zkconsumer.metrics import RebalanceMetrics, ZkRequestCounter
+from zkconsumer.offsets.kafka import (
     BrokerOffsetChannel,
     KafkaOffsetStore,
     OffsetCommitFailed,
     OffsetFetchInterrupted,
 )
-from zkconsumer.lab.splitbrain.proxies import broker_proxy
-from zkconsumer.metrics import RebalanceMetrics, ZkRequestCounter
 from zkconsumer.zk import codec, paths
 from zkconsumer.zk.session import ZkSession
 
@@ -126,7 +126,7 @@ def test_an_unreachable_coordinator_is_retried_then_the_commit_fails_naming_what
         assert store.commit_retrying(_infos(topic, {0: 3, 1: 4}), retries=2) == {
             TopicPartition(topic, 0): 3, TopicPartition(topic, 1): 4}
         proxy.blackhole()
-        caplog.set_level(logging.WARNING, logger="zkconsumer.kafka_offsets")
+        caplog.set_level(logging.WARNING, logger="zkconsumer.offsets.kafka")
         with pytest.raises(OffsetCommitFailed) as err:
             store.commit_retrying(_infos(topic, {0: 9, 1: 11}), retries=2)
         assert f"group {group!r}: offset commit to Kafka failed after 3 attempt(s)" in str(

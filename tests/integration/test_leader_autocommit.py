@@ -13,13 +13,13 @@ from zkconsumer import ZookeeperConsumerConnector
 from zkconsumer.admin import produce
 from zkconsumer.events import EventBus
 from zkconsumer.faults import FaultProxy
-from zkconsumer.offsets import AutoCommitter
+from zkconsumer.offsets.auto_commit import AutoCommitter
 from zkconsumer.zk import paths
 
 
 def _autocommit_lines(caplog) -> list[logging.LogRecord]:
     return [r for r in caplog.records
-            if r.name == "zkconsumer.offsets" and "autoCommit" in r.getMessage()]
+            if r.name == "zkconsumer.offsets.auto_commit" and "autoCommit" in r.getMessage()]
 
 
 def test_a_zombies_auto_commit_is_refused_in_one_line(zk_connect, broker, new_topic, unique,
@@ -59,7 +59,7 @@ def test_a_zombies_auto_commit_is_refused_in_one_line(zk_connect, broker, new_to
                 committing.set()
                 zombie.commit_offsets()
 
-            with caplog.at_level(logging.INFO, logger="zkconsumer.offsets"):
+            with caplog.at_level(logging.INFO, logger="zkconsumer.offsets.auto_commit"):
                 task = AutoCommitter("autocommit-z", 100, commit, EventBus(f"{group}_z"))
                 task.start()
                 # the commit of "before", fenced on the dead session, waits on the cut
@@ -79,8 +79,8 @@ def test_a_zombies_auto_commit_is_refused_in_one_line(zk_connect, broker, new_to
                 rf"partitions {re.escape(topic)}/{zpart}: its session 0x[0-9a-f]+ has expired; "
                 r"the member rejoins in a new session \(expected after a session expiry\)",
                 line.getMessage())
-            assert not [r for r in caplog.records
-                        if r.name == "zkconsumer.offsets" and r.levelno >= logging.ERROR]
+            assert not [r for r in caplog.records if r.name == "zkconsumer.offsets.auto_commit"
+                        and r.levelno >= logging.ERROR]
         finally:
             if task is not None:
                 task.stop()

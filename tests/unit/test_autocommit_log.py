@@ -8,7 +8,8 @@ import threading
 
 from zkconsumer.events import EventBus
 from zkconsumer.identity import TopicPartition
-from zkconsumer.offsets import AutoCommitter, OffsetCommitRefused, autocommit_failure_line
+from zkconsumer.offsets.auto_commit import AutoCommitter, autocommit_failure_line
+from zkconsumer.offsets.store import OffsetCommitRefused
 
 
 def test_an_expected_refusal_of_an_auto_commit_is_one_line_naming_group_and_partitions():
@@ -35,11 +36,11 @@ def test_the_auto_commit_task_logs_a_refusal_in_one_line_and_anything_else_with_
         done.set()
 
     task = AutoCommitter("autocommit-test", 1, commit, bus)
-    with caplog.at_level(logging.WARNING, logger="zkconsumer.offsets"):
+    with caplog.at_level(logging.WARNING, logger="zkconsumer.offsets.auto_commit"):
         task.start()
         assert done.wait(30)
         task.stop()
-    records = [r for r in caplog.records if r.name == "zkconsumer.offsets"]
+    records = [r for r in caplog.records if r.name == "zkconsumer.offsets.auto_commit"]
     assert [(r.levelno, r.exc_info is None) for r in records] == [
         (logging.WARNING, True), (logging.ERROR, False)]
     assert records[0].getMessage().startswith("[g1_c] autoCommit refused for group 'g1', "

@@ -50,7 +50,8 @@ from zkconsumer.errors import BrokerUnavailable, ZkConsumerError
 from zkconsumer.events import EventBus
 from zkconsumer.identity import TopicPartition
 from zkconsumer.metrics import RebalanceMetrics
-from zkconsumer.offsets import NO_OFFSET, OffsetStore
+from zkconsumer.offsets.store import NO_OFFSET
+from zkconsumer.offsets.zookeeper import ZookeeperOffsetStore
 from zkconsumer.zk import codec, paths
 from zkconsumer.zk.session import ZkSession
 
@@ -290,7 +291,7 @@ class BrokerOffsetChannel:
 # --- the store --------------------------------------------------------------------------------
 
 
-class KafkaOffsetStore(OffsetStore):
+class KafkaOffsetStore(ZookeeperOffsetStore):
     """``offsets.storage=kafka``: the connector's offset store, ZooKeeper too with dual commit."""
 
     def __init__(self, session: ZkSession, config: ConsumerConfig, events: EventBus,

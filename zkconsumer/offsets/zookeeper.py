@@ -1,4 +1,4 @@
-"""Offsets in ZooKeeper: read committed offsets, commit only changed ones, the auto-commit thread.
+"""Offsets in ZooKeeper (``offsets.storage=zookeeper``): read committed ones, commit changes.
 
 The original (spec detailed §5.6, ZooKeeper storage):
 
@@ -7,65 +7,33 @@ The original (spec detailed §5.6, ZooKeeper storage):
 * ``commitOffsets`` writes only partitions whose consumed offset differs from the last value
   read or written (``checkpointedZkOffsets``, KAFKA-987), with setData and parents created on
   NoNode; ZooKeeper errors propagate to the caller;
-* ``auto.commit.enable`` runs a scheduler with initial delay = period = ``auto.commit.interval.ms``
-  whose failures are logged (``exception during autoCommit``) and do not stop it. A commit the
-  store refuses on purpose (:class:`OffsetCommitRefused`: the leader mode's fenced commit of a
-  member whose session expired) is expected there and logged as one warning line, without the
-  traceback an unexpected failure gets.
+* writes are not retried: ``commitOffsets`` let a ZooKeeper error reach its caller.
+
+The auto-commit thread that calls the store is ``offsets/auto_commit.py``.
 """
 
 from __future__ import annotations
 
 import logging
 import threading
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Iterable, Mapping
 
 from kazoo.exceptions import NoNodeError
 
 from zkconsumer.datapath.position import PartitionTopicInfo
-from zkconsumer.errors import CorruptZnode, ZkConsumerError
+from zkconsumer.errors import CorruptZnode
 from zkconsumer.events import EventBus
 from zkconsumer.identity import TopicPartition
 from zkconsumer.metrics import RebalanceMetrics
+from zkconsumer.offsets.store import NO_OFFSET
 from zkconsumer.zk import codec, paths
 from zkconsumer.zk.corrupt import CorruptionReporter
 from zkconsumer.zk.session import ZkSession
 
 log = logging.getLogger(__name__)
 
-NO_OFFSET = -1
-
-
-class OffsetCommitRefused(ZkConsumerError):
-    """An offset commit refused by design: the session this member adopted its assignment in
-    is gone, so its partitions may belong to another member already and its offsets must not
-    move. Expected of a member whose session expired (a zombie); it rejoins in a new session."""
-
-    def __init__(self, group: str, offsets: Mapping[TopicPartition, int], reason: str) -> None:
-        self.group = group
-        self.offsets = dict(offsets)
-        self.reason = reason
-        super().__init__(f"group {group!r}: offset commit of {self.partitions} refused: "
-                         f"{reason}")
-
-    @property
-    def partitions(self) -> str:
-        """``topic/partition, ...`` of the refused offsets."""
-        return ", ".join(f"{tp.topic}/{tp.partition}" for tp in sorted(self.offsets)) \
-            or "no partition"
-
-
-def autocommit_failure_line(consumer_id: str, exc: BaseException) -> str | None:
-    """The one warning line for an expected refusal of an auto-commit; None for any other
-    failure (logged with its traceback)."""
-    if isinstance(exc, OffsetCommitRefused):
-        return (f"[{consumer_id}] autoCommit refused for group {exc.group!r}, partitions "
-                f"{exc.partitions}: {exc.reason} (expected after a session expiry)")
-    return None
-
-
-class OffsetStore:
-    """Committed offsets of one group; thread-safe (user, rebalancer and auto-commit threads)."""
+class ZookeeperOffsetStore:
+    """One group's committed offsets in ZooKeeper; thread-safe (user, rebalancer, auto-commit)."""
 
     def __init__(self, session: ZkSession, group: str, events: EventBus,
                  metrics: RebalanceMetrics) -> None:
@@ -142,42 +110,10 @@ class OffsetStore:
                                        for tp, o in sorted(written.items())})
         return written
 
+    def commit_retrying(self, infos: Iterable[PartitionTopicInfo], retries: int
+                        ) -> dict[TopicPartition, int]:
+        """As :meth:`commit`: a ZooKeeper write is not retried, its error reaches the caller."""
+        return self.commit(infos)
+
     def close(self) -> None:
         """Nothing to release: the ZooKeeper session belongs to the connector."""
-
-
-class AutoCommitter:
-    """The ``kafka-consumer-autocommit`` task: commit every ``auto.commit.interval.ms``."""
-
-    def __init__(self, name: str, interval_ms: int, commit: Callable[[], object],
-                 events: EventBus) -> None:
-        self._interval_s = interval_ms / 1000.0
-        self._commit = commit
-        self._events = events
-        self._stop = threading.Event()
-        self._thread = threading.Thread(target=self._run, name=name, daemon=True)
-
-    def start(self) -> None:
-        self._thread.start()
-
-    def stop(self, timeout: float = 10.0) -> None:
-        self._stop.set()
-        if self._thread.is_alive() and self._thread is not threading.current_thread():
-            self._thread.join(timeout)
-            if self._thread.is_alive():
-                log.warning("auto-commit thread %s did not stop within %.1f s",
-                            self._thread.name, timeout)
-
-    def _run(self) -> None:
-        while not self._stop.wait(self._interval_s):
-            try:
-                self._commit()
-            except Exception as exc:
-                if self._stop.is_set():
-                    break
-                line = autocommit_failure_line(self._events.consumer_id, exc)
-                if line is not None:
-                    log.warning("%s", line)
-                else:
-                    log.exception("[%s] exception during autoCommit", self._events.consumer_id)
-                self._events.emit("error", where="auto_commit", error=repr(exc))

@@ -1,88 +1,41 @@
-"""Owner znodes and offsets in the leader mode: atomic claims, releases, fenced commits.
+"""Offsets of the leader mode: every commit fenced by the adopted assignment version.
 
-* **Claim** (:func:`claim`): every owner znode a member must create for one generation goes in
-  one multi. ZooKeeper applies all of them or none, so there is nothing to roll back; if one
-  still exists (its previous owner has not released it yet) the member watches that znode and
-  tries again when it is deleted.
-* **Release** (:func:`release`): the last offset commit of a partition and the deletion of its
-  owner znode go in one multi, so the next owner, whose claim can only succeed after the
-  deletion, always reads the final offset.
-* **Fenced commit** (:class:`FencedOffsetStore`): every commit is a multi that first checks
-  that the assignment znode still has the version this member last adopted. A member whose
-  session expired (a zombie) is dropped by the leader, which publishes a new version before
-  anyone else may own its partitions, so the zombie's commits fail instead of moving an offset
-  under the new owner. A commit still fenced on a session that has expired raises
-  :class:`~zkconsumer.offsets.OffsetCommitRefused` (an expected refusal, logged as one line by
-  the auto-commit task).
+* **Fenced commit** (:meth:`FencedOffsetStore.commit`): every commit is a multi that first
+  checks that the assignment znode still has the version this member last adopted. A member
+  whose session expired (a zombie) is dropped by the leader, which publishes a new version
+  before anyone else may own its partitions, so the zombie's commits fail instead of moving an
+  offset under the new owner.
+* **Release** (:meth:`FencedOffsetStore.release`): the last offset commit of a partition and the
+  deletion of its owner znode go in one multi, so the next owner, whose claim can only succeed
+  after the deletion, always reads the final offset.
+
+A commit still fenced on a session that has expired raises
+:class:`~zkconsumer.offsets.store.OffsetCommitRefused` (an expected refusal, logged as one line by
+the auto-commit task).
+
+Reads, checkpoints and the barrier are the ZooKeeper store's (``offsets/zookeeper.py``).
 """
 
 from __future__ import annotations
 
 import logging
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass
 
-from kazoo.exceptions import NodeExistsError, NoNodeError, SessionExpiredError
+from kazoo.exceptions import NoNodeError, SessionExpiredError
 
-from zkconsumer.coordination.multi import Check, Create, Delete, MultiSession, Op, SetData
 from zkconsumer.datapath.position import PartitionTopicInfo
 from zkconsumer.events import EventBus
 from zkconsumer.identity import TopicPartition
 from zkconsumer.metrics import RebalanceMetrics
-from zkconsumer.offsets import OffsetCommitRefused, OffsetStore
+from zkconsumer.offsets.store import OffsetCommitRefused
+from zkconsumer.offsets.zookeeper import ZookeeperOffsetStore
 from zkconsumer.zk import codec, paths
+from zkconsumer.zk.multi import Check, Create, Delete, MultiSession, Op, SetData, ensure_parents
 
 log = logging.getLogger(__name__)
 
 
-def ensure_parents(session: MultiSession, parents: Iterable[str]) -> None:
-    """Persistent parents (``owners/<t>``, ``offsets/<t>``) must exist before a multi."""
-    for parent in sorted(set(parents)):
-        if session.exists(parent) is None:
-            try:
-                session.create(parent, b"")
-            except NodeExistsError:
-                pass
-
-
-@dataclass(frozen=True)
-class ClaimOutcome:
-    """``claimed``; else ``blocked_by`` is an owner znode that still exists (``owner`` in it)."""
-
-    claimed: bool
-    blocked_by: str | None = None
-    owner: str | None = None
-
-
-def claim(session: MultiSession, group: str, claims: Mapping[TopicPartition, str],
-          session_id: int) -> ClaimOutcome:
-    """Create every owner znode of ``claims`` in one multi (all or nothing)."""
-    if not claims:
-        return ClaimOutcome(True)
-    ensure_parents(session, (paths.topic_owners(group, tp.topic) for tp in claims))
-    ops = [Create(paths.owner(group, tp.topic, tp.partition), codec.encode_owner(tid), True)
-           for tp, tid in sorted(claims.items())]
-    result = session.multi(ops, session_id)
-    if result.ok:
-        return ClaimOutcome(True)
-    existing = result.failed(NodeExistsError)
-    if not existing:
-        raise RuntimeError(f"owner claim failed: {result.failures}")
-    path = existing[0].path
-    try:
-        data, stat = session.get(path)
-        owner = codec.decode_owner(path, data)
-    except NoNodeError:
-        return ClaimOutcome(False, path, None)  # released meanwhile: try again at once
-    wanted = {paths.owner(group, tp.topic, tp.partition): tid for tp, tid in claims.items()}
-    if owner == wanted[path] and stat.ephemeralOwner == session_id:
-        # A retried multi whose first try succeeded before its reply was lost: all are ours.
-        log.info("owner znodes already created by this session (lost reply): %s", path)
-        return ClaimOutcome(True)
-    return ClaimOutcome(False, path, owner)
-
-
-class FencedOffsetStore(OffsetStore):
+class FencedOffsetStore(ZookeeperOffsetStore):
     """Offsets whose every write is conditional on the adopted assignment version."""
 
     def __init__(self, session: MultiSession, group: str, events: EventBus,
@@ -231,4 +184,4 @@ class FencedOffsetStore(OffsetStore):
                                                             for tp, o in sorted(to_write.items())})
 
 
-__all__ = ["ClaimOutcome", "FencedOffsetStore", "claim", "ensure_parents"]
+__all__ = ["FencedOffsetStore"]

@@ -74,3 +74,12 @@ class Ownership:
             msgs = self._retired_messages + sum(i.messages_consumed for i in gen.infos.values())
             size = self._retired_bytes + sum(i.bytes_consumed for i in gen.infos.values())
             return msgs, size
+
+
+def assignment_by_topic(claims: Mapping[TopicPartition, str]) -> dict[str, dict[int, str]]:
+    """``{topic: {partition: thread id}}``: the shape of events, logs and
+    ``before_starting_fetchers``."""
+    out: dict[str, dict[int, str]] = {}
+    for tp, tid in sorted(claims.items()):
+        out.setdefault(tp.topic, {})[tp.partition] = tid
+    return out

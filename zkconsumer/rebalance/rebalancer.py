@@ -3,7 +3,8 @@
 One thread (``<consumer id>_watcher_executor``) owns every rebalance. Watch and session callbacks
 only call :meth:`Rebalancer.trigger`, which records a reason and wakes the thread; reasons that
 arrive while a rebalance runs are collected and coalesce into exactly one more rebalance (the
-original's ``isWatcherTriggered`` flag, KAFKA-265). The first rebalance of
+original's ``isWatcherTriggered`` flag, KAFKA-265; the thread itself is
+``membership/worker.py``'s, shared with the leader mode). The first rebalance of
 ``create_message_streams`` is also run here; the caller waits for it with
 :meth:`Rebalancer.rebalance_now`, which raises its ``ConsumerRebalanceFailedException`` as the
 original's synchronous first rebalance did. Later failures are logged, reported as events and
@@ -22,15 +23,15 @@ from __future__ import annotations
 
 import enum
 import logging
-import threading
 import time
 from concurrent.futures import Future
 from typing import Any, Protocol
 
 from zkconsumer.errors import ConsumerRebalanceFailedException
 from zkconsumer.events import EventBus
+from zkconsumer.membership.triggers import Trigger
+from zkconsumer.membership.worker import ReasonThread
 from zkconsumer.metrics import RebalanceMetrics
-from zkconsumer.rebalance.triggers import Trigger
 from zkconsumer.zk.session import SessionClosedError
 
 log = logging.getLogger(__name__)
@@ -62,77 +63,50 @@ class RebalanceTarget(Protocol):
     def is_shutting_down(self) -> bool: ...
 
 
-class Rebalancer:
+class Rebalancer(ReasonThread[Trigger, RebalancerState]):
     """Owns the watcher-executor thread; see the module docstring for the state machine."""
 
     def __init__(self, consumer_id: str, target: RebalanceTarget, max_retries: int,
                  backoff_ms: int, events: EventBus, metrics: RebalanceMetrics) -> None:
-        self.consumer_id = consumer_id
+        super().__init__(consumer_id, f"{consumer_id}_watcher_executor", "rebalancer",
+                         RebalancerState.IDLE, RebalancerState.STOPPED)
         self._target = target
         self._max_retries = max_retries
         self._backoff_s = backoff_ms / 1000.0
         self._events = events
         self._metrics = metrics
-        self._cond = threading.Condition()
-        self._reasons: set[Trigger] = set()
         self._waiters: list[Future[None]] = []
-        self._stop = threading.Event()
-        self._state = RebalancerState.IDLE
-        self._thread = threading.Thread(target=self._run, name=f"{consumer_id}_watcher_executor",
-                                        daemon=True)
+        self._batch_waiters: list[Future[None]] = []  # the waiters of the pass running now
         self.last_error: BaseException | None = None
-
-    @property
-    def state(self) -> RebalancerState:
-        return self._state
-
-    def _set_state(self, state: RebalancerState) -> None:
-        if state is not self._state:
-            log.debug("[%s] rebalancer %s -> %s", self.consumer_id, self._state.name, state.name)
-            self._state = state
 
     # --- called from any thread ----------------------------------------------------------------
 
-    def start(self) -> None:
-        if not self._thread.is_alive() and not self._stop.is_set():
-            self._thread.start()
-
     def trigger(self, reason: Trigger, detail: str = "") -> None:
         """Non-blocking: record a reason and wake the thread (safe on kazoo's threads)."""
-        with self._cond:
-            self._reasons.add(reason)
-            self._cond.notify_all()
-        log.debug("[%s] rebalance trigger %s %s", self.consumer_id, reason.value, detail)
+        self.wake(reason, detail)
 
     def rebalance_now(self, reason: Trigger, timeout: float | None = None) -> None:
         """Run a rebalance on the rebalancer thread and wait for its outcome."""
         future: Future[None] = Future()
-        with self._cond:
-            if self._stop.is_set():
+        with self.cond:
+            if self.stopping.is_set():
                 raise ConsumerRebalanceFailedException(f"{self.consumer_id} is shutting down")
             self._waiters.append(future)
-            self._reasons.add(reason)
-            self._cond.notify_all()
+            self.pending.add(reason)
+            self.cond.notify_all()
         future.result(timeout)
 
     def stop(self, timeout: float = 10.0) -> bool:
         """Stop the thread; waits for a running attempt up to ``timeout``. True if it ended."""
-        with self._cond:
-            self._stop.set()
-            self._cond.notify_all()
-        if self._thread.is_alive() and self._thread is not threading.current_thread():
-            self._thread.join(timeout)
-        alive = self._thread.is_alive()
-        if alive:
+        ended = self.stop_thread(timeout)
+        if not ended:
             log.warning("[%s] rebalancer thread did not stop within %.1f s", self.consumer_id,
                         timeout)
-        else:
-            self._set_state(RebalancerState.STOPPED)
         self._fail_waiters(ConsumerRebalanceFailedException(f"{self.consumer_id} shut down"))
-        return not alive
+        return ended
 
     def _fail_waiters(self, exc: BaseException) -> None:
-        with self._cond:
+        with self.cond:
             waiters, self._waiters = self._waiters, []
         for w in waiters:
             if not w.done():
@@ -140,24 +114,17 @@ class Rebalancer:
 
     # --- the thread ------------------------------------------------------------------------------
 
-    def _run(self) -> None:
-        try:
-            while not self._stop.is_set():
-                with self._cond:
-                    while not self._reasons and not self._stop.is_set():
-                        self._cond.wait(1.0)  # the original's periodic shutdown check
-                    if self._stop.is_set():
-                        break
-                    reasons, self._reasons = self._reasons, set()
-                    waiters, self._waiters = self._waiters, []
-                self._handle(reasons, waiters)
-        except BaseException as exc:  # the thread's failure must reach the user
-            log.exception("[%s] rebalancer thread crashed", self.consumer_id)
-            self.last_error = exc
-            self._events.emit("error", where="rebalancer", error=repr(exc))
-            self._fail_waiters(exc)
-        finally:
-            self._set_state(RebalancerState.STOPPED)
+    def taken(self) -> None:
+        self._batch_waiters, self._waiters = self._waiters, []
+
+    def crashed(self, exc: BaseException) -> None:
+        self.last_error = exc
+        self._events.emit("error", where="rebalancer", error=repr(exc))
+        self._fail_waiters(exc)
+
+    def handle(self, reasons: set[Trigger]) -> None:
+        waiters, self._batch_waiters = self._batch_waiters, []
+        self._handle(reasons, waiters)
 
     def _handle(self, reasons: set[Trigger], waiters: list[Future[None]]) -> None:
         outcome: BaseException | None = None
@@ -167,7 +134,7 @@ class Rebalancer:
                 self.synced_rebalance(needed or reasons)
         except SessionClosedError as exc:
             outcome = exc
-            if not self._stop.is_set():
+            if not self.stopping.is_set():
                 raise
         except ConsumerRebalanceFailedException as exc:
             outcome = exc
@@ -180,9 +147,9 @@ class Rebalancer:
             self._events.emit("error", where="rebalance", error=repr(exc))
             # Watches may be left unarmed (the error may have hit their re-read): come back
             # after a backoff instead of waiting, deaf, for a trigger that cannot arrive.
-            if not self._stop.wait(self._backoff_s):
-                with self._cond:
-                    self._reasons |= (reasons - {Trigger.STARTUP}) | {Trigger.REARM}
+            if not self.stopping.wait(self._backoff_s):
+                with self.cond:
+                    self.pending |= (reasons - {Trigger.STARTUP}) | {Trigger.REARM}
         finally:
             for w in waiters:
                 if outcome is None:
@@ -199,10 +166,10 @@ class Rebalancer:
         self._events.emit("rebalance_started", reasons=why)
         last_error: Any = None
         for number in range(self._max_retries):
-            if self._target.is_shutting_down() or self._stop.is_set():
-                self._set_state(RebalancerState.IDLE)
+            if self._target.is_shutting_down() or self.stopping.is_set():
+                self.set_state(RebalancerState.IDLE)
                 return
-            self._set_state(RebalancerState.REBALANCING)
+            self.set_state(RebalancerState.REBALANCING)
             if self._take_new_session() and Trigger.NEW_SESSION.value not in why:
                 why.append(Trigger.NEW_SESSION.value)
             self._metrics.add(attempts=1)
@@ -228,13 +195,13 @@ class Rebalancer:
             log.debug("[%s] Rebalancing attempt failed. Clearing the cache before the next "
                       "rebalancing operation is triggered", self.consumer_id)
             self._target.after_failed_attempt()
-            self._set_state(RebalancerState.BACKOFF)
-            if self._stop.wait(self._backoff_s):
-                self._set_state(RebalancerState.IDLE)
+            self.set_state(RebalancerState.BACKOFF)
+            if self.stopping.wait(self._backoff_s):
+                self.set_state(RebalancerState.IDLE)
                 return
         duration = (time.monotonic() - started) * 1000
         self._metrics.finished(duration, ok=False)
-        self._set_state(RebalancerState.IDLE)
+        self.set_state(RebalancerState.IDLE)
         message = f"{self.consumer_id} can't rebalance after {self._max_retries} retries"
         self._events.emit("rebalance_failed", attempts=self._max_retries, duration_ms=duration,
                           error=last_error, reasons=why)
@@ -245,17 +212,15 @@ class Rebalancer:
     def _take_new_session(self) -> bool:
         """A new session during the retries: register again now, as the original's session
         listener did concurrently, so that the next attempt can find this member."""
-        with self._cond:
-            pending = Trigger.NEW_SESSION in self._reasons
-            self._reasons.discard(Trigger.NEW_SESSION)
-        if pending:
-            self._target.prepare({Trigger.NEW_SESSION})
-        return pending
+        if not self.take(Trigger.NEW_SESSION):
+            return False
+        self._target.prepare({Trigger.NEW_SESSION})
+        return True
 
     def _succeeded(self, started: float, attempts: int, why: list[str]) -> None:
         duration = (time.monotonic() - started) * 1000
         self._metrics.finished(duration, ok=True)
-        self._set_state(RebalancerState.IDLE)
+        self.set_state(RebalancerState.IDLE)
         assignment = self._target.describe_assignment()
         owned = sum(len(p) for p in assignment.values())
         self._events.emit("rebalance_succeeded", attempts=attempts, duration_ms=duration,

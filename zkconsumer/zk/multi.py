@@ -1,4 +1,4 @@
-"""ZooKeeper multi-operations for the leader mode: all-or-nothing claims, fenced writes.
+"""ZooKeeper multi-operations (the leader mode's): all-or-nothing claims, fenced writes.
 
 :class:`MultiSession` is the connector's :class:`ZkSession` plus one request, ``multi``, which
 ZooKeeper applies entirely or not at all. It runs only in the session it was given, like an
@@ -9,10 +9,10 @@ decision made in the old session. Each multi counts as one request (``multi``).
 from __future__ import annotations
 
 import logging
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 
-from kazoo.exceptions import NoNodeError, RolledBackError
+from kazoo.exceptions import NodeExistsError, NoNodeError, RolledBackError
 from kazoo.interfaces import IAsyncResult
 
 from zkconsumer.zk.session import ZkSession
@@ -121,3 +121,13 @@ class MultiSession(ZkSession):
                 return self._client.create(prefix, value, ephemeral=True,  # type: ignore[no-any-return]
                                            sequence=True)
         return self._run(self._retry, call)  # type: ignore[no-any-return]
+
+
+def ensure_parents(session: ZkSession, parents: Iterable[str]) -> None:
+    """Persistent parents (``owners/<t>``, ``offsets/<t>``) must exist before a multi."""
+    for parent in sorted(set(parents)):
+        if session.exists(parent) is None:
+            try:
+                session.create(parent, b"")
+            except NodeExistsError:
+                pass
