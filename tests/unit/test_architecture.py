@@ -291,6 +291,7 @@ LAYERS = (
                         "kafka_offsets", "subscription", "assignors")),
     ("rebalance / coordination", ("rebalance", "coordination", "connector", "")),
     ("tools and servers", ("admin", "faults", "testing")),
+    ("scenarios", ("scenarios",)),
     ("lab", ("lab", "results", "report")),
     ("spark / sim", ("spark", "sim")),
     ("cli", ("cli", "__main__")),

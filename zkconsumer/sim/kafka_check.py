@@ -29,7 +29,8 @@ TIME_TOLERANCE = 0.20
 SCORED_PROTOCOLS = ("eager-range", "cooperative-sticky", "static-range")
 SCORED_EVENTS = ("join", "leave", "crash")
 SEEDS = tuple(range(1, 21))
-# The lab's settings (zkconsumer.lab.spec.Timing and the broker driver), as the plan fixes them.
+# The lab's settings (zkconsumer.scenarios.timing.Timing, the broker driver), as the plan
+# fixes them.
 SESSION_MS, HEARTBEAT_MS, RATE = 6000, 2000, 40.0
 COUNT_FROM_S, COUNT_UNTIL_S = 0.5, 2.5
 KAFKA_RUNS = "apache-kafka-2.4.1"

@@ -41,11 +41,11 @@ from typing import Any
 from zkconsumer.lab.spec import Timing
 from zkconsumer.results.ancestry import Fix, read_fix
 from zkconsumer.results.exclusions import NOT_FORMED, formation_verdict, sweep_rows
+from zkconsumer.scenarios.splitbrain import ScenarioParams
 from zkconsumer.sim.calibration import Calibration
 from zkconsumer.sim.formation import p_formed
 from zkconsumer.sim.splitbrain import SplitSimSettings, simulate_cell
 from zkconsumer.spark.splitbrain_real import SplitCellKey
-from zkconsumer.spark.splitbrain_rules import ScenarioParams
 from zkconsumer.tables import median
 
 log = logging.getLogger(__name__)
