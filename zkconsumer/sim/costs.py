@@ -77,11 +77,9 @@ class Cost:
 REGISTER = Cost(writes=1)
 REARM_MEMBERSHIP_WATCH = Cost(reads=1)
 OWN_REGISTRATION = Cost(reads=1)
-CLAIM_CONFLICT_READ = Cost(reads=1)
 OWNER_DELETE = Cost(writes=1)
 OWNER_CREATE = Cost(writes=1)
 OFFSET_COMMIT = Cost(writes=1)
-REGISTRATION_DELETE = Cost(writes=1)
 
 
 def arm_watches_first(topics: int) -> Cost:
