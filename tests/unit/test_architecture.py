@@ -293,7 +293,7 @@ LAYERS = (
     ("tools and servers", ("admin", "faults", "testing")),
     ("scenarios", ("scenarios",)),
     ("lab", ("lab", "results", "report")),
-    ("spark / sim", ("spark", "sim")),
+    ("spark / sim", ("spark", "sim", "calibration")),
     ("cli", ("cli", "__main__")),
 )
 
