@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 
 from zkconsumer.results.blocks import BlockError, find_blocks, replace_blocks
-from zkconsumer.results.registry import all_figures, regenerate
+from zkconsumer.results.regenerate import all_figures, regenerate
 
 REPO = Path(__file__).resolve().parents[2]
 
