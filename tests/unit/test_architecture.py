@@ -84,6 +84,8 @@ ONE_HOME = {
     "portable_command": "zkconsumer.results.portable",
     "portable_path": "zkconsumer.results.portable",
     "parse_mntr": "zkconsumer.lab.mntr",
+    "Timing": "zkconsumer.scenarios.timing",
+    "ScenarioParams": "zkconsumer.scenarios.splitbrain",
 }
 
 

@@ -38,10 +38,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from zkconsumer.lab.spec import Timing
 from zkconsumer.results.ancestry import Fix, read_fix
 from zkconsumer.results.exclusions import NOT_FORMED, formation_verdict, sweep_rows
 from zkconsumer.scenarios.splitbrain import ScenarioParams
+from zkconsumer.scenarios.timing import Timing
 from zkconsumer.sim.calibration import Calibration
 from zkconsumer.sim.formation import p_formed
 from zkconsumer.sim.splitbrain import SplitSimSettings, simulate_cell
