@@ -8,7 +8,10 @@ The original (spec detailed §5.6, ZooKeeper storage):
   read or written (``checkpointedZkOffsets``, KAFKA-987), with setData and parents created on
   NoNode; ZooKeeper errors propagate to the caller;
 * ``auto.commit.enable`` runs a scheduler with initial delay = period = ``auto.commit.interval.ms``
-  whose failures are logged (``exception during autoCommit``) and do not stop it.
+  whose failures are logged (``exception during autoCommit``) and do not stop it. A commit the
+  store refuses on purpose (:class:`OffsetCommitRefused`: the leader mode's fenced commit of a
+  member whose session expired) is expected there and logged as one warning line, without the
+  traceback an unexpected failure gets.
 """
 
 from __future__ import annotations
@@ -20,7 +23,7 @@ from collections.abc import Callable, Iterable, Mapping
 from kazoo.exceptions import NoNodeError
 
 from zkconsumer.datapath.position import PartitionTopicInfo
-from zkconsumer.errors import CorruptZnode
+from zkconsumer.errors import CorruptZnode, ZkConsumerError
 from zkconsumer.events import EventBus
 from zkconsumer.identity import TopicPartition
 from zkconsumer.metrics import RebalanceMetrics
@@ -31,6 +34,34 @@ from zkconsumer.zk.session import ZkSession
 log = logging.getLogger(__name__)
 
 NO_OFFSET = -1
+
+
+class OffsetCommitRefused(ZkConsumerError):
+    """An offset commit refused by design: the session this member adopted its assignment in
+    is gone, so its partitions may belong to another member already and its offsets must not
+    move. Expected of a member whose session expired (a zombie); it rejoins in a new session."""
+
+    def __init__(self, group: str, offsets: Mapping[TopicPartition, int], reason: str) -> None:
+        self.group = group
+        self.offsets = dict(offsets)
+        self.reason = reason
+        super().__init__(f"group {group!r}: offset commit of {self.partitions} refused: "
+                         f"{reason}")
+
+    @property
+    def partitions(self) -> str:
+        """``topic/partition, ...`` of the refused offsets."""
+        return ", ".join(f"{tp.topic}/{tp.partition}" for tp in sorted(self.offsets)) \
+            or "no partition"
+
+
+def autocommit_failure_line(consumer_id: str, exc: BaseException) -> str | None:
+    """The one warning line for an expected refusal of an auto-commit; None for any other
+    failure (logged with its traceback)."""
+    if isinstance(exc, OffsetCommitRefused):
+        return (f"[{consumer_id}] autoCommit refused for group {exc.group!r}, partitions "
+                f"{exc.partitions}: {exc.reason} (expected after a session expiry)")
+    return None
 
 
 class OffsetStore:
@@ -144,5 +175,9 @@ class AutoCommitter:
             except Exception as exc:
                 if self._stop.is_set():
                     break
-                log.exception("[%s] exception during autoCommit", self._events.consumer_id)
+                line = autocommit_failure_line(self._events.consumer_id, exc)
+                if line is not None:
+                    log.warning("%s", line)
+                else:
+                    log.exception("[%s] exception during autoCommit", self._events.consumer_id)
                 self._events.emit("error", where="auto_commit", error=repr(exc))

@@ -5,13 +5,13 @@ from __future__ import annotations
 
 import pytest
 
-from zkconsumer.results.figures.scale import relative_error
 from zkconsumer.results.figures.scale_findings import (
     count_phrase,
     local_slope,
     loglog_slope,
     spread,
 )
+from zkconsumer.tables import relative_error
 
 
 def test_a_real_zero_gets_the_absolute_difference_not_a_percentage() -> None:
@@ -59,3 +59,15 @@ def test_a_spread_shows_the_range_only_when_the_observations_differ() -> None:
     assert spread([662.0, 662.0]) == "662"
     assert spread([8550.2, 8550.4]) == "8,550"
     assert spread([1.234], ".2f") == "1.23"
+
+
+def test_the_validation_table_prints_a_real_zero_as_an_absolute_miss() -> None:
+    from zkconsumer.spark.validate import PLAN_TOLERANCES, Check, validation_table
+
+    check = Check(protocol="eager-range", members=24, partitions=6, event="join", real_runs=1,
+                  real_requests=5.0, sim_requests=101.0, real_attempts=0.0, sim_attempts=1.0,
+                  real_tts=0.0, sim_tts=7.83, tolerances=PLAN_TOLERANCES,
+                  session_timeout_ms=6000, real_settled=1)
+    row = validation_table([check])[-1]
+    assert "real 0: off by 7.83 s" in row
+    assert "%" not in row.split("|")[9]

@@ -60,7 +60,9 @@ def test_members_spread_over_tasks_round_robin():
     pl = plan("storm", "zk-range", 6, P, seed=0, session_timeout_ms=6000)
     by_task = [pl.for_task(t, 2) for t in range(2)]
     assert sum(len(x) for x in by_task) == len(pl.actions)
-    assert all(task_of(a.member, 2) == 1 for a in by_task[1])
+    assert all(by_task), "both tasks have actions to carry out"
+    assert [task_of(a.member, 2) for a in by_task[0]] == [0] * len(by_task[0])
+    assert [task_of(a.member, 2) for a in by_task[1]] == [1] * len(by_task[1])
     assert task_of("m00007", 3) == 1
 
 

@@ -86,7 +86,9 @@ def register(sub: Any) -> None:
         description="Split brain and the uncontrollable outcome at scale: real members hosted "
                     "by Spark tasks behind per-member fault proxies (--mode real) or the "
                     "simulator (--mode sim); writes sweep.parquet, sweep.csv, summary.md, "
-                    "plots and meta.json to --out.")
+                    "plots and meta.json to --out. Exits 1 if a run lost acknowledged records "
+                    "or failed (a harness error); a group that did not form under its retry "
+                    "budget is an outcome, a row of the summary.")
     split_arguments(split)
     split.set_defaults(func=run_split_brain)
 

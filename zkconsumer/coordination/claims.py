@@ -11,7 +11,9 @@
   that the assignment znode still has the version this member last adopted. A member whose
   session expired (a zombie) is dropped by the leader, which publishes a new version before
   anyone else may own its partitions, so the zombie's commits fail instead of moving an offset
-  under the new owner.
+  under the new owner. A commit still fenced on a session that has expired raises
+  :class:`~zkconsumer.offsets.OffsetCommitRefused` (an expected refusal, logged as one line by
+  the auto-commit task).
 """
 
 from __future__ import annotations
@@ -20,14 +22,14 @@ import logging
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 
-from kazoo.exceptions import NodeExistsError, NoNodeError
+from kazoo.exceptions import NodeExistsError, NoNodeError, SessionExpiredError
 
 from zkconsumer.coordination.multi import Check, Create, Delete, MultiSession, Op, SetData
 from zkconsumer.datapath.position import PartitionTopicInfo
 from zkconsumer.events import EventBus
 from zkconsumer.identity import TopicPartition
 from zkconsumer.metrics import RebalanceMetrics
-from zkconsumer.offsets import OffsetStore
+from zkconsumer.offsets import OffsetCommitRefused, OffsetStore
 from zkconsumer.zk import codec, paths
 
 log = logging.getLogger(__name__)
@@ -146,8 +148,15 @@ class FencedOffsetStore(OffsetStore):
                            (paths.topic_offsets(self._group, tp.topic) for tp in changed))
             check = Check(paths.assignment(self._group), version)
             for try_ in range(2):
-                result = self._multi_session.multi([check, *self._write_ops(changed)],
-                                                   session_id)
+                try:
+                    result = self._multi_session.multi([check, *self._write_ops(changed)],
+                                                       session_id)
+                except SessionExpiredError as exc:
+                    # The fence's session is gone: the group may have given these partitions
+                    # to another member already. Refused, as a fenced-off commit is.
+                    raise OffsetCommitRefused(
+                        self._group, changed, f"its session 0x{session_id:x} has expired; "
+                        "the member rejoins in a new session") from exc
                 if result.ok:
                     break
                 if 0 in result.failures:  # the fence: assignment moved on or is gone

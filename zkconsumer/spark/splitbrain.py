@@ -10,8 +10,9 @@ Both modes write ``DIR/sweep.parquet``, ``DIR/sweep.csv`` (one row per mode, pro
 N, P, seed), ``DIR/summary.md``, the plots and ``DIR/meta.json``. Real mode hosts real members
 in Spark tasks, faults through per-member fault proxies (:mod:`.splitbrain_task`); sim mode runs
 :mod:`zkconsumer.sim.splitbrain` over the grid on the executors. The job fails (exit 1) if any
-run lost an acknowledged record. Without ``--master`` it runs on ``local[*]`` (under
-spark-submit, on the master spark-submit was given).
+run lost an acknowledged record or failed (a harness error); a group that did not form under
+its retry budget is an outcome, a row of the summary (:mod:`.splitbrain_outcome`). Without
+``--master`` it runs on ``local[*]`` (under spark-submit, on the master spark-submit was given).
 """
 
 from __future__ import annotations
@@ -35,6 +36,7 @@ from zkconsumer.lab.spec import Timing
 from zkconsumer.spark.grid import parse_ints
 from zkconsumer.spark.progress import executor_cells
 from zkconsumer.spark.script import script_main
+from zkconsumer.spark.splitbrain_outcome import FAILED, exit_status, not_formed_text, tally
 from zkconsumer.spark.splitbrain_rules import (
     PROTOCOLS,
     SCENARIOS,
@@ -224,7 +226,12 @@ def broker_label(identity: str) -> str:
 
 def _real(spark: Any, cells: list[Any], params: ScenarioParams, timing: Timing,
           args: argparse.Namespace, zk: str, bootstrap: str, broker: str) -> list[dict]:
-    from zkconsumer.spark.splitbrain_real import RealSettings, base_row, run_real_cell
+    from zkconsumer.spark.splitbrain_real import (
+        GroupNotFormed,
+        RealSettings,
+        base_row,
+        run_real_cell,
+    )
 
     idle = args.idle_s if args.idle_s is not None else (
         2 * timing.rebalance_backoff_ms / 1000.0 + timing.quiet_s)
@@ -245,15 +252,21 @@ def _real(spark: Any, cells: list[Any], params: ScenarioParams, timing: Timing,
             # the run's tasks; the run becomes a row saying how long it ran, the sweep stops,
             # and the tables and meta.json are still written from what was measured
             interrupted = True
-            reason = (f"failed: interrupted after {time.perf_counter() - began:.0f} s, "
+            reason = (f"{FAILED}interrupted after {time.perf_counter() - began:.0f} s, "
                       "before the run finished")
             rows.append({**base_row(key, "real", params, timing, timing.rebalance_max_retries),
                          "applicable": True, "reason": reason, "broker": broker})
             bar.note(f"{key} {reason}")
+        except GroupNotFormed as exc:  # an outcome of the protocol: a row, and no traceback
+            row = {**base_row(key, "real", params, timing, timing.rebalance_max_retries),
+                   "applicable": True, "reason": str(exc), "broker": broker, **exc.columns}
+            rows.append(row)
+            log.info("%s: %s", key, exc)
+            bar.note(f"{key}: {not_formed_text([row])}")
         except Exception as exc:  # a failed run is a row that says so; the others go on
             log.error("%s failed: %s", key, traceback.format_exc())
             rows.append({**base_row(key, "real", params, timing, timing.rebalance_max_retries),
-                         "applicable": True, "reason": f"failed: {exc!r}"[:300],
+                         "applicable": True, "reason": f"{FAILED}{exc!r}"[:300],
                          "broker": broker, **getattr(exc, "columns", {})})
             bar.note(f"{key} FAILED: {exc!r}")
         # each finished run at once, so a sweep cut short keeps what it measured
@@ -287,28 +300,27 @@ def _sim(spark: Any, cells: list[Any], params: ScenarioParams, timing: Timing,
 
 def _write(spark: Any, rows: list[dict], out: Path, args: argparse.Namespace,
            notes: list[str], started: float, prov: Any, write_provenance: Any) -> int:
+    """The tables, ``summary.md``, plots and ``meta.json``; the exit status
+    (:func:`.exit_status`: lost records or failed runs, never a group that did not form)."""
+    import dataclasses
+
     from zkconsumer.spark.splitbrain_table import rows_to_df, write_summary, write_tables
 
     df = rows_to_df(spark, rows).cache()
     written = write_tables(df, out)
     notes = [*notes, f"Wall time of the job: {time.perf_counter() - started:.1f} s."]
-    written += write_summary(df, out, f"Split brain at scale ({args.mode})", command_line(args),
-                             notes)
-    lost = df.filter("lost > 0").count()
-    failed = df.filter("reason like 'failed:%'").count()
-    import dataclasses
-
+    written += write_summary(df, rows, out, f"Split brain at scale ({args.mode})",
+                             command_line(args), notes)
+    counts = tally(rows)
     write_provenance(out, dataclasses.replace(
-        prov, extra={**prov.extra, "runs": len(rows), "lost_runs": int(lost),
-                     "failed_runs": int(failed)}))
+        prov, extra={**prov.extra, "runs": counts.runs, "lost_runs": counts.lost,
+                     "failed_runs": counts.failed, "not_formed_runs": counts.not_formed}))
     print((out / "summary.md").read_text())
     for path in written:
         print(f"wrote {path}")
-    if lost:
-        print(f"split-brain: {lost} run(s) lost acknowledged records", file=sys.stderr)
-    if failed:
-        print(f"split-brain: {failed} run(s) failed", file=sys.stderr)
-    return 1 if lost or failed else 0
+    for line in counts.problems():
+        print(f"split-brain: {line}", file=sys.stderr)
+    return exit_status(rows)
 
 
 def main(argv: Sequence[str] | None = None) -> int:

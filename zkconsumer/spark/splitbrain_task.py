@@ -41,6 +41,7 @@ from zkconsumer.spark.control import (
     group_stable,
     wait_for,
 )
+from zkconsumer.spark.splitbrain_outcome import FORMATION_TIMED_OUT
 from zkconsumer.spark.splitbrain_rules import (
     Action,
     Formation,
@@ -287,7 +288,7 @@ def _coordinate(cell: SplitCell, group: ProxiedGroup, run: RunDirectory,
                                               t.rebalance_max_retries),
                       t.formation_deadline_s)
     if formed is None or formed != FORMED:
-        error = formed or f"the group did not form within {t.formation_deadline_s:.0f} s"
+        error = formed or f"{FORMATION_TIMED_OUT} {t.formation_deadline_s:.0f} s"
         run.put("event", {"ts": None})
         run.put("done", {"error": error})
         run.put("stop", {"drained": False})

@@ -25,7 +25,7 @@ from typing import Any
 from zkconsumer.results.figures.scale_findings import spread
 from zkconsumer.results.provenance import read_provenance
 from zkconsumer.results.registry import Context, figure
-from zkconsumer.tables import median
+from zkconsumer.tables import median, relative_error
 
 log = logging.getLogger(__name__)
 
@@ -147,17 +147,6 @@ def plan(ctx: Context) -> str:
         f"{'equal' if t['attempts'] == 0 else '±' + str(t['attempts'])}, time to stable within "
         f"{t['time_to_stable']:.0%}. Rule: {p['rule']}", "",
         f"Disjoint: {val['disjoint_from_fitting']}."])
-
-
-def relative_error(real: float | None, sim: float | None, fmt: str = ",.0f",
-                   unit: str = "") -> str:
-    """The simulator's error against a real median, in per cent of the real value; a real 0
-    has no relative error, so the absolute difference is printed instead."""
-    if real is None or sim is None:
-        return "—"
-    if real == 0:
-        return f"real 0: off by {format(abs(sim), fmt)}{unit}"
-    return f"{100 * abs(sim - real) / abs(real):.0f}%"
 
 
 def _flags(c: dict[str, Any]) -> str:
