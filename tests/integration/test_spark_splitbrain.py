@@ -13,8 +13,8 @@ import re
 import pytest
 
 from zkconsumer.cli.main import build_parser
+from zkconsumer.scenarios.splitbrain import Kind, ScenarioParams, plan
 from zkconsumer.spark.splitbrain import run
-from zkconsumer.spark.splitbrain_rules import Kind, ScenarioParams, plan
 from zkconsumer.spark.splitbrain_table import TABLE_COLUMNS
 
 SESSION_S = 2.0

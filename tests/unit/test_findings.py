@@ -16,7 +16,8 @@ import pytest
 from zkconsumer.results.figures.findings_outcome import BudgetCell, formation_phrase
 from zkconsumer.results.figures.findings_text import Share, spread
 from zkconsumer.results.figures.splitbrain_text import Z95, wilson
-from zkconsumer.results.registry import Context, all_figures
+from zkconsumer.results.regenerate import all_figures
+from zkconsumer.results.registry import Context
 
 REPO = Path(__file__).resolve().parents[2]
 TOPICS = ("findings-herd", "findings-splitbrain", "findings-outcome", "findings-alternatives")

@@ -6,8 +6,7 @@ import pytest
 
 from zkconsumer.lab.metrics import Produced
 from zkconsumer.lab.records import RunRecords
-from zkconsumer.spark.splitbrain_metrics import Window, run_metrics
-from zkconsumer.spark.splitbrain_rules import (
+from zkconsumer.scenarios.splitbrain import (
     Kind,
     ScenarioParams,
     not_applicable,
@@ -16,6 +15,7 @@ from zkconsumer.spark.splitbrain_rules import (
     task_of,
     zombie_count,
 )
+from zkconsumer.spark.splitbrain_metrics import Window, run_metrics
 
 P = ScenarioParams()
 
@@ -199,7 +199,7 @@ def test_a_storm_may_start_from_one_member_but_a_split_needs_two():
 
 
 def test_formation_auto_forms_leader_mode_member_by_member_only_under_a_small_budget():
-    from zkconsumer.spark.splitbrain_rules import Formation, formation_for
+    from zkconsumer.scenarios.splitbrain import Formation, formation_for
 
     auto, one, together = Formation.AUTO, Formation.ONE_AT_A_TIME, Formation.TOGETHER
     assert formation_for(auto, "zk-leader-range", 1) is one

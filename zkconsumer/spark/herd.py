@@ -164,7 +164,7 @@ def _sim(spark: Any, grid: Any, args: argparse.Namespace, backoff: int, retries:
     if args.zk_servers > 1:
         import dataclasses
 
-        from zkconsumer.sim.measure_server import ensemble_read_service_us
+        from zkconsumer.sim.zkmodel import ensemble_read_service_us
 
         service = ensemble_read_service_us(cal.zk_read_service_us, args.zk_servers)
         cal = dataclasses.replace(

@@ -32,18 +32,18 @@ from typing import Any
 
 from zkconsumer.admin.options import add_bootstrap_option, add_zk_option
 from zkconsumer.lab.progress import Progress
-from zkconsumer.lab.spec import Timing
-from zkconsumer.spark.grid import parse_ints
-from zkconsumer.spark.progress import executor_cells
-from zkconsumer.spark.script import script_main
-from zkconsumer.spark.splitbrain_outcome import FAILED, exit_status, not_formed_text, tally
-from zkconsumer.spark.splitbrain_rules import (
+from zkconsumer.scenarios.splitbrain import (
     PROTOCOLS,
     SCENARIOS,
     Formation,
     ScenarioParams,
     parse_list,
 )
+from zkconsumer.scenarios.timing import Timing
+from zkconsumer.spark.grid import parse_ints
+from zkconsumer.spark.progress import executor_cells
+from zkconsumer.spark.script import script_main
+from zkconsumer.spark.splitbrain_outcome import FAILED, exit_status, not_formed_text, tally
 
 log = logging.getLogger(__name__)
 

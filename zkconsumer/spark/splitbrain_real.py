@@ -25,12 +25,8 @@ from zkconsumer.lab.drivers import get_driver
 from zkconsumer.lab.metrics import Produced
 from zkconsumer.lab.producer import SteadyProducer
 from zkconsumer.lab.records import Lifecycle, RunRecords
-from zkconsumer.lab.spec import Timing
 from zkconsumer.lab.splitbrain.commits import CommitWatcher
-from zkconsumer.spark.control import RunDirectory, stop_producing
-from zkconsumer.spark.splitbrain_metrics import Window, process_start_skew_ms, run_metrics
-from zkconsumer.spark.splitbrain_outcome import is_formation_outcome
-from zkconsumer.spark.splitbrain_rules import (
+from zkconsumer.scenarios.splitbrain import (
     Formation,
     Plan,
     ScenarioParams,
@@ -39,6 +35,10 @@ from zkconsumer.spark.splitbrain_rules import (
     not_applicable,
     plan,
 )
+from zkconsumer.scenarios.timing import Timing
+from zkconsumer.spark.control import RunDirectory, stop_producing
+from zkconsumer.spark.splitbrain_metrics import Window, process_start_skew_ms, run_metrics
+from zkconsumer.spark.splitbrain_outcome import is_formation_outcome
 from zkconsumer.spark.splitbrain_task import RECORD_DDL, SplitCell, run_task, scaled
 
 log = logging.getLogger(__name__)

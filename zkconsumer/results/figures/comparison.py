@@ -4,7 +4,7 @@ Every block reads ``results/comparison/``: compact ``experiment compare`` runs
 (:mod:`zkconsumer.results.comparison_data`), one folder per chunk with its ``meta.json``, whose
 ``broker`` decides the column group a run lands in (never mixed); the Kafka profile's check
 (``kafka-model-check``) and the simulator's two broker profiles (``sim-profiles``), both written
-by ``python -m zkconsumer.sim.kafka_check results/comparison``.
+by ``zkconsumer sim kafka-check results/comparison``.
 """
 
 from __future__ import annotations

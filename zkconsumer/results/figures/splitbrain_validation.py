@@ -238,9 +238,9 @@ def ancestry(ctx: Context) -> str:
     if not out:
         return "No ancestry stored yet."
     commands = "; ".join(
-        f"`python -m zkconsumer.results.ancestry --fix {f.commit[:7]} --protocols "
+        f"`zkconsumer results ancestry --fix {f.commit[:7]} --protocols "
         f"{','.join(f.protocols)} --out results/{AREA}/{folder} results/{AREA}/real-*`"
         for folder in (FIX_FOLDER, FORMATION_FOLDER) if (f := fix_of(ctx, folder)) is not None)
     return "\n".join([*out, "", "Each is stored in its folder's `runs.csv` by "
-                      "`zkconsumer.results.ancestry` (`git merge-base --is-ancestor`), so the "
+                      "`zkconsumer results ancestry` (`git merge-base --is-ancestor`), so the "
                       f"tables need no git history; rerun after adding a real run: {commands}."])

@@ -6,10 +6,7 @@ import random
 
 import pytest
 
-from zkconsumer.sim import Calibration, SimConfig, simulate
-from zkconsumer.sim.legacy import leave_stop_s
-from zkconsumer.sim.measure import calibration_from
-from zkconsumer.sim.measure_leave import (
+from zkconsumer.calibration.leave import (
     LeaveSample,
     jitter_cv,
     leave_from_records,
@@ -17,6 +14,9 @@ from zkconsumer.sim.measure_leave import (
     quartiles,
     robust_cv,
 )
+from zkconsumer.calibration.measure import calibration_from
+from zkconsumer.sim import Calibration, SimConfig, simulate
+from zkconsumer.sim.legacy import leave_stop_s
 
 MEASURED_MS = {"read_ms": 1.0, "read_cpu_ms": 0.3, "write_ms": 2.0, "write_cpu_ms": 0.5,
                "write_service_ms": 0.4, "watch_delivery_ms": 1.5, "connect_ms": 9.0,

@@ -21,7 +21,7 @@ What is measured, each as a median over many samples:
   ``client_cpu_scale_by_clients`` (:func:`crowd_scale_table`).
 
 * unless skipped, clean leaves of the lab's member and the spread of every repeated duration
-  above (``jitter_cv``): :mod:`zkconsumer.sim.measure_leave`.
+  above (``jitter_cv``): :mod:`zkconsumer.calibration.leave`.
 
 Everything else (fetcher stop times, Tansu's group timings) keeps its built-in value; the file
 records which are measured in ``source``.
@@ -46,19 +46,9 @@ from typing import Any
 
 from zkconsumer.sim.calibration import Calibration
 from zkconsumer.sim.liveness import expiry_residual_factor
+from zkconsumer.sim.origins import CONSTANT_VALUES, CONSTANTS, FITTED, MEASURED
 
 log = logging.getLogger(__name__)
-
-_EPHEMERAL_CHILD = """
-import sys, time
-from kazoo.client import KazooClient
-c = KazooClient(hosts=sys.argv[1], timeout=float(sys.argv[3]))
-c.start(timeout=10)
-c.create(sys.argv[2], b"", ephemeral=True, makepath=True)
-print("ready", flush=True)
-time.sleep(600)
-"""
-
 
 CROWD_CLIENTS = (1, 4, 16, 32)
 CROWD_ZNODES = 300
@@ -289,14 +279,16 @@ def _watch_delivery(watcher: object, writer: object, path: str, samples: int,
 def _expiry_factor(client: object, zk_connect: str, path: str, timeout_s: float) -> float:
     """Two SIGKILLed sessions: when their ephemeral znodes vanish, net of the tick rounding.
 
-    The child is killed right after its create, so the server last heard from it at the kill:
+    The child (:mod:`zkconsumer.calibration.expiry_child`) is killed right after its create, so
+    the server last heard from it at the kill:
     the measurement has no ping phase, and the model adds it (:mod:`zkconsumer.sim.liveness`).
     """
     factors = []
     for i in range(2):
         node = f"{path}{i}"
-        proc = subprocess.Popen([sys.executable, "-c", _EPHEMERAL_CHILD, zk_connect, node,
-                                 str(timeout_s)], stdout=subprocess.PIPE, text=True)
+        proc = subprocess.Popen([sys.executable, "-m", "zkconsumer.calibration.expiry_child",
+                                 zk_connect, node, str(timeout_s)], stdout=subprocess.PIPE,
+                                text=True)
         try:
             if proc.stdout is None or proc.stdout.readline().strip() != "ready":
                 continue
@@ -334,15 +326,13 @@ def calibration_from(m: dict[str, float | None], broker_ms: float | None, where:
     ``crowd`` (:func:`measure_crowd`'s bursts) gives ``client_cpu_scale_by_clients`` from the
     reads (a rebalance's requests are mostly reads; the table applies to writes too).
     ``read_service_us`` is the server's CPU per read under many readers
-    (:mod:`zkconsumer.sim.measure_server`), ``tick_ms`` its ``tickTime`` as ``conf`` reports
+    (:mod:`zkconsumer.calibration.read_service`), ``tick_ms`` its ``tickTime`` as ``conf`` reports
     it, ``fetcher_poll_ms`` the fetcher thread's consume poll (the fetcher stop's bound),
     ``leave`` the measured leave (``leave_wake_ms``, ``leave_shutdown_ms``:
-    :func:`zkconsumer.sim.measure_leave.leave_parameters`) and ``jitter`` the spread of the
-    measured durations (:func:`zkconsumer.sim.measure_leave.jitter_cv`).
+    :func:`zkconsumer.calibration.leave.leave_parameters`) and ``jitter`` the spread of the
+    measured durations (:func:`zkconsumer.calibration.leave.jitter_cv`).
     Every parameter gets its origin (:mod:`zkconsumer.sim.origins`).
     """
-    from zkconsumer.sim.origins import CONSTANT_VALUES, CONSTANTS, FITTED, MEASURED
-
     base = Calibration()
     read_cpu = float(m["read_cpu_ms"] or 0.0)
     write_cpu = float(m["write_cpu_ms"] or 0.0)

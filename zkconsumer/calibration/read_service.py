@@ -5,8 +5,9 @@ so N² reads queue at the one server the group talks to. What the simulator need
 server's work per read (``zk_read_service_us``, processor sharing over every client). It is
 measured here from the server's side:
 
-* ``processes`` worker processes of ``clients`` kazoo clients each (separate processes, so the
-  Python clients are not one GIL) issue ``getData`` on small znodes, each client keeping
+* ``processes`` worker processes (:mod:`zkconsumer.calibration.reader_child`) of ``clients``
+  kazoo clients each (separate processes, so the Python clients are not one GIL) issue
+  ``getData`` on small znodes, each client keeping
   ``window`` requests outstanding (asynchronous), for ``burst_s`` seconds;
 * ``mntr`` before and after gives the reads the server served (``zk_cnt_readlatency``, one per
   read request) and its own read latency (``zk_sum_readlatency``: from the request's arrival to
@@ -26,15 +27,14 @@ production JVM: the figure is this machine's embedded server, not a production e
 A 3-server ensemble serves each read at the server the client is connected to (reads are local
 in ZooKeeper; only writes go through the leader): with the members spread evenly over three
 servers, the group's reads are served by three servers at once, so the per-read service the
-group sees is a third of one server's (:func:`ensemble_read_service_us`). That is an
-extrapolation (labelled so wherever it is shown), not a measurement: it assumes the three
-servers as fast as this one and no write load.
+group sees is a third of one server's (:func:`zkconsumer.sim.zkmodel.ensemble_read_service_us`).
+That is an extrapolation (labelled so wherever it is shown), not a measurement: it assumes the
+three servers as fast as this one and no write load.
 """
 
 from __future__ import annotations
 
 import dataclasses
-import json
 import logging
 import os
 import subprocess
@@ -43,6 +43,8 @@ import time
 import uuid
 from dataclasses import dataclass
 
+from zkconsumer.lab.mntr import parse_mntr
+
 log = logging.getLogger(__name__)
 
 READ_PROCESSES = 4
@@ -50,45 +52,6 @@ READ_CLIENTS = 8
 READ_WINDOW = 32
 READ_BURST_S = 4.0
 READ_ZNODES = 200
-ENSEMBLE_SERVERS = 3
-
-# One worker process: ``clients`` sessions, each keeping ``window`` getData requests in flight
-# until the deadline; prints the number of completed reads.
-_READER = """
-import sys, time, threading
-from kazoo.client import KazooClient
-hosts, base, znodes, clients, window, start_at, burst = (
-    sys.argv[1], sys.argv[2], int(sys.argv[3]), int(sys.argv[4]), int(sys.argv[5]),
-    float(sys.argv[6]), float(sys.argv[7]))
-cs = [KazooClient(hosts=hosts) for _ in range(clients)]
-for c in cs:
-    c.start(timeout=30)
-print("ready", flush=True)
-while time.time() < start_at:
-    time.sleep(0.005)
-deadline = start_at + burst
-done = [0] * clients
-def run(k):
-    c = cs[k]
-    i = k
-    pending = []
-    while time.time() < deadline:
-        while len(pending) < window:
-            pending.append(c.get_async(f"{base}/n{i % znodes:05d}"))
-            i += 1
-        pending.pop(0).get(timeout=30)
-        done[k] += 1
-    for p in pending:
-        p.get(timeout=30)
-        done[k] += 1
-ts = [threading.Thread(target=run, args=(k,)) for k in range(clients)]
-for t in ts: t.start()
-for t in ts: t.join()
-print(sum(done), flush=True)
-for c in cs:
-    c.stop(); c.close()
-"""
-
 
 @dataclass(frozen=True)
 class ReadService:
@@ -109,18 +72,6 @@ class ReadService:
         return dataclasses.asdict(self)
 
 
-def parse_mntr(text: str) -> dict[str, float]:
-    """``mntr``'s ``key<TAB>value`` lines as numbers (non-numeric values are left out)."""
-    out: dict[str, float] = {}
-    for line in text.splitlines():
-        key, _, value = line.partition("\t")
-        try:
-            out[key.strip()] = float(value.strip())
-        except ValueError:
-            continue
-    return out
-
-
 def process_cpu_s(pid: int) -> float:
     """User + system CPU seconds of process ``pid`` (every thread), from ``/proc``."""
     fields = open(f"/proc/{pid}/stat").read().rsplit(")", 1)[1].split()
@@ -139,13 +90,6 @@ def service_from(before: dict[str, float], after: dict[str, float], cpu_s: float
                          f"{after.get('zk_cnt_readlatency')})")
     service = None if cpu_s is None else cpu_s * 1e6 / reads
     return reads, reads / wall_s, lat / reads, service
-
-
-def ensemble_read_service_us(single_us: float, servers: int = ENSEMBLE_SERVERS) -> float:
-    """Extrapolation: reads spread evenly over ``servers`` servers, each as fast as this one."""
-    if servers < 1:
-        raise ValueError(f"servers must be >= 1, got {servers}")
-    return single_us / servers
 
 
 def measure_read_service(zk_connect: str, mntr: object, server_pid: int | None,
@@ -171,8 +115,8 @@ def measure_read_service(zk_connect: str, mntr: object, server_pid: int | None,
         start_at = time.time() + 3.0 + 0.5 * processes
         for _ in range(processes):
             procs.append(subprocess.Popen(
-                [sys.executable, "-c", _READER, zk_connect, base, str(znodes), str(clients),
-                 str(window), repr(start_at), repr(burst_s)],
+                [sys.executable, "-m", "zkconsumer.calibration.reader_child", zk_connect, base,
+                 str(znodes), str(clients), str(window), repr(start_at), repr(burst_s)],
                 stdout=subprocess.PIPE, text=True))
         for proc in procs:
             if proc.stdout is None or proc.stdout.readline().strip() != "ready":
@@ -207,6 +151,3 @@ def measure_read_service(zk_connect: str, mntr: object, server_pid: int | None,
             owner.stop()
             owner.close()
 
-
-def read_service_json(samples: list[ReadService]) -> str:
-    return json.dumps([s.to_dict() for s in samples], indent=1)

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
+from zkconsumer.calibration.measure import calibration_from
 from zkconsumer.sim import Calibration, SimConfig, simulate
-from zkconsumer.sim.measure import calibration_from
 
 MEASURED = {"read_ms": 1.0, "read_cpu_ms": 0.3, "write_ms": 2.0, "write_cpu_ms": 0.5,
             "write_service_ms": 0.4, "watch_delivery_ms": 1.5, "connect_ms": 9.0,

@@ -146,7 +146,7 @@ def measure_leaves(zk_connect: str, bootstrap: str, repeats: int = LEAVE_REPEATS
     from zkconsumer.admin import create_topic
     from zkconsumer.lab.drivers import MemberSpec
     from zkconsumer.lab.handles import ThreadMember
-    from zkconsumer.lab.spec import Timing
+    from zkconsumer.scenarios.timing import Timing
     from zkconsumer.zk import paths
 
     rng = random.Random(seed)

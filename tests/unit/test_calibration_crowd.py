@@ -6,14 +6,14 @@ import math
 
 import pytest
 
-from zkconsumer.sim import Calibration, SimConfig, simulate
-from zkconsumer.sim.calibration import client_cpu_scale
-from zkconsumer.sim.measure import (
+from zkconsumer.calibration.measure import (
     CrowdSample,
     calibration_from,
     crowd_cpu_ms,
     crowd_scale_table,
 )
+from zkconsumer.sim import Calibration, SimConfig, simulate
+from zkconsumer.sim.calibration import client_cpu_scale
 
 TABLE = ((4.0, 2.0), (16.0, 3.0))
 MEASURED = {"read_ms": 1.0, "read_cpu_ms": 0.3, "write_ms": 2.0, "write_cpu_ms": 0.5,

@@ -216,7 +216,7 @@ class Formation(str, enum.Enum):
 def formation_for(choice: Formation, protocol: str, budget: int) -> Formation:
     """The formation a run uses. Broker groups always start together: they have no retry
     budget to spend on forming the group."""
-    if protocol not in ("zk-range", "zk-leader-range"):
+    if protocol not in ZOOKEEPER_PROTOCOLS:
         return Formation.TOGETHER
     if choice is not Formation.AUTO:
         return choice
