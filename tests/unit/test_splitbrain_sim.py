@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from zkconsumer.scenarios.splitbrain import ScenarioParams
 from zkconsumer.scenarios.timing import Timing
-from zkconsumer.sim.splitbrain import SplitSimSettings, double_owned, simulate_cell
+from zkconsumer.sim.splitbrain.simulate import SplitSimSettings, double_owned, simulate_cell
 from zkconsumer.spark.splitbrain_real import SplitCellKey
 from zkconsumer.spark.splitbrain_validate import judge, rules
 
@@ -72,7 +72,7 @@ def _legacy_model(actions, members=3, retries=1):
 
     from zkconsumer.scenarios.splitbrain import Plan, member_name
     from zkconsumer.sim.calibration import Calibration
-    from zkconsumer.sim.splitbrain_legacy import LegacySplitModel
+    from zkconsumer.sim.splitbrain.legacy import LegacySplitModel
 
     cal = Calibration(client_read_cpu_ms=100.0, fetcher_stop_min_ms=0.0,
                       fetcher_stop_max_ms=0.0, watch_delivery_ms=0.0, zk_connect_ms=0.0)

@@ -282,7 +282,7 @@ def _real(spark: Any, cells: list[Any], params: ScenarioParams, timing: Timing,
 def _sim(spark: Any, cells: list[Any], params: ScenarioParams, timing: Timing,
          args: argparse.Namespace) -> list[dict]:
     from zkconsumer.sim import Calibration
-    from zkconsumer.sim.splitbrain import SplitSimSettings, simulate_cell
+    from zkconsumer.sim.splitbrain.simulate import SplitSimSettings, simulate_cell
 
     cal = Calibration.load(args.calibration) if args.calibration else Calibration()
     settings = SplitSimSettings(calibration=cal, timing=timing, params=params, tasks=args.tasks,
