@@ -45,7 +45,7 @@ from zkconsumer.scenarios.timing import Timing
 from zkconsumer.sim.calibration import Calibration
 from zkconsumer.sim.splitbrain.formation import p_formed
 from zkconsumer.sim.splitbrain.simulate import SplitSimSettings, simulate_cell
-from zkconsumer.spark.splitbrain_real import SplitCellKey
+from zkconsumer.spark.splitbrain.real import SplitCellKey
 from zkconsumer.tables import median
 
 log = logging.getLogger(__name__)

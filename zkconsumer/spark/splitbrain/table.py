@@ -4,7 +4,7 @@
 Aggregation is Spark's (medians and sums per mode, protocol, scenario, N, P); only the aggregate
 comes back to the driver, over the measured runs. A row with ``applicable = false`` is a cell the
 scenario has no meaning for, with the reason; a run whose group did not form, or that failed,
-carries its reason too (:mod:`.splitbrain_outcome`); their metrics are null.
+carries its reason too (:mod:`.outcome`); their metrics are null.
 """
 
 from __future__ import annotations
@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from zkconsumer.results.portable import portable_command
-from zkconsumer.spark.splitbrain_outcome import (
+from zkconsumer.spark.splitbrain.outcome import (
     KEYS,
     ORDER,
     Outcome,

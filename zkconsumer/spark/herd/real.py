@@ -2,18 +2,19 @@
 
 For each cell of the grid (protocol x N x P x event x seed), one after another:
 
-1. create the topic and the run directory in ZooKeeper (:mod:`.control`), start a steady
-   producer here on the driver (what the broker acknowledged is the reference for ``lost``);
+1. create the topic and the run directory in ZooKeeper (:mod:`zkconsumer.spark.task_control`),
+   start a steady producer here on the driver (what the broker acknowledged is the reference
+   for ``lost``);
 2. run one Spark stage of ``tasks`` tasks in barrier mode (all tasks are scheduled together or
    none: they wait for each other on the ZooKeeper barrier, so a task left waiting for a free
-   slot would deadlock the run); each hosts its share of the members (:mod:`.real_task`);
+   slot would deadlock the run); each hosts its share of the members (:mod:`.task`);
 3. when task 0 reports the group settled after the event, stop producing and publish the last
    acknowledged offsets, so the tasks can drain; the tasks return their records as rows, which
    go straight to ``OUT/records/<run>`` (Parquet) together with ``OUT/produced/<run>`` and
    the event window ``OUT/windows/<run>.json``: the
    stage runs exactly once (a cached DataFrame could be evicted and recomputed, which would
    rerun the consumers), and the raw observations stay beside the table for auditing;
-4. at the end, :func:`.real_metrics.metrics_table` computes every run's metrics with Spark.
+4. at the end, :func:`.metrics.metrics_table` computes every run's metrics with Spark.
 
 ZooKeeper and the broker must be reachable from the executors: on a cluster pass ``--zk`` and
 ``--bootstrap`` (or set ``ZKCONSUMER_ZK``/``ZKCONSUMER_BOOTSTRAP``); without them the driver
@@ -35,10 +36,10 @@ from typing import Any
 from zkconsumer.lab.drivers import get_driver
 from zkconsumer.lab.producer import SteadyProducer
 from zkconsumer.lab.spec import Timing
-from zkconsumer.spark.control import RunDirectory, stop_producing
-from zkconsumer.spark.grid import Cell
-from zkconsumer.spark.real_metrics import PRODUCED_DDL, WINDOW_DDL, metrics_table
-from zkconsumer.spark.real_task import RECORD_DDL, RealCell, run_task
+from zkconsumer.spark.herd.grid import Cell
+from zkconsumer.spark.herd.metrics import PRODUCED_DDL, WINDOW_DDL, metrics_table
+from zkconsumer.spark.herd.task import RECORD_DDL, RealCell, run_task
+from zkconsumer.spark.task_control import RunDirectory, stop_producing
 
 log = logging.getLogger(__name__)
 

@@ -2,14 +2,14 @@
 
 Every task starts its share of the members (threads), each behind its own fault proxy on its
 coordination side (ZooKeeper for ``zk-*``, the broker for broker groups; a ZooKeeper member's
-fetchers reach the broker directly), checks in at the run directory's barrier and publishes
-what its members fetch (:mod:`.control`). Task 0 waits for the whole group to be stable and
-announces the event instant a second ahead; then every task applies *its own members'* actions
-of the scenario plan (:mod:`zkconsumer.scenarios.splitbrain`) at their offsets from that
-instant: cut, heal, delay, join, leave. Task 0 ends the observation when the group is stable
-again or nothing has changed anywhere for ``idle_s`` (a group that gave up changes nothing),
-reads the verify tool's verdict (ZooKeeper groups), and if the group is not stable applies a
-*repair* event (one more join, at most three times) so that every record can still be
+fetchers reach the broker directly), checks in at the run directory's barrier and publishes what
+its members fetch (:mod:`zkconsumer.spark.task_control`). Task 0 waits for the whole group to be
+stable and announces the event instant a second ahead; then every task applies *its own
+members'* actions of the scenario plan (:mod:`zkconsumer.scenarios.splitbrain`) at their offsets
+from that instant: cut, heal, delay, join, leave. Task 0 ends the observation when the group is
+stable again or nothing has changed anywhere for ``idle_s`` (a group that gave up changes
+nothing), reads the verify tool's verdict (ZooKeeper groups), and if the group is not stable
+applies a *repair* event (one more join, at most three times) so that every record can still be
 delivered; then, as in the herd job, the driver stops producing and the tasks drain and stop.
 Tasks return their members' raw records.
 """
@@ -38,7 +38,8 @@ from zkconsumer.scenarios.splitbrain import (
     task_of,
 )
 from zkconsumer.scenarios.timing import Timing
-from zkconsumer.spark.control import (
+from zkconsumer.spark.splitbrain.outcome import FORMATION_TIMED_OUT
+from zkconsumer.spark.task_control import (
     FORMED,
     STATUS_INTERVAL_S,
     RunDirectory,
@@ -50,7 +51,6 @@ from zkconsumer.spark.control import (
     group_stable,
     wait_for,
 )
-from zkconsumer.spark.splitbrain_outcome import FORMATION_TIMED_OUT
 
 log = logging.getLogger(__name__)
 

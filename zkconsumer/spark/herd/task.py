@@ -1,12 +1,12 @@
 """What one Spark task of ``--mode real`` does: host its share of real connectors.
 
 A task starts its members (threads; the crash victim in its own process so that its crash is a
-SIGKILL), checks in at the ZooKeeper barrier, and publishes what its members fetch every
-half second (:mod:`.control`). Task 0 also runs the scenario: once the whole group is stable it
-applies the event (it hosts the joiner and the victim), waits until the whole group is stable
-again, and after the driver stopped producing, until everything was delivered; then it tells
-every task to stop. Each task then returns its members' records as rows: the executors' files
-are never read by the driver (on a cluster it could not).
+SIGKILL), checks in at the ZooKeeper barrier, and publishes what its members fetch every half
+second (:mod:`zkconsumer.spark.task_control`). Task 0 also runs the scenario: once the whole
+group is stable it applies the event (it hosts the joiner and the victim), waits until the whole
+group is stable again, and after the driver stopped producing, until everything was delivered;
+then it tells every task to stop. Each task then returns its members' records as rows: the
+executors' files are never read by the driver (on a cluster it could not).
 """
 
 from __future__ import annotations
@@ -25,7 +25,7 @@ from zkconsumer.lab.group import LabGroup
 from zkconsumer.lab.intervals import build_intervals, fetchers_at
 from zkconsumer.lab.records import Timeline
 from zkconsumer.lab.spec import Timing
-from zkconsumer.spark.control import (
+from zkconsumer.spark.task_control import (
     FORMED,
     STATUS_INTERVAL_S,
     RunDirectory,
