@@ -87,6 +87,8 @@ ONE_HOME = {
     "parse_mntr": "zkconsumer.lab.mntr",
     "Timing": "zkconsumer.scenarios.timing",
     "ScenarioParams": "zkconsumer.scenarios.splitbrain",
+    "host_task": "zkconsumer.spark.task_host",
+    "run_stage": "zkconsumer.spark.task_host",
 }
 
 

@@ -40,6 +40,7 @@ from zkconsumer.spark.herd.grid import Cell
 from zkconsumer.spark.herd.metrics import PRODUCED_DDL, WINDOW_DDL, metrics_table
 from zkconsumer.spark.herd.task import RECORD_DDL, RealCell, run_task
 from zkconsumer.spark.task_control import RunDirectory, stop_producing
+from zkconsumer.spark.task_host import run_stage
 
 log = logging.getLogger(__name__)
 
@@ -59,13 +60,6 @@ class RealSettings:
         t = self.timing
         return replace(t, formation_deadline_s=t.formation_deadline_s + members * 2.0,
                        event_deadline_s=t.event_deadline_s + members * 1.0)
-
-
-def _job(cell: RealCell) -> Any:
-    def body(it: Any) -> Any:
-        for task in it:
-            yield from run_task(task, cell)
-    return body
 
 
 def run_cell(spark: Any, cell: Cell, settings: RealSettings) -> tuple[Any, Any, dict[str, Any]]:
@@ -96,11 +90,9 @@ def run_cell(spark: Any, cell: Cell, settings: RealSettings) -> tuple[Any, Any, 
                                    name=f"spark-producer-{run_id}", daemon=True)
         stopper.start()
         started = time.time()
+        records_path = f"{settings.out_dir}/records/{run_id}"
         try:
-            sc = spark.sparkContext
-            rdd = sc.parallelize(range(tasks), tasks).barrier().mapPartitions(_job(rc))
-            records_path = f"{settings.out_dir}/records/{run_id}"
-            spark.createDataFrame(rdd, RECORD_DDL).write.mode("overwrite").parquet(records_path)
+            run_stage(spark, tasks, run_task, rc, RECORD_DDL, records_path)
         finally:
             producer.stop()
             stopper.join(5)
@@ -111,7 +103,7 @@ def run_cell(spark: Any, cell: Cell, settings: RealSettings) -> tuple[Any, Any, 
     count = records.count()
     acked = [(run_id, p.partition, p.offset, p.seq) for p in producer.produced]
     produced_path = f"{settings.out_dir}/produced/{run_id}"
-    (spark.createDataFrame(sc.parallelize(acked, max(1, tasks)), PRODUCED_DDL)
+    (spark.createDataFrame(spark.sparkContext.parallelize(acked, max(1, tasks)), PRODUCED_DDL)
      .write.mode("overwrite").parquet(produced_path))
     produced = spark.read.parquet(produced_path)
     event_ts, settled_ts = done.get("event_ts"), done.get("settled_ts")

@@ -40,6 +40,7 @@ from zkconsumer.spark.splitbrain.metrics import Window, process_start_skew_ms, r
 from zkconsumer.spark.splitbrain.outcome import is_formation_outcome
 from zkconsumer.spark.splitbrain.task import RECORD_DDL, SplitCell, run_task, scaled
 from zkconsumer.spark.task_control import RunDirectory, stop_producing
+from zkconsumer.spark.task_host import run_stage
 
 log = logging.getLogger(__name__)
 
@@ -138,9 +139,7 @@ def run_real_cell(spark: Any, key: SplitCellKey, s: RealSettings) -> dict[str, A
                                    name=f"split-producer-{run_id}", daemon=True)
         stopper.start()
         try:
-            sc = spark.sparkContext
-            rdd = sc.parallelize(range(tasks), tasks).barrier().mapPartitions(_job(cell))
-            spark.createDataFrame(rdd, RECORD_DDL).write.mode("overwrite").parquet(records_path)
+            run_stage(spark, tasks, run_task, cell, RECORD_DDL, records_path)
         finally:
             producer.stop()
             stopper.join(5)
@@ -204,10 +203,3 @@ def metrics_of(raws: Any, ctx: dict[str, Any]) -> dict[str, Any]:
                       committed=ctx.get("committed"))
     return {**out, "process_start_skew_ms": process_start_skew_ms(records, pl.initial,
                                                                   ctx["tasks"])}
-
-
-def _job(cell: SplitCell) -> Any:
-    def body(it: Any) -> Any:
-        for task in it:
-            yield from run_task(task, cell)
-    return body
