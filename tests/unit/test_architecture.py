@@ -89,6 +89,8 @@ ONE_HOME = {
     "ScenarioParams": "zkconsumer.scenarios.splitbrain",
     "host_task": "zkconsumer.spark.task_host",
     "run_stage": "zkconsumer.spark.task_host",
+    "write_tables": "zkconsumer.spark.summary",
+    "summary_text": "zkconsumer.spark.summary",
 }
 
 

@@ -218,13 +218,16 @@ def _real(spark: Any, grid: Any, args: argparse.Namespace, timing: Timing
 
 def _write(df: Any, out: Path, args: argparse.Namespace, notes: list[str], started: float
            ) -> int:
-    from zkconsumer.spark.herd.summary import write_summary
-    from zkconsumer.spark.herd.tables import write_tables
+    from zkconsumer.spark.herd.summary import aggregate, summary_markdown, write_plots
+    from zkconsumer.spark.herd.tables import TABLE_COLUMNS, TABLE_ORDER
+    from zkconsumer.spark.summary import write_summary, write_tables
 
-    written = write_tables(df, out)
+    written = write_tables(df, out, TABLE_COLUMNS, TABLE_ORDER)
     elapsed = time.perf_counter() - started
     notes = [*notes, f"Wall time of the job: {elapsed:.1f} s."]
-    written += write_summary(df, out, f"Herd sweep ({args.mode})", command_line(args), notes)
+    aggregates = aggregate(df)
+    text = summary_markdown(aggregates, f"Herd sweep ({args.mode})", command_line(args), notes)
+    written += write_summary(out, text, lambda: write_plots(aggregates, out))
     print((out / "summary.md").read_text())
     for path in written:
         print(f"wrote {path}")

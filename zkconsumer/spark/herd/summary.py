@@ -1,4 +1,4 @@
-"""``summary.md`` and the plots of a sweep, from Spark aggregates (never the raw rows).
+"""The herd sweep's summary table and plots, from Spark aggregates (never the raw rows).
 
 The table is grouped by (mode, protocol, partitions, event, members) in Spark; only the
 aggregate, one line per group, comes back to the driver to be printed and plotted. Plots: per
@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from zkconsumer.results.plotting import pyplot
-from zkconsumer.results.portable import portable_command
+from zkconsumer.spark.summary import summary_text
 from zkconsumer.tables import fmt
 
 log = logging.getLogger(__name__)
@@ -48,26 +48,25 @@ def aggregate(df: Any) -> list[dict[str, Any]]:
     return [r.asDict() for r in agg.collect()]
 
 
+LEGEND = ("Medians over seeds; `max att.` is the worst seed; `lost` and `failed` are sums. "
+          "Rows marked * are simulated only (no broker here implements the protocol).")
+HEADER = ("mode", "protocol", "P", "event", "N", "runs", "requests/event", "attempts", "max att.",
+          "conflicts", "time to stable (s)", "paused", "failed", "lost", "unstable")
+# the aggregates after the cell's key, in table order
+FIGURES = ("requests", "attempts", "max_attempts", "conflicts", "time_to_stable_s",
+           "members_paused", "failed_rebalances", "lost", "unstable")
+
+
 def summary_markdown(aggregates: Sequence[dict[str, Any]], title: str,
                      command: str | None = None, notes: Sequence[str] = ()) -> str:
-    lines = [f"# {title}", ""]
-    if command:
-        lines += ["Reproduce:", "", "```", portable_command(command), "```", ""]
-    lines += list(notes) + ([""] if notes else [])
-    lines += ["Medians over seeds; `max att.` is the worst seed; `lost` and `failed` are sums. "
-              "Rows marked * are simulated only (no broker here implements the protocol).", ""]
-    header = ("| mode | protocol | P | event | N | runs | requests/event | attempts | max att. | "
-              "conflicts | time to stable (s) | paused | failed | lost | unstable |")
-    lines += [header, "|" + "|".join(["---"] * (header.count("|") - 1)) + "|"]
+    """The summary (:func:`zkconsumer.spark.summary.summary_text`): one table row per group."""
+    rows = []
     for a in aggregates:
         star = "*" if a.get("simulated_only") else ""
-        cells = [fmt(a[k], 1 if k == "conflicts" else 2, thousands=True) for k in (
-            "requests", "attempts", "max_attempts", "conflicts", "time_to_stable_s",
-            "members_paused", "failed_rebalances", "lost", "unstable")]
-        lines.append(
-            f"| {a['mode']} | {a['protocol']}{star} | {a['partitions']} | {a['event']} | "
-            f"{a['members']:,} | {a['runs']} | " + " | ".join(cells) + " |")
-    return "\n".join(lines) + "\n"
+        rows.append([a["mode"], f"{a['protocol']}{star}", str(a["partitions"]), a["event"],
+                     f"{a['members']:,}", str(a["runs"]),
+                     *(fmt(a[k], 1 if k == "conflicts" else 2, thousands=True) for k in FIGURES)])
+    return summary_text(title, command, notes, LEGEND, HEADER, rows)
 
 
 def write_plots(aggregates: Sequence[dict[str, Any]], out_dir: Path, prefix: str = ""
@@ -110,16 +109,3 @@ def write_plots(aggregates: Sequence[dict[str, Any]], out_dir: Path, prefix: str
         written.append(path)
     return written
 
-
-def write_summary(df: Any, out_dir: Path, title: str, command: str | None = None,
-                  notes: Sequence[str] = ()) -> list[Path]:
-    """``summary.md`` and the plots; returns the paths written."""
-    aggregates = aggregate(df)
-    path = out_dir / "summary.md"
-    path.write_text(summary_markdown(aggregates, title, command, notes))
-    written = [path]
-    try:
-        written += write_plots(aggregates, out_dir)
-    except Exception:  # the plots are a view; the table and summary are on disk already
-        log.exception("plotting failed; sweep.parquet, sweep.csv and summary.md are complete")
-    return written

@@ -303,13 +303,26 @@ def _write(spark: Any, rows: list[dict], out: Path, args: argparse.Namespace,
     (:func:`.exit_status`: lost records or failed runs, never a group that did not form)."""
     import dataclasses
 
-    from zkconsumer.spark.splitbrain.table import rows_to_df, write_summary, write_tables
+    from zkconsumer.spark.splitbrain.outcome import outcome_rows
+    from zkconsumer.spark.splitbrain.table import (
+        TABLE_COLUMNS,
+        TABLE_ORDER,
+        aggregate,
+        rows_to_df,
+        summary_markdown,
+        write_plots,
+    )
+    from zkconsumer.spark.summary import write_summary, write_tables
 
     df = rows_to_df(spark, rows).cache()
-    written = write_tables(df, out)
+    written = write_tables(df, out, TABLE_COLUMNS, TABLE_ORDER)
     notes = [*notes, f"Wall time of the job: {time.perf_counter() - started:.1f} s."]
-    written += write_summary(df, rows, out, f"Split brain at scale ({args.mode})",
-                             command_line(args), notes)
+    # measured runs aggregated by Spark from ``df``; the others, few, listed from ``rows``
+    text = summary_markdown(aggregate(df), outcome_rows(rows),
+                            f"Split brain at scale ({args.mode})", command_line(args), notes)
+    # every measured run of a cell is a point of its curve (the give-ups of a stuck group too)
+    written += write_summary(out, text,
+                             lambda: write_plots(aggregate(df, by_outcome=False), out))
     counts = tally(rows)
     write_provenance(out, dataclasses.replace(
         prov, extra={**prov.extra, "runs": counts.runs, "lost_runs": counts.lost,
