@@ -42,8 +42,8 @@ def register(sub: Any) -> None:
         "validate", help="the simulator against real runs (requests, attempts, time to stable)",
         description="Simulate every real row of a real-mode sweep (same protocol, N, P, "
                     "event, seed and settings) and compare the medians with the plan's "
-                    "tolerances (default: requests within 10%%, attempts equal, time to stable "
-                    "within 20%%).")
+                    "tolerances (default: requests within 10%, attempts equal, time to stable "
+                    "within 20%).")
     val.add_argument("--real", required=True, type=Path, action="append",
                      help="a real-mode output directory (its sweep.csv); may repeat")
     val.add_argument("--calibration", type=Path, default=None,
