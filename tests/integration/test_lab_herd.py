@@ -17,8 +17,8 @@ from pathlib import Path
 import pytest
 
 from zkconsumer.cli import experiment
-from zkconsumer.lab.herd import run_herd
-from zkconsumer.lab.herd_spec import HERD_TIMING, HerdSpec
+from zkconsumer.lab.herd.run import run_herd
+from zkconsumer.lab.herd.spec import HERD_TIMING, HerdSpec
 
 PNG_MAGIC = b"\x89PNG\r\n\x1a\n"
 SIZES = (4, 8, 16, 32, 64)

@@ -1,6 +1,6 @@
 """The leader mode in the lab's own scenarios (small groups): no herd, no split brain.
 
-The same harness and metrics as the legacy runs (``lab/herd.py``, ``lab/splitbrain``); the full
+The same harness and metrics as the legacy runs (``lab/herd/run.py``, ``lab/splitbrain``); the full
 sweeps and their figures are in ``docs/leader.md``.
 """
 
@@ -10,8 +10,8 @@ from dataclasses import replace
 
 import pytest
 
-from zkconsumer.lab.herd import run_herd
-from zkconsumer.lab.herd_spec import HERD_TIMING, HerdSpec
+from zkconsumer.lab.herd.run import run_herd
+from zkconsumer.lab.herd.spec import HERD_TIMING, HerdSpec
 from zkconsumer.lab.runner import Servers
 from zkconsumer.lab.spec import RunStatus
 from zkconsumer.lab.splitbrain import SplitBrainSpec, run_stale_view, run_zombie

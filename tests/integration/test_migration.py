@@ -7,7 +7,7 @@ pinned on Apache Kafka 0.10.2 and 2.4.1 in ``test_kafka_broker.py``.)"""
 
 from __future__ import annotations
 
-from zkconsumer.lab.migration import MigrationSpec, run_migration
+from zkconsumer.lab.migration.run import MigrationSpec, run_migration
 from zkconsumer.lab.spec import Timing
 
 

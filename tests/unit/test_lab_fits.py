@@ -6,7 +6,7 @@ import math
 
 import pytest
 
-from zkconsumer.lab.fits import loglog_fit
+from zkconsumer.lab.herd.fits import loglog_fit
 
 
 def test_exact_power_laws_give_their_exponent() -> None:

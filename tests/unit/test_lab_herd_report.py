@@ -7,8 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from zkconsumer.lab.herd_report import read_herd_results, summary_table, write_herd_outputs
-from zkconsumer.lab.herd_spec import HerdResult, HerdSpec, fit_runs
+from zkconsumer.lab.herd.report import read_herd_results, summary_table, write_herd_outputs
+from zkconsumer.lab.herd.spec import HerdResult, HerdSpec, fit_runs
 from zkconsumer.lab.spec import RunResult
 
 PNG_MAGIC = b"\x89PNG\r\n\x1a\n"

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from zkconsumer.lab import herd_settle as settle
+from zkconsumer.lab.herd import settle
 from zkconsumer.lab.records import (
     Coord,
     CoordEvent,

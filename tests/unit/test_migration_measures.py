@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from zkconsumer.lab.migration import PLANS, MigrationSpec, duplicates_between, rewind
+from zkconsumer.lab.migration.run import PLANS, MigrationSpec, duplicates_between, rewind
 from zkconsumer.lab.records import Delivery
 from zkconsumer.results.figures.migration import phase_rows, summary_rows
 

@@ -15,10 +15,10 @@ from typing import Any
 
 from zkconsumer import __version__
 from zkconsumer.cli.console import show
-from zkconsumer.lab.herd import run_herd
-from zkconsumer.lab.herd_report import fits_table, write_herd_outputs
-from zkconsumer.lab.herd_report import summary_table as herd_table
-from zkconsumer.lab.herd_spec import HerdSpec
+from zkconsumer.lab.herd.report import fits_table, write_herd_outputs
+from zkconsumer.lab.herd.report import summary_table as herd_table
+from zkconsumer.lab.herd.run import run_herd
+from zkconsumer.lab.herd.spec import HerdSpec
 from zkconsumer.lab.splitbrain import SplitBrainSpec, run_split_brain
 from zkconsumer.lab.splitbrain.output import write_outputs as write_split_outputs
 from zkconsumer.lab.splitbrain.report import summary_table as split_table

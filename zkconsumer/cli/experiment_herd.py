@@ -22,9 +22,9 @@ from zkconsumer.cli.console import show
 from zkconsumer.cli.experiment_args import csv_choice, finish_command
 from zkconsumer.lab.broker_option import add_broker_option, broker_named_once
 from zkconsumer.lab.drivers import DRIVERS
-from zkconsumer.lab.herd import run_herd
-from zkconsumer.lab.herd_report import fits_table, write_herd_outputs, write_herd_results
-from zkconsumer.lab.herd_spec import DEFAULT_SIZES, HERD_EVENTS, HERD_TIMING, HerdSpec
+from zkconsumer.lab.herd.report import fits_table, write_herd_outputs, write_herd_results
+from zkconsumer.lab.herd.run import run_herd
+from zkconsumer.lab.herd.spec import DEFAULT_SIZES, HERD_EVENTS, HERD_TIMING, HerdSpec
 from zkconsumer.lab.spec import RunStatus
 from zkconsumer.results.compact import write_compact
 

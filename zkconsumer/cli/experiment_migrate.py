@@ -20,7 +20,7 @@ from pathlib import Path
 from typing import Any
 
 from zkconsumer.cli.experiment_args import csv_choice
-from zkconsumer.lab.migration import PLANS, MigrationError, MigrationSpec, run_migration
+from zkconsumer.lab.migration.run import PLANS, MigrationError, MigrationSpec, run_migration
 from zkconsumer.lab.spec import Timing
 
 RUNS_FILE = "runs.json"

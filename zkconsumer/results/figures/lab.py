@@ -13,8 +13,8 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
-from zkconsumer.lab.herd_report import fits_table
-from zkconsumer.lab.herd_report import summary_table as herd_table
+from zkconsumer.lab.herd.report import fits_table
+from zkconsumer.lab.herd.report import summary_table as herd_table
 from zkconsumer.lab.spec import RunResult, RunStatus
 from zkconsumer.lab.splitbrain.report import summary_table as split_table
 from zkconsumer.results.compact import COMPACT_FILE

@@ -1,6 +1,6 @@
 """When a herd event is over: the settling rules, as pure functions of the members' records.
 
-The sweep (``lab/herd.py``) polls these with the records read so far and the current time;
+The sweep (``lab/herd/run.py``) polls these with the records read so far and the current time;
 they never wait, read a server or touch a member, so each rule is tested on hand-written
 records (``tests/unit/test_lab_herd_settle.py``).
 

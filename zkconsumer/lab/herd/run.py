@@ -48,11 +48,11 @@ from pathlib import Path
 from typing import Any, TextIO
 
 from zkconsumer.admin import create_topic
-from zkconsumer.lab import herd_settle as settle
 from zkconsumer.lab.drivers import Driver, get_driver
 from zkconsumer.lab.group import LabGroup, member_name
-from zkconsumer.lab.herd_servers import HerdServers, herd_servers
-from zkconsumer.lab.herd_spec import (
+from zkconsumer.lab.herd import settle
+from zkconsumer.lab.herd.servers import HerdServers, herd_servers
+from zkconsumer.lab.herd.spec import (
     SCENARIO,
     HerdError,
     HerdResult,

@@ -1,6 +1,6 @@
 """What a herd sweep asks for (HerdSpec), what it found (HerdResult) and the log-log fits.
 
-Plain data, shared by the sweep (``lab/herd.py``), its report (``lab/herd_report.py``), the CLI
+Plain data, shared by the sweep (``lab/herd/run.py``), its report (``lab/herd/report.py``), the CLI
 and the Spark jobs.
 """
 
@@ -12,7 +12,7 @@ from typing import Any
 
 from zkconsumer.lab.drivers import DRIVERS
 from zkconsumer.lab.drivers.broker import STATS_INTERVAL_MS
-from zkconsumer.lab.fits import loglog_fit
+from zkconsumer.lab.herd.fits import loglog_fit
 from zkconsumer.lab.metrics import ZOOKEEPER_FAMILY
 from zkconsumer.lab.spec import RunResult, RunStatus, Timing
 

@@ -15,7 +15,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from zkconsumer.lab.herd_spec import SCENARIO, HerdResult, HerdSpec, fit_runs
+from zkconsumer.lab.herd.spec import SCENARIO, HerdResult, HerdSpec, fit_runs
 from zkconsumer.lab.spec import RunResult, RunStatus
 from zkconsumer.results.plotting import pyplot, save_png
 from zkconsumer.results.portable import portable_command

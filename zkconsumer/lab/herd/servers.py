@@ -11,7 +11,7 @@ import logging
 from collections.abc import Iterator
 from dataclasses import dataclass
 
-from zkconsumer.lab.herd_spec import HerdSpec
+from zkconsumer.lab.herd.spec import HerdSpec
 from zkconsumer.zk import paths
 from zkconsumer.zk.codec import BrokerRegistration, encode_broker
 

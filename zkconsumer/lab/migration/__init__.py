@@ -1,0 +1,1 @@
+"""The migration to broker coordination, run live (``run.py``: ``run_migration``)."""
