@@ -91,6 +91,7 @@ ONE_HOME = {
     "run_stage": "zkconsumer.spark.task_host",
     "write_tables": "zkconsumer.spark.summary",
     "summary_text": "zkconsumer.spark.summary",
+    "member_properties": "zkconsumer.lab.member_config",
 }
 
 

@@ -9,7 +9,7 @@ import pytest
 from zkconsumer.cli import experiment
 from zkconsumer.lab.chaos import ACTION_KINDS, Kind, ScheduleParams, action_counts, build_schedule
 from zkconsumer.lab.chaos.accounting import consumption, parse_member_lines
-from zkconsumer.lab.chaos.member import parse_value
+from zkconsumer.lab.chaos.consumer import parse_value
 from zkconsumer.lab.chaos.schedule import bounds, initial_members
 
 PARAMS = ScheduleParams(session_timeout_s=4.0)

@@ -3,11 +3,19 @@
 A member that may be crashed runs as a process so that the crash is a real SIGKILL: no shutdown
 code runs, its sessions die the way a dead JVM's did, and what it wrote before stays on disk.
 SIGTERM is its clean leave.
+
+Every lab member process starts here. By default it runs one protocol's driver for a
+:class:`~zkconsumer.lab.drivers.MemberSpec`; ``--chaos`` runs the chaos soak's accounting member
+for a :class:`~zkconsumer.lab.chaos.consumer.ChaosMemberSpec` instead, and ``--leave-deadline S``
+turns a clean leave that cannot finish within S seconds (its last commit retries while ZooKeeper
+is unreachable, as the original's did) into a crash instead of a hang.
 """
 
 from __future__ import annotations
 
+import argparse
 import logging
+import os
 import signal
 import sys
 import threading
@@ -41,19 +49,44 @@ def run_member(spec: MemberSpec, stop: threading.Event) -> None:
         writer.close()
 
 
+LEAVE_EXIT_CODE = 3  # a leave that overran its deadline
+
+
+def parse_args(argv: Sequence[str]) -> argparse.Namespace:
+    parser = argparse.ArgumentParser(
+        prog="python -m zkconsumer.lab.member",
+        description="One lab member process; SIGTERM is its clean leave.")
+    parser.add_argument("spec", help="the member's spec as JSON (MemberSpec, or ChaosMemberSpec "
+                                     "with --chaos)")
+    parser.add_argument("--chaos", action="store_true",
+                        help="run the chaos soak's accounting member")
+    parser.add_argument("--leave-deadline", type=float, default=None, metavar="S",
+                        help="exit with code 3 when a clean leave has not finished after S s")
+    return parser.parse_args(argv)
+
+
 def main(argv: Sequence[str] | None = None) -> int:
-    args = list(sys.argv[1:] if argv is None else argv)
-    if len(args) != 1:
-        print("usage: python -m zkconsumer.lab.member '<MemberSpec JSON>'", file=sys.stderr)
-        return 2
+    args = parse_args(list(sys.argv[1:] if argv is None else argv))
     logging.basicConfig(level=logging.WARNING,
                         format="%(asctime)s %(levelname)s %(name)s: %(message)s")
     logging.getLogger("kazoo").setLevel(logging.ERROR)
-    spec = MemberSpec.from_json(args[0])
     stop = threading.Event()
-    signal.signal(signal.SIGTERM, lambda *_: stop.set())
-    signal.signal(signal.SIGINT, lambda *_: stop.set())
-    run_member(spec, stop)
+
+    def leave(*_: object) -> None:
+        stop.set()
+        if args.leave_deadline is not None:
+            timer = threading.Timer(args.leave_deadline, lambda: os._exit(LEAVE_EXIT_CODE))
+            timer.daemon = True
+            timer.start()
+
+    signal.signal(signal.SIGTERM, leave)
+    signal.signal(signal.SIGINT, leave)
+    if args.chaos:
+        from zkconsumer.lab.chaos.consumer import ChaosMemberSpec, run
+
+        run(ChaosMemberSpec.from_json(args.spec), stop)
+    else:
+        run_member(MemberSpec.from_json(args.spec), stop)
     return 0
 
 

@@ -7,7 +7,7 @@ kills against one group, with exact counts of what was lost and duplicated.
 (0, True, 0)
 
 The runner is imported on first use: member processes (``python -m
-zkconsumer.lab.chaos.member``) import this package too and need none of it.
+zkconsumer.lab.member --chaos``) import this package too and need none of it.
 """
 
 from __future__ import annotations

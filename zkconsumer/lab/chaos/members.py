@@ -17,10 +17,14 @@ import sys
 from pathlib import Path
 
 from zkconsumer.faults.proxy import FaultProxy
-from zkconsumer.lab.chaos.member import ChaosMemberSpec
+from zkconsumer.lab.chaos.consumer import ChaosMemberSpec
 from zkconsumer.orphans import die_with_parent
 
 log = logging.getLogger(__name__)
+
+# A chaos member's last commit blocks while ZooKeeper is unreachable (it retries until it
+# succeeds, as the original did); a leave that cannot finish ends as a crash instead of hanging.
+LEAVE_DEADLINE_S = 25.0
 
 
 class MemberLink:
@@ -76,7 +80,8 @@ class ChaosMember:
         env = {**os.environ, "PYTHONUNBUFFERED": "1"}
         with open(self._log_path, "ab") as out:
             self.proc = subprocess.Popen(
-                [sys.executable, "-m", "zkconsumer.lab.chaos.member", self.spec.to_json()],
+                [sys.executable, "-m", "zkconsumer.lab.member", "--chaos",
+                 "--leave-deadline", str(LEAVE_DEADLINE_S), self.spec.to_json()],
                 stdout=out, stderr=subprocess.STDOUT, env=env,
                 preexec_fn=die_with_parent if sys.platform.startswith("linux") else None)
 

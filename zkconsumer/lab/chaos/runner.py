@@ -36,7 +36,7 @@ from kazoo.client import KazooClient
 from zkconsumer.admin import create_topic
 from zkconsumer.admin.groups import verify_group
 from zkconsumer.lab.chaos.broker_keeper import BrokerRegistrationKeeper
-from zkconsumer.lab.chaos.member import ChaosMemberSpec
+from zkconsumer.lab.chaos.consumer import ChaosMemberSpec
 from zkconsumer.lab.chaos.members import ChaosMember, MemberLink
 from zkconsumer.lab.chaos.producer import KeyedProducer
 from zkconsumer.lab.chaos.schedule import (

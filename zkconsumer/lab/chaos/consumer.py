@@ -1,4 +1,4 @@
-"""One chaos member: a connector in its own process (``python -m zkconsumer.lab.chaos.member``).
+"""One chaos member: a connector in its own process (``python -m zkconsumer.lab.member --chaos``).
 
 At-least-once, with exact accounting. Offsets are committed by hand, and only once every record
 taken from the stream so far was written to the member's file: the line is flushed to the
@@ -16,27 +16,25 @@ The file holds one JSON line per record or event::
     {"t": "e", "e": "rebalance_succeeded", "ts": ...}           a connector event
     {"t": "lc", "w": "ready" | "stopped", "ts": ...}            lifecycle
 
-SIGTERM is a clean leave: commit, shut the connector down, exit.
+SIGTERM is a clean leave: commit, shut the connector down, exit (within the leave deadline the
+member process is started with, see :mod:`zkconsumer.lab.member`).
 """
 
 from __future__ import annotations
 
 import json
 import logging
-import os
-import signal
-import sys
 import threading
 import time
-from collections.abc import Sequence
 from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any, TextIO
 
+from zkconsumer.lab.member_config import member_properties
+
 log = logging.getLogger(__name__)
 
 COMMIT_INTERVAL_S = 0.25
-LEAVE_DEADLINE_S = 25.0
 # Connector events worth keeping (the rest are numerous and unused).
 KEPT_EVENTS = frozenset({"rebalance_started", "rebalance_succeeded", "rebalance_failed",
                          "attempt_failed", "owner_conflict", "session_state",
@@ -64,19 +62,13 @@ class ChaosMemberSpec:
 
     def connector_config(self) -> dict[str, object]:
         """Manual commits only: see the module docstring."""
-        return {
-            "zookeeper.connect": self.zk_connect,
-            "group.id": self.group,
-            "consumer.id": self.name,
-            "auto.offset.reset": "smallest",
-            "auto.commit.enable": False,
-            "consumer.timeout.ms": 200,
-            "zookeeper.session.timeout.ms": self.session_timeout_ms,
-            "rebalance.backoff.ms": self.rebalance_backoff_ms,
-            "rebalance.max.retries": self.rebalance_max_retries,
-            "refresh.leader.backoff.ms": 100,
-            "zkconsumer.session.lost.policy": self.session_lost_policy,
-        }
+        return member_properties(
+            zk_connect=self.zk_connect, group=self.group, consumer_id=self.name,
+            session_timeout_ms=self.session_timeout_ms,
+            rebalance_backoff_ms=self.rebalance_backoff_ms,
+            rebalance_max_retries=self.rebalance_max_retries, consumer_timeout_ms=200,
+            extra={"auto.commit.enable": False, "refresh.leader.backoff.ms": 100,
+                   "zkconsumer.session.lost.policy": self.session_lost_policy})
 
 
 class MemberFile:
@@ -177,33 +169,3 @@ def run(spec: ChaosMemberSpec, stop: threading.Event) -> None:
         conn.shutdown()
         out.write({"t": "lc", "w": "stopped", "ts": time.time()})
         out.close()
-
-
-def main(argv: Sequence[str] | None = None) -> int:
-    args = list(sys.argv[1:] if argv is None else argv)
-    if len(args) != 1:
-        print("usage: python -m zkconsumer.lab.chaos.member '<ChaosMemberSpec JSON>'",
-              file=sys.stderr)
-        return 2
-    logging.basicConfig(level=logging.WARNING,
-                        format="%(asctime)s %(levelname)s %(name)s: %(message)s")
-    logging.getLogger("kazoo").setLevel(logging.ERROR)
-    spec = ChaosMemberSpec.from_json(args[0])
-    stop = threading.Event()
-
-    def leave(*_: object) -> None:
-        stop.set()
-        # The last commit blocks while ZooKeeper is unreachable (it retries until it succeeds,
-        # as the original did); a leave that cannot finish ends as a crash instead of hanging.
-        timer = threading.Timer(LEAVE_DEADLINE_S, lambda: os._exit(3))
-        timer.daemon = True
-        timer.start()
-
-    signal.signal(signal.SIGTERM, leave)
-    signal.signal(signal.SIGINT, leave)
-    run(spec, stop)
-    return 0
-
-
-if __name__ == "__main__":
-    sys.exit(main())

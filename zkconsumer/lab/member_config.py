@@ -1,0 +1,30 @@
+"""The connector properties of a lab member: what every experiment's ZooKeeper member shares.
+
+Every member the lab starts (a compare, herd, split-brain or migration member, or a chaos
+member) is a ``ZookeeperConsumerConnector`` in the same group shape: it starts at the earliest
+offset, wakes from its stream at least every ``consumer.timeout.ms`` (so it can be told to stop
+and sample its counters), and runs with the experiment's session timeout and rebalance retry
+budget. The experiment adds only what is its own (the assignor and coordination mode, or the
+chaos member's manual commits).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+
+
+def member_properties(*, zk_connect: str, group: str, consumer_id: str,
+                      session_timeout_ms: int, rebalance_backoff_ms: int,
+                      rebalance_max_retries: int, consumer_timeout_ms: int,
+                      extra: Mapping[str, object] | None = None) -> dict[str, object]:
+    """The member's connector properties; ``extra`` adds (or overrides) the experiment's own."""
+    return {
+        "zookeeper.connect": zk_connect,
+        "group.id": group,
+        "consumer.id": consumer_id,
+        "auto.offset.reset": "smallest",
+        "consumer.timeout.ms": consumer_timeout_ms,
+        "zookeeper.session.timeout.ms": session_timeout_ms,
+        "rebalance.backoff.ms": rebalance_backoff_ms,
+        "rebalance.max.retries": rebalance_max_retries,
+    } | dict(extra or {})
