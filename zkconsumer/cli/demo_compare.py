@@ -32,9 +32,10 @@ from zkconsumer.report.reference import (
     where_reference_is,
 )
 from zkconsumer.results import capture, write_provenance
+from zkconsumer.scenarios.protocols import DEMO
 from zkconsumer.tables import fmt
 
-PROTOCOLS = ("zk-range", "zk-leader-range", "eager-range", "cooperative-sticky")
+PROTOCOLS = DEMO
 EVENTS = ("join", "crash")
 MEMBERS = 3
 PARTITIONS = 6

@@ -12,16 +12,15 @@ require("lab", "zkconsumer.lab")  # before anything that needs it
 
 from zkconsumer.lab.runner import run_experiment
 from zkconsumer.lab.spec import (
-    EVENTS,
     METRIC_NAMES,
     PROTOCOLS,
-    Event,
     ExperimentSpec,
     RunResult,
     RunSpec,
     RunStatus,
     Timing,
 )
+from zkconsumer.scenarios.protocols import EVENTS, Event
 
 __all__ = [
     "EVENTS", "METRIC_NAMES", "PROTOCOLS", "Event", "ExperimentSpec", "RunResult", "RunSpec",

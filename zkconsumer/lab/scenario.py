@@ -17,7 +17,7 @@ import logging
 import time
 
 from zkconsumer.lab.group import LabGroup, member_name
-from zkconsumer.lab.spec import Event
+from zkconsumer.scenarios.protocols import Event
 
 log = logging.getLogger(__name__)
 

@@ -11,16 +11,8 @@ from dataclasses import asdict, dataclass, field, fields
 from typing import Any
 
 from zkconsumer.lab.protocols import PROTOCOLS
+from zkconsumer.scenarios.protocols import EVENTS
 from zkconsumer.scenarios.timing import Timing
-
-
-class Event(str, enum.Enum):
-    """Membership events the lab applies to a stable group."""
-
-    JOIN = "join"
-    LEAVE = "leave"
-    CRASH = "crash"
-    ROLLING_BOUNCE = "rolling-bounce"
 
 
 class RunStatus(str, enum.Enum):
@@ -31,8 +23,6 @@ class RunStatus(str, enum.Enum):
     UNSUPPORTED = "unsupported"
     FAILED = "failed"
 
-
-EVENTS = tuple(e.value for e in Event)
 
 # The metric names every measured run carries, in the order the summary shows them.
 METRIC_NAMES = (

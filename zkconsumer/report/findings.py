@@ -14,9 +14,11 @@ from typing import Any
 
 from zkconsumer.report.meta import RunMeta
 from zkconsumer.report.reference import Reference, broker_caveat, where_reference_is
+from zkconsumer.scenarios.protocols import BROKER, COMPARED, of_family
 from zkconsumer.tables import fmt, median
 
-BROKER_PROTOCOLS = ("eager-range", "cooperative-sticky", "static-range")
+# The broker-side protocols of the comparison: their numbers carry the broker's caveat.
+BROKER_PROTOCOLS = of_family(COMPARED, BROKER)
 
 
 @dataclass(frozen=True)

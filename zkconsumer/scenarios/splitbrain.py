@@ -24,12 +24,21 @@ import logging
 import random
 from dataclasses import asdict, dataclass
 
+from zkconsumer.scenarios.protocols import (
+    PROTOCOL_TABLE,
+    SPLIT_BRAIN,
+    SPLIT_BRAIN_SCENARIOS,
+    ZOOKEEPER,
+    of_family,
+)
+
 log = logging.getLogger(__name__)
 
-SCENARIOS = ("zombie", "stale-view", "storm")
-PROTOCOLS = ("zk-range", "zk-leader-range", "eager-range", "cooperative-sticky")
-ZOOKEEPER_PROTOCOLS = ("zk-range", "zk-leader-range")
-BROKER_PROTOCOLS = ("eager-range", "cooperative-sticky")
+SCENARIOS = SPLIT_BRAIN_SCENARIOS
+# The protocols of the split-brain runs at scale, and which scenarios apply to each, come from
+# the protocol table.
+PROTOCOLS = SPLIT_BRAIN
+ZOOKEEPER_PROTOCOLS = of_family(PROTOCOLS, ZOOKEEPER)
 
 ZOMBIE_NOT_APPLICABLE = (
     "broker-coordinated group: the group coordinator and the fetch path are the same broker "
@@ -148,9 +157,9 @@ def not_applicable(protocol: str, scenario: str) -> str | None:
         raise ValueError(f"unknown protocol {protocol!r}; choose from {', '.join(PROTOCOLS)}")
     if scenario not in SCENARIOS:
         raise ValueError(f"unknown scenario {scenario!r}; choose from {', '.join(SCENARIOS)}")
-    if scenario == "zombie" and protocol in BROKER_PROTOCOLS:
-        return ZOMBIE_NOT_APPLICABLE
-    return None
+    if scenario in PROTOCOL_TABLE[protocol].split_brain:
+        return None
+    return ZOMBIE_NOT_APPLICABLE if scenario == "zombie" else f"{scenario} does not apply"
 
 
 def zombie_count(members: int, fraction: float) -> int:

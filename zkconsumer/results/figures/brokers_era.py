@@ -19,10 +19,12 @@ from zkconsumer.lab.splitbrain.report import COLUMNS as SPLIT_COLUMNS
 from zkconsumer.results.compact import COMPACT_FILE
 from zkconsumer.results.provenance import read_provenance
 from zkconsumer.results.registry import Context, figure
+from zkconsumer.scenarios.protocols import BROKER, SPLIT_BRAIN, of_family
 from zkconsumer.tables import fmt, median
 
 SOURCE = "results/brokers"
-BROKER_PROTOCOLS = ("eager-range", "cooperative-sticky")
+# The broker-side protocols of the runs at scale (the herd and split-brain sweeps).
+BROKER_PROTOCOLS = of_family(SPLIT_BRAIN, BROKER)
 HERD_COLUMNS = (
     ("coordination_requests", "requests (clients)"), ("JoinGroup", "JoinGroup"),
     ("SyncGroup", "SyncGroup"), ("Heartbeat", "Heartbeat"),

@@ -28,11 +28,13 @@ from zkconsumer.results.figures.splitbrain import num
 from zkconsumer.results.plotting import pyplot, save_svg
 from zkconsumer.results.provenance import read_provenance
 from zkconsumer.results.registry import Context, figure
+from zkconsumer.scenarios.protocols import COMPARED, PROTOCOL_TABLE, ZOOKEEPER, of_family
 
 HERD_LAB = "lab/herd-zk"
 SCALE_REAL = ("scale/fitting", "scale/validation-1")
 SIM_SWEEP = "scale/sim-sweep"
-LEGACY, LEADER = "zk-range", "zk-leader-range"
+# The two ZooKeeper designs the findings set side by side (the table's compared ones).
+LEGACY, LEADER = of_family(COMPARED, ZOOKEEPER)
 REAL_STYLE = {"marker": "o", "linestyle": "none", "markersize": 6}
 SIM_STYLE = {"marker": "^", "linestyle": "--", "markersize": 5, "markerfacecolor": "none"}
 
@@ -163,8 +165,9 @@ def _herd_plot(ctx: Context, groups: dict[str, list[HerdPoint]], svg: str) -> st
         ax.set_yscale("log")
         ax.set_xlabel("members N before the join")
         ax.grid(True, which="both", alpha=0.3)
-    axes[0].set_title("legacy (zk-range) join: requests", fontsize=9)
-    axes[1].set_title("legacy (zk-range) join: time to stable", fontsize=9)
+    legacy = f"{PROTOCOL_TABLE[LEGACY].label} ({LEGACY}) join"
+    axes[0].set_title(f"{legacy}: requests", fontsize=9)
+    axes[1].set_title(f"{legacy}: time to stable", fontsize=9)
     axes[0].legend(fontsize=7, title="bars: min–max over runs/seeds", title_fontsize=7)
     fig.tight_layout()
     save_svg(fig, ctx.figures / svg)

@@ -30,8 +30,9 @@ from zkconsumer.results.figures.splitbrain import AREA, BROKER, legacy_storms, n
 from zkconsumer.results.figures.splitbrain_text import sizes as sizes_text
 from zkconsumer.results.plotting import pyplot, save_svg
 from zkconsumer.results.registry import Context, figure
+from zkconsumer.scenarios.protocols import COMPARED, PROTOCOL_TABLE
 
-PROTOCOLS = (LEGACY, LEADER, "eager-range", "cooperative-sticky", "static-range")
+PROTOCOLS = COMPARED
 EVENTS = ("join", "leave", "rolling-bounce", "crash")
 PLOTTED_SIM_BUDGETS = 3  # the smallest simulated budgets are drawn; the claim lists every one
 
@@ -344,7 +345,7 @@ def _alternatives_plot(ctx: Context, svg: str) -> str:
             xs = [j + (i - 2) * width for j, c in enumerate(cells) if c is not None]
             sp = [c for c in cells if c is not None]
             n = max((c.n for c in sp), default=0)
-            ax.bar(xs, [c.median for c in sp], width, color=f"C{i}",
+            ax.bar(xs, [c.median for c in sp], width, color=PROTOCOL_TABLE[protocol].colour,
                    yerr=[[c.median - c.low for c in sp], [c.high - c.median for c in sp]],
                    capsize=2, label=f"{protocol}, real ({n} runs per bar)")
     axes[0].set_ylabel("time to stable (s), median, min–max bar")

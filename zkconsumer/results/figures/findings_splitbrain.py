@@ -27,6 +27,7 @@ from zkconsumer.results.figures.splitbrain import AREA, fix_of, num, real_rows, 
 from zkconsumer.results.figures.splitbrain_text import sizes as sizes_text
 from zkconsumer.results.plotting import pyplot, save_svg
 from zkconsumer.results.registry import Context, figure
+from zkconsumer.scenarios.protocols import PROTOCOL_TABLE
 
 ZOMBIE_LAB = "lab/split-zombie"
 STALE_LAB = "lab/split-stale"
@@ -219,7 +220,8 @@ def _zombie_plot(ctx: Context, real: list[ZombieCell], sim: list[ZombieCell], sv
             ax.errorbar([c.members for c in pts], [c.double_owned.median for c in pts],
                         yerr=[[c.double_owned.median - c.double_owned.low for c in pts],
                               [c.double_owned.high - c.double_owned.median for c in pts]],
-                        color=f"C{i}", capsize=3, label=f"{protocol}, simulated (5 seeds)",
+                        color=PROTOCOL_TABLE[protocol].colour, capsize=3,
+                        label=f"{protocol}, simulated (5 seeds)",
                         **SIM_STYLE)
         pts = [c for c in real if c.protocol == protocol]
         if pts:
@@ -229,7 +231,7 @@ def _zombie_plot(ctx: Context, real: list[ZombieCell], sim: list[ZombieCell], sv
                         [c.double_owned.median for c in pts],
                         yerr=[[c.double_owned.median - c.double_owned.low for c in pts],
                               [c.double_owned.high - c.double_owned.median for c in pts]],
-                        color=f"C{i}", capsize=3,
+                        color=PROTOCOL_TABLE[protocol].colour, capsize=3,
                         label=f"{protocol}, real ({sum(c.double_owned.n for c in pts)} runs)",
                         zorder=3, **REAL_STYLE)
     ax.set_xscale("log")

@@ -26,6 +26,7 @@ from zkconsumer.results.figures.findings_text import number, spread
 from zkconsumer.results.figures.lab import load
 from zkconsumer.results.figures.splitbrain import num
 from zkconsumer.results.registry import Context, figure
+from zkconsumer.scenarios.protocols import COMPARED
 
 FAILOVER_LAB = "lab/split-failover"
 
@@ -61,8 +62,7 @@ def _herd_row(ctx: Context) -> str:
 
 
 def _zombie_row(ctx: Context) -> str:
-    small = {(c.protocol, c.source): c for c in real_zombie_small(
-        ctx, (LEGACY, LEADER, "eager-range", "cooperative-sticky", "static-range"))}
+    small = {(c.protocol, c.source): c for c in real_zombie_small(ctx, COMPARED)}
     kafka = LABELS[KAFKA]
     legacy, leader = small.get((LEGACY, kafka)), small.get((LEADER, kafka))
     brokers = [c for (p, src), c in small.items() if src == kafka and p not in (LEGACY, LEADER)]
