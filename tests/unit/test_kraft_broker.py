@@ -73,3 +73,23 @@ def test_the_group_session_follows_the_run_and_the_heartbeat_only_when_asked():
 def test_a_heartbeat_the_broker_would_refuse_is_named(session, heartbeat, message):
     with pytest.raises(ServerError, match=message):
         consumer_group_props(session, heartbeat)
+
+
+def test_meta_json_records_the_kip848_heartbeat_of_a_kafka_4_run_only(tmp_path):
+    import argparse
+
+    from zkconsumer.cli.experiment import kip848_heartbeat
+
+    new, old = _kafka_dir(tmp_path, "4.0.2"), _kafka_dir(tmp_path, "2.4.1")
+    assert kip848_heartbeat(argparse.Namespace(broker=f"kafka:{new}",
+                                               consumer_heartbeat_ms=1000)) == {
+        "consumer_heartbeat_interval_ms": 1000,
+        "consumer_heartbeat_source": "--consumer-heartbeat-ms"}
+    assert kip848_heartbeat(argparse.Namespace(broker=f"kafka:{new}",
+                                               consumer_heartbeat_ms=None)) == {
+        "consumer_heartbeat_interval_ms": 5000, "consumer_heartbeat_source": "broker default"}
+    assert kip848_heartbeat(argparse.Namespace(broker=f"kafka:{old}",
+                                               consumer_heartbeat_ms=None)) == {}
+    assert kip848_heartbeat(argparse.Namespace(broker="tansu", consumer_heartbeat_ms=1000)) == (
+        "--consumer-heartbeat-ms is a setting of the Apache Kafka 4 broker the run starts: give "
+        "--broker kafka:DIR with a Kafka 4 directory")

@@ -62,6 +62,9 @@ class Timing:
     # How often a ZooKeeper member writes its request counters (the herd samples faster so its
     # snapshots can follow the settled group sooner; broker members follow librdkafka's 1 s).
     request_sample_interval_s: float = 1.0
+    # KIP-848 groups' heartbeat interval, a setting of the (Kafka 4) broker the run starts:
+    # group.consumer.heartbeat.interval.ms; None keeps the broker's default (5 s).
+    consumer_heartbeat_interval_ms: int | None = None
 
 
 @dataclass(frozen=True)
@@ -90,6 +93,10 @@ class ExperimentSpec:
     parallel: int = 1  # cells run at once; > 1 only for a quick look (timings disturb each other)
 
     def validate(self) -> None:
+        hb = self.timing.consumer_heartbeat_interval_ms
+        if hb is not None and not 0 < hb < self.timing.session_timeout_ms:
+            raise ValueError(f"the consumer heartbeat interval must be between 0 and the session "
+                             f"timeout ({self.timing.session_timeout_ms} ms), got {hb}")
         if self.parallel < 1:
             raise ValueError(f"--parallel must be >= 1, got {self.parallel}")
         unknown = [p for p in self.protocols if p not in PROTOCOLS]
