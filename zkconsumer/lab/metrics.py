@@ -104,9 +104,9 @@ def members_paused(intervals: Sequence[Interval], w: EventWindow,
 
 def partitions_revoked(intervals: Sequence[Interval], w: EventWindow,
                        leaving: dict[tuple[str, int], float]) -> int:
-    """Partitions whose fetching ended in the window other than by the fetcher's own leaving:
-    what the protocol took away from members that stayed (eager: all of them; incremental:
-    only those that move)."""
+    """Partition stops in the window other than by the fetcher's own leaving: what the protocol
+    took away from members that stayed (one eager round: every partition; an incremental one:
+    only those that move). A partition stopped in two rounds counts twice."""
     count = 0
     for iv in intervals:
         if not (w.start <= iv.end < w.end):
