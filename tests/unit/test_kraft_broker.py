@@ -93,3 +93,15 @@ def test_meta_json_records_the_kip848_heartbeat_of_a_kafka_4_run_only(tmp_path):
     assert kip848_heartbeat(argparse.Namespace(broker="tansu", consumer_heartbeat_ms=1000)) == (
         "--consumer-heartbeat-ms is a setting of the Apache Kafka 4 broker the run starts: give "
         "--broker kafka:DIR with a Kafka 4 directory")
+
+
+def test_only_a_kafka_4_spec_gets_kip848_settings(tmp_path, monkeypatch):
+    from zkconsumer.testing.servers import is_kraft_spec
+
+    monkeypatch.delenv("ZKCONSUMER_BOOTSTRAP", raising=False)
+    new, old = _kafka_dir(tmp_path, "4.0.2"), _kafka_dir(tmp_path, "2.4.1")
+    assert is_kraft_spec(f"kafka:{new}") is True
+    assert [is_kraft_spec(s) for s in (f"kafka:{old}", "tansu", None, "127.0.0.1:9092")] == [
+        False, False, False, False]
+    monkeypatch.setenv("ZKCONSUMER_BOOTSTRAP", f"kafka:{new}")
+    assert is_kraft_spec(None) is True

@@ -85,11 +85,13 @@ def servers_for(spec: ExperimentSpec) -> Iterator[Servers]:
         yield Servers(spec.zk_connect, spec.bootstrap)
         return
     from zkconsumer.testing.kraft import consumer_group_props
-    from zkconsumer.testing.servers import broker_from_env, zookeeper_from_env
+    from zkconsumer.testing.servers import broker_from_env, is_kraft_spec, zookeeper_from_env
 
-    # A Kafka 4 broker also gets the KIP-848 groups' session (the run's) and heartbeat.
-    kraft_props = consumer_group_props(spec.timing.session_timeout_ms,
-                                       spec.timing.consumer_heartbeat_interval_ms)
+    # A Kafka 4 broker also gets the KIP-848 groups' session (the run's) and heartbeat; other
+    # brokers have no such settings, so their runs never depend on them.
+    kraft_props = (consumer_group_props(spec.timing.session_timeout_ms,
+                                        spec.timing.consumer_heartbeat_interval_ms)
+                   if is_kraft_spec(spec.broker) else ())
     with zookeeper_from_env(spec.zk_connect) as zk, broker_from_env(
             zk.connect_string, spec.broker, kafka_props=LAB_KAFKA_PROPS,
             kraft_props=kraft_props) as broker:
