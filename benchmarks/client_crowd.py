@@ -2,7 +2,7 @@
 
 The simulator shares one CPU among the members of a client process (``SimConfig.
 client_processes``); this measures whether a request also costs more CPU when many clients
-are busy in the same process (see :func:`zkconsumer.sim.measure.measure_crowd`). Against an
+are busy in the same process (see :func:`zkconsumer.calibration.measure.measure_crowd`). Against an
 embedded ZooKeeper unless ``--zk`` names one.
 
     .venv/bin/python benchmarks/client_crowd.py
@@ -17,7 +17,7 @@ import json
 import os
 import time
 
-from zkconsumer.sim.measure import (
+from zkconsumer.calibration.measure import (
     CROWD_BURST_S,
     CROWD_ZNODES,
     crowd_cpu_ms,

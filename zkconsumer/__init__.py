@@ -5,7 +5,10 @@ from zkconsumer.connector import ZookeeperConsumerConnector
 from zkconsumer.datapath.records import MessageAndMetadata
 from zkconsumer.datapath.stream import KafkaStream
 from zkconsumer.errors import ConsumerRebalanceFailedException, ConsumerTimeoutException
-from zkconsumer.rebalance.user_listener import ConsumerRebalanceListener, RebalanceListenerBase
+from zkconsumer.membership.rebalance_listener import (
+    ConsumerRebalanceListener,
+    RebalanceListenerBase,
+)
 from zkconsumer.topic_filter import Blacklist, Whitelist
 
 __version__ = "0.1.0"

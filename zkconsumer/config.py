@@ -103,7 +103,7 @@ _PROPERTIES: dict[str, _Spec] = {
     "rebalance.backoff.ms": (
         "rebalance_backoff_ms", _int, lambda v: v["zookeeper_sync_time_ms"], _at_least(0)),
     "refresh.leader.backoff.ms": ("refresh_leader_backoff_ms", _int, 200, _at_least(0)),
-    # Kafka offset storage only (kafka_offsets.py): the coordinator channel and commit retries.
+    # Kafka offset storage only (offsets/kafka.py): the coordinator channel and commit retries.
     "offsets.channel.backoff.ms": ("offsets_channel_backoff_ms", _int, 1000, _at_least(0)),
     "offsets.channel.socket.timeout.ms": (
         "offsets_channel_socket_timeout_ms", _int, 10000, _at_least(1)),

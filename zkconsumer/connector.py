@@ -1,15 +1,17 @@
-"""ZookeeperConsumerConnector: wires session, rebalancer, offsets and fetchers; owns lifecycles.
+"""ZookeeperConsumerConnector: wires session, coordination mode, offsets and fetchers; lifecycles.
 
-The decisions live elsewhere (``rebalance/plan.py``), the ZooKeeper steps in
-``rebalance/attempt.py``, the thread and its retries in ``rebalance/listener.py``. This class
-creates those pieces in the original's order (spec detailed §3.1-3.3), exposes the public API,
-and stops everything in reverse order on :meth:`shutdown` (§3.8).
+The coordination itself is a mode's (``coordination.mode``, looked up in ``modes.py``): the legacy
+mode (``rebalance/``: decisions in ``plan.py``, ZooKeeper steps in ``attempt.py``, the thread in
+``rebalancer.py``) or the leader mode (``coordination/``). The connector drives either through
+``membership.mode.CoordinationMode``. It creates the pieces in the original's order (spec
+detailed §3.1-3.3), exposes the public API, and stops everything in reverse order on
+:meth:`shutdown` (§3.8).
 
 Threads it owns, started by :meth:`start` / ``create_message_streams*`` and never in
-``__init__``: the kazoo session's threads, ``<consumer id>_watcher_executor`` (the rebalancer),
-``kafka-consumer-autocommit-<consumer id>`` (with ``auto.commit.enable``) and, through the
-fetcher manager, the leader finder and fetcher threads. With ``coordination.mode=leader`` the
-``<consumer id>_coordinator`` thread (``zkconsumer/coordination/``) takes the rebalancer's place.
+``__init__``: the kazoo session's threads, the mode's thread (``<consumer id>_watcher_executor``,
+the legacy rebalancer, or ``<consumer id>_coordinator``), ``kafka-consumer-autocommit-<consumer
+id>`` (with ``auto.commit.enable``) and, through the fetchers, the leader finder and fetcher
+threads.
 """
 
 from __future__ import annotations
@@ -22,23 +24,22 @@ import uuid
 from collections.abc import Mapping
 from typing import Any
 
-from zkconsumer.assignors import get_assignor
 from zkconsumer.config import ConsumerConfig
-from zkconsumer.coordination import wiring
-from zkconsumer.coordination.coordinator import Coordinator
-from zkconsumer.datapath.fetcher import FetcherManager
 from zkconsumer.datapath.stream import KafkaStream
 from zkconsumer.errors import MessageStreamsExistException
 from zkconsumer.events import EventBus, EventListener
 from zkconsumer.identity import TopicPartition
-from zkconsumer.kafka_offsets import KafkaOffsetStore
+from zkconsumer.membership import wiring
+from zkconsumer.membership.mode import NOT_JOINED_STATE, CoordinationMode, Fetchers, MemberParts
+from zkconsumer.membership.ownership import Ownership
+from zkconsumer.membership.rebalance_listener import (
+    ConsumerRebalanceListener,
+    as_rebalance_listener,
+)
 from zkconsumer.metrics import RebalanceMetrics, ZkRequestCounter
-from zkconsumer.offsets import AutoCommitter, OffsetStore
-from zkconsumer.rebalance.attempt import RebalanceExecutor
-from zkconsumer.rebalance.listener import Rebalancer, RebalancerState
-from zkconsumer.rebalance.ownership import Ownership
-from zkconsumer.rebalance.triggers import Trigger, WatchSet
-from zkconsumer.rebalance.user_listener import ConsumerRebalanceListener, as_rebalance_listener
+from zkconsumer.modes import get_mode
+from zkconsumer.offsets.auto_commit import AutoCommitter
+from zkconsumer.offsets.store import OffsetStore
 from zkconsumer.subscription import Subscription
 from zkconsumer.topic_filter import TopicFilter
 from zkconsumer.zk import paths
@@ -80,16 +81,12 @@ class ZookeeperConsumerConnector:
         self._listener: ConsumerRebalanceListener | None = None
         self._started = False
         self._session: ZkSession | None = None
-        self._fetchers: FetcherManager | None = None
+        self._fetchers: Fetchers | None = None
         self._offsets: OffsetStore | None = None
         self._auto_commit: AutoCommitter | None = None
-        self._watches: WatchSet | None = None
-        self._rebalancer: Rebalancer | None = None
-        self._executor: RebalanceExecutor | None = None
-        self._coordinator: Coordinator | None = None  # coordination.mode=leader
+        self._mode_spec = get_mode(self.config.coordination_mode)
+        self._mode: CoordinationMode | None = None  # created with the streams
         self._subscription: Subscription | None = None
-        self._lost_timer: threading.Timer | None = None
-        self._timer_lock = threading.Lock()
 
     # --- properties and listeners ----------------------------------------------------------------
 
@@ -135,18 +132,18 @@ class ZookeeperConsumerConnector:
                 return
             if self._shutdown_started.is_set():
                 raise RuntimeError(f"{self._consumer_id} is shut down")
-            cfg = self.config
-            session = wiring.make_session(cfg, self._zk_counter, self._consumer_id)
+            cfg, spec = self.config, self._mode_spec
+            session = wiring.make_session(cfg, self._zk_counter, self._consumer_id,
+                                          spec.session_class)
             session.add_state_listener(self._on_session_event)
             log.info("[%s] Connecting to zookeeper instance at %s", self._consumer_id,
                      cfg.zookeeper_connect)
             session.start()
             self._session = session
-            self._fetchers = wiring.make_fetchers(cfg, self._consumer_id, session)
+            self._fetchers = spec.make_fetchers(cfg, self._consumer_id, session)
             self._fetchers.add_event_listener(self._events.forward)
-            self._offsets = wiring.make_offsets(cfg, session, self._events, self._metrics,
-                                                self._shutdown_started.is_set)
-            self._watches = WatchSet(session, self._on_trigger, self._events)
+            self._offsets = spec.make_offsets(cfg, session, self._events, self._metrics,
+                                              self._shutdown_started.is_set)
             if cfg.auto_commit_enable:
                 self._auto_commit = AutoCommitter(
                     f"kafka-consumer-autocommit-{self._consumer_id}", cfg.auto_commit_interval_ms,
@@ -186,84 +183,27 @@ class ZookeeperConsumerConnector:
         self.start()
 
     def _wire(self, sub: Subscription) -> None:
-        assert self._session and self._fetchers and self._offsets and self._watches
-        self._subscription = sub
-        if wiring.leader_mode(self.config):
-            self._wire_leader(sub)
-            return
-        executor = RebalanceExecutor(
-            consumer_id=self._consumer_id, config=self.config, session=self._session,
-            subscription=sub, ownership=self._ownership, offsets=self._offsets,
-            fetchers=self._fetchers, watches=self._watches,
-            assignor=get_assignor(f"legacy-{self.config.partition_assignment_strategy}"),
-            events=self._events, metrics=self._metrics, listener=self._listener,
-            is_shutting_down=self._shutdown_started.is_set)
-        self._executor = executor
-        self._rebalancer = Rebalancer(self._consumer_id, executor,
-                                      self.config.rebalance_max_retries,
-                                      self.config.rebalance_backoff_ms, self._events,
-                                      self._metrics)
-        executor.register()
-        executor.subscribe()
-        self._rebalancer.start()
-
-    def _wire_leader(self, sub: Subscription) -> None:
-        """``coordination.mode=leader``: the coordinator replaces the rebalancer."""
+        """Create the configured mode for ``sub``: register, watch, start its thread."""
         assert self._session and self._fetchers and self._offsets
-        self._coordinator = Coordinator(
+        self._subscription = sub
+        self._mode = self._mode_spec.create(MemberParts(
             consumer_id=self._consumer_id, config=self.config, session=self._session,
             subscription=sub, ownership=self._ownership, offsets=self._offsets,
             fetchers=self._fetchers, events=self._events, metrics=self._metrics,
-            listener=self._listener, is_shutting_down=self._shutdown_started.is_set)
-        self._coordinator.register()
-        self._coordinator.start()
+            listener=self._listener, is_shutting_down=self._shutdown_started.is_set))
+        self._mode.start()
 
     def _first_rebalance(self) -> None:
-        if self._coordinator is not None:
-            self._coordinator.join_now(wiring.join_timeout_s(self.config))
-            return
-        assert self._rebalancer is not None
-        self._rebalancer.rebalance_now(Trigger.STARTUP)
-
-    def _on_trigger(self, reason: Trigger, detail: str) -> None:
-        rebalancer = self._rebalancer
-        if rebalancer is not None and not self._shutdown_started.is_set():
-            rebalancer.trigger(reason, detail)
+        assert self._mode is not None
+        self._mode.first_rebalance()
 
     def _on_session_event(self, event: SessionEvent) -> None:
-        """kazoo's thread: record and hand over; the rebalancer does the ZooKeeper work."""
+        """kazoo's thread: record and hand over; the mode's thread does the ZooKeeper work."""
         self._events.emit("session_state", state=event.state, session_id=event.session_id,
                           new_session=event.new_session)
-        if self._coordinator is not None:
-            self._coordinator.on_session_event(event)
-            return
-        if event.new_session:
-            self._on_trigger(Trigger.NEW_SESSION, f"0x{event.session_id or 0:x}")
-        if self.config.session_lost_policy == "legacy":
-            return  # the original ignored disconnection: fetchers keep delivering (zombie)
-        with self._timer_lock:  # not self._lock: kazoo's thread must never wait on a caller
-            if self._lost_timer is not None:
-                self._lost_timer.cancel()
-                self._lost_timer = None
-            if event.state in ("LOST", "SUSPENDED") and not self._shutdown_started.is_set():
-                # kazoo reports LOST only once it reaches a server again; count the session
-                # timeout from the disconnection instead, as Curator does. The work runs on
-                # the timer's thread: kazoo's must not block.
-                delay = 0.0 if event.state == "LOST" else \
-                    self.config.zookeeper_session_timeout_ms / 1000.0
-                timer = threading.Timer(delay, self._on_presumed_lost)
-                timer.name = f"{self._consumer_id}-session-lost-timer"
-                timer.daemon = True
-                self._lost_timer = timer
-                timer.start()
-
-    def _on_presumed_lost(self) -> None:
-        session, executor = self._session, self._executor
-        if session is None or session.connected or executor is None:
-            return
-        if not self._shutdown_started.is_set():
-            executor.stop_delivery()
-            self._on_trigger(Trigger.SESSION_LOST, "disconnected for a session timeout")
+        mode = self._mode
+        if mode is not None:
+            mode.on_session_event(event)
 
     # --- offsets, ownership, metrics -------------------------------------------------------------
 
@@ -277,12 +217,9 @@ class ZookeeperConsumerConnector:
         """
         if self._offsets is None:
             return
-        infos = self._ownership.current.infos.values()
-        if isinstance(self._offsets, KafkaOffsetStore):
-            self._offsets.commit_retrying(
-                infos, self.config.offsets_commit_max_retries if retry_on_failure else 0)
-            return
-        self._offsets.commit(infos)
+        self._offsets.commit_retrying(
+            self._ownership.current.infos.values(),
+            self.config.offsets_commit_max_retries if retry_on_failure else 0)
 
     def owned_partitions(self) -> dict[TopicPartition, str]:
         """{TopicPartition: owning thread id} of the current generation."""
@@ -300,7 +237,7 @@ class ZookeeperConsumerConnector:
             }
             for tp, info in sorted(gen.infos.items())
         }
-        rebalancer = self._rebalancer
+        mode = self._mode
         queues = self._subscription.queues() if self._subscription is not None else []
         return {
             "consumer_id": self._consumer_id,
@@ -316,9 +253,9 @@ class ZookeeperConsumerConnector:
             "queued_bytes_peak": sum(q.peak_bytes for q in queues),
             "partitions": partitions,
             "zookeeper": self._zk_counter.snapshot(),
-            "rebalancer_state": (self._coordinator.state if self._coordinator else
-                                 rebalancer.state if rebalancer else RebalancerState.IDLE).value,
-            "coordination": wiring.describe(self._coordinator),
+            "rebalancer_state": mode.state if mode is not None else NOT_JOINED_STATE,
+            "coordination": (mode.describe() if mode is not None
+                             else {"mode": self._mode_spec.name}),
         }
 
     # --- shutdown --------------------------------------------------------------------------------
@@ -338,10 +275,7 @@ class ZookeeperConsumerConnector:
             watchdog.daemon = True
             watchdog.start()
         steps: list[tuple[str, Any]] = [
-            ("watches", lambda: self._watches and self._watches.close()),
-            ("session-lost timer", lambda: self._lost_timer and self._lost_timer.cancel()),
-            ("rebalancer", lambda: self._rebalancer and self._rebalancer.stop(timeout / 2)),
-            ("coordinator", lambda: self._coordinator and self._coordinator.stop(timeout / 2)),
+            ("coordination", lambda: self._mode and self._mode.stop(timeout / 2)),
             ("auto-commit", lambda: self._auto_commit and self._auto_commit.stop(timeout / 4)),
             ("fetchers", lambda: self._fetchers and self._fetchers.stop_connections()),
             ("queues", self._send_shutdown_to_all_queues),
@@ -378,8 +312,8 @@ class ZookeeperConsumerConnector:
         if session is None or self._subscription is None or not session.connected:
             return
         group = self.config.group_id
-        if self._coordinator is not None:  # leader mode: one multi, commit + owner deletion
-            self._coordinator.release_all()
+        if self._mode is not None:
+            self._mode.release_all()
         gen = self._ownership.clear()
         if self._offsets is not None:
             self._offsets.barrier()

@@ -34,3 +34,15 @@ def fmt(value: Any, digits: int | None = None, *, thousands: bool = False,
         places = digits if digits is not None else (1 if abs(value) >= 10 else 2)
         return f"{value:{sep}.{places}f}"
     return f"{int(value):{sep}}"
+
+
+def relative_error(real: float | None, sim: float | None, spec: str = ",.0f",
+                   unit: str = "") -> str:
+    """The simulator's error against a real median, in per cent of the real value; a real 0
+    has no relative error (a percentage of 0 would read as a huge miss), so the absolute
+    difference is printed instead."""
+    if real is None or sim is None:
+        return "—"
+    if real == 0:
+        return f"real 0: off by {format(abs(sim), spec)}{unit}"
+    return f"{100 * abs(sim - real) / abs(real):.0f}%"

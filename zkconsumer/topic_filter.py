@@ -189,3 +189,8 @@ def topic_count_from_registration(consumer_id: str, reg: ConsumerRegistration,
     topic_filter: TopicFilter = (
         Whitelist(regex) if reg.pattern == WHITE_LIST_PATTERN else Blacklist(regex))
     return WildcardTopicCount(consumer_id, topic_filter, streams, exclude_internal_topics)
+
+
+def needs_topic_list(registrations: Iterable[ConsumerRegistration]) -> bool:
+    """Only wildcard members make the reader list ``/brokers/topics``."""
+    return any(reg.is_wildcard for reg in registrations)

@@ -6,26 +6,13 @@ import contextlib
 import threading
 import time
 from collections.abc import Callable, Iterable, Iterator
-from pathlib import Path
 from typing import Any
 
-import pytest
 from kazoo.client import KazooClient
 from kazoo.exceptions import NoNodeError
 
 from zkconsumer import ConsumerConfig, ConsumerTimeoutException, KafkaStream, MessageAndMetadata
-from zkconsumer.testing import shared_kafka_home
 from zkconsumer.zk import codec, paths
-
-
-def required_kafka_home(version: str) -> Path:
-    """The shared Kafka build ``version`` beside this checkout; without it the test fails
-    (the builds are part of the test environment, and CI has them)."""
-    home = shared_kafka_home(version)
-    if home is None:
-        pytest.fail(f"no shared/kafka-{version} beside this checkout: the Kafka builds are part "
-                    "of the test environment (see docs/brokers.md)")
-    return home
 
 
 @contextlib.contextmanager

@@ -14,7 +14,7 @@ from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import pytest
-from connector_helpers import committed, kazoo_for, required_kafka_home, wait_until
+from connector_helpers import committed, kazoo_for, wait_until
 from kazoo.client import KazooClient
 
 from zkconsumer.admin import create_topic, produce
@@ -40,8 +40,8 @@ CONVERGE_S = 60.0
 
 
 @pytest.fixture(scope="module")
-def home() -> Path:
-    return required_kafka_home("0.10.2")
+def home(kafka_build) -> Path:
+    return kafka_build("0.10.2", member_driver=True)
 
 
 @pytest.fixture(scope="module")

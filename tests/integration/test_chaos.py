@@ -10,10 +10,13 @@ from __future__ import annotations
 
 import argparse
 import json
+import re
 import time
 
 from kazoo.client import KazooClient
+from kazoo.exceptions import NodeExistsError
 
+from zkconsumer import __version__
 from zkconsumer.cli import experiment
 from zkconsumer.lab.chaos import ACTION_KINDS
 from zkconsumer.lab.chaos.broker_keeper import BrokerRegistrationKeeper
@@ -75,18 +78,33 @@ def test_chaos_soak_loses_nothing_and_leaves_a_clean_group(tmp_path, capsys):
     # every duplicate is tied to a cause, and the run's provenance sits beside its figures
     run = tmp_path / "run"
     causes = json.loads((run / "duplicate-causes.json").read_text())
+    assert causes["by_cause"]["unexplained"] == 0, causes["by_cause"]
     assert sum(causes["by_cause"].values()) == causes["duplicates"] == report["duplicates"]
     meta = json.loads((run / "meta.json").read_text())
     assert f"--seed {SEED}" in meta["command"] and meta["broker"] == "tansu-0.6.0"
+    versions = meta["extra"]["versions"]
+    assert versions["zkconsumer"] == __version__
+    assert re.fullmatch(r"\d+\.\d+\.\d+", versions["zookeeper"]), versions
+
+
+def register_spare_broker(client: KazooClient, data: bytes) -> int:
+    """Register a broker under the first free id of 950-999 (test_fetcher.py takes 900-949):
+    the create claims the id, so two test processes never share one."""
+    for broker_id in range(950, 1000):
+        try:
+            client.create(paths.broker(broker_id), data, ephemeral=True, makepath=True)
+        except NodeExistsError:
+            continue
+        return broker_id
+    raise AssertionError("broker ids 950-999 are all registered")
 
 
 def test_broker_registration_is_written_again_when_its_session_ends(zk_connect, kazoo_client):
     """A broker whose session expired comes back for the members (as Kafka's re-registered)."""
-    broker_id = 900 + int(time.time()) % 99
-    path = paths.broker(broker_id)
     broker_session = KazooClient(hosts=zk_connect)
     broker_session.start(timeout=15)
-    broker_session.create(path, b'{"version":3}', ephemeral=True, makepath=True)
+    broker_id = register_spare_broker(broker_session, b'{"version":3}')
+    path = paths.broker(broker_id)
     keeper = BrokerRegistrationKeeper(kazoo_client, broker_id).start()
     try:
         broker_session.stop()  # the session ends: its ephemeral registration goes

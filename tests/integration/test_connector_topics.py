@@ -35,6 +35,9 @@ def test_added_partitions_are_picked_up_by_a_rebalance(zk_connect, broker, new_t
                    "messages from old and new partitions")
         assert any(e["type"] == "rebalance_started" and "topic_data" in e["reasons"]
                    for e in a_events), "the topic's data watch triggered the rebalance"
+        for d in drains:
+            d.stop()
+            assert d.errors == []
     finally:
         a.shutdown()
         b.shutdown()
@@ -71,5 +74,7 @@ def test_wildcard_subscription_picks_up_a_new_matching_topic(zk_connect, broker,
                    "messages of both matching topics")
         assert b"x1" not in drain.values()
         assert {m.topic for m in drain.messages} == {first, second}
+        drain.stop()
+        assert drain.errors == []
     finally:
         conn.shutdown()

@@ -9,6 +9,7 @@ import pytest
 from kazoo.client import KazooClient
 
 from zkconsumer.errors import JavaNotFound, ServerError
+from zkconsumer.lab.mntr import PACKETS_PER_MNTR, RECEIVED, PingRate, read_mntr, server_requests
 from zkconsumer.testing import EmbeddedEnsemble, EmbeddedZooKeeper
 from zkconsumer.testing._process import ManagedProcess, free_port
 
@@ -22,6 +23,7 @@ def _client(connect: str, timeout: float = 10.0) -> KazooClient:
 def test_server_answers_four_letter_words_and_keeps_data_across_restart():
     with EmbeddedZooKeeper() as zk:
         assert "zk_server_state\tstandalone" in zk.four_letter("mntr")
+        _measure_the_packets_the_herd_takes_out(zk.connect_string)
         client = _client(zk.connect_string)
         client.create("/kept", b"value")
         client.stop()
@@ -31,6 +33,24 @@ def test_server_answers_four_letter_words_and_keeps_data_across_restart():
         client.stop()
         data_dir = zk.data_dir
     assert not data_dir.exists(), "a temporary data dir must be removed on exit"
+
+
+def _measure_the_packets_the_herd_takes_out(connect: str) -> None:
+    """What ``lab/mntr.py`` subtracts from ``zk_packets_received``, measured on a server no
+    other client uses: two back-to-back ``mntr`` calls differ by ``PACKETS_PER_MNTR``; a
+    session's connect and its close are one packet each; what is left is the requests."""
+    readings = [read_mntr(connect).get(RECEIVED) for _ in range(3)]
+    assert [b - a for a, b in zip(readings, readings[1:], strict=False)] == [PACKETS_PER_MNTR] * 2
+    before = read_mntr(connect)
+    client = _client(connect, timeout=30.0)  # pings only after 10 s idle: none in the window
+    for i in range(3):
+        client.create(f"/counted-{i}")
+    client.stop()  # sends closeSession and waits for its answer
+    client.close()
+    after = read_mntr(connect)
+    counted = server_requests(before, after, PingRate(0.0, 0.0, 0), sessions_opened=1,
+                              sessions_closed=1)
+    assert (counted.packets_received, counted.requests) == (1 + 3 + 1 + PACKETS_PER_MNTR, 3)
 
 
 @pytest.mark.parametrize("asked", [1.0, 60.0])

@@ -61,15 +61,38 @@ def _roundtrip(sock: socket.socket, payload: bytes, timeout: float = 5.0) -> tup
     return got, time.monotonic() - started
 
 
-def test_forwards_unchanged_and_adds_latency_per_direction(echo_server):
-    with FaultProxy("127.0.0.1", echo_server) as proxy:
-        with socket.create_connection(("127.0.0.1", proxy.port)) as sock:
-            got, fast = _roundtrip(sock, b"hello")
-            assert got == b"hello"
-            proxy.set_latency(upstream_ms=150, downstream_ms=100)
-            got, slow = _roundtrip(sock, b"again")
-            assert got == b"again"
-            assert slow >= 0.25 > fast
+def _one_way(sender: socket.socket, receiver: socket.socket, payload: bytes) -> float:
+    """Seconds from sending ``payload`` on one socket to its last byte arriving on the other."""
+    receiver.settimeout(5.0)
+    started = time.monotonic()
+    sender.sendall(payload)
+    got = b""
+    while len(got) < len(payload):
+        chunk = receiver.recv(65536)
+        assert chunk, "the connection ended"
+        got += chunk
+    assert got == payload
+    return time.monotonic() - started
+
+
+def test_forwards_unchanged_and_adds_latency_per_direction():
+    """A delayed byte cannot arrive before its delay: each direction takes at least the latency
+    set on it, measured one way at a time (lower bounds only: how fast an undelayed byte goes
+    depends on the machine). A proxy delaying the wrong direction fails the first pair."""
+    with socket.create_server(("127.0.0.1", 0)) as server, \
+            FaultProxy("127.0.0.1", server.getsockname()[1]) as proxy, \
+            socket.create_connection(("127.0.0.1", proxy.port)) as client:
+        server.settimeout(5.0)
+        peer, _ = server.accept()
+        with peer:
+            _one_way(client, peer, b"hello")
+            _one_way(peer, client, b"hello back")
+            for upstream_ms, downstream_ms in ((300, 0), (0, 300), (150, 100)):
+                proxy.set_latency(upstream_ms=upstream_ms, downstream_ms=downstream_ms)
+                up = _one_way(client, peer, b"up")
+                down = _one_way(peer, client, b"down")
+                assert (up >= upstream_ms / 1000, down >= downstream_ms / 1000) == (True, True), (
+                    upstream_ms, downstream_ms, up, down)
 
 
 def test_pause_holds_traffic_and_resume_delivers_it_in_order(echo_server):

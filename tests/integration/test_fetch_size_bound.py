@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import time
 
-from connector_helpers import fast_config
+from connector_helpers import fast_config, wait_until
 
 from zkconsumer import ZookeeperConsumerConnector
 from zkconsumer.admin import produce
@@ -35,7 +35,10 @@ def test_a_consumer_behind_a_backlog_stays_within_the_bound_and_names_an_oversiz
     try:
         it = iter(conn.create_message_streams({topic: 1})[topic][0])
         got = [next(it)]
-        time.sleep(2.0)  # the fetcher fills the queue and blocks: the backlog stays behind
+        # The fetcher fills the queue and blocks, the backlog staying behind: with each chunk at
+        # most FETCH bytes, more than (CHUNKS - 1) x FETCH queued means CHUNKS chunks, a full queue.
+        wait_until(lambda: conn.metrics()["queued_bytes"] > (CHUNKS - 1) * FETCH, 30,
+                   "the fetcher to fill the chunk queue")
         errors: list[str] = []
         deadline = time.monotonic() + 60
         while (len(got) < 2 * PER_PARTITION or len(errors) < 2) and time.monotonic() < deadline:

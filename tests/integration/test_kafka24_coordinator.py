@@ -24,7 +24,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import pytest
-from connector_helpers import required_kafka_home, wait_until
+from connector_helpers import wait_until
 from kafka_wire import (
     ILLEGAL_GENERATION,
     NONE,
@@ -41,8 +41,8 @@ PARTITIONS = 4
 
 
 @pytest.fixture(scope="module")
-def kafka() -> Iterator[tuple[str, KafkaBroker]]:
-    home = required_kafka_home("2.4.1")
+def kafka(kafka_build) -> Iterator[tuple[str, KafkaBroker]]:
+    home = kafka_build("2.4.1")
     props = ["group.min.session.timeout.ms=500", "offsets.topic.num.partitions=1"]
     with EmbeddedZooKeeper() as zk, KafkaBroker(zk.connect_string, home, props=props) as b:
         yield zk.connect_string, b
@@ -117,14 +117,27 @@ def _settled(*members: Member) -> bool:
             and set().union(*owned) == set(range(PARTITIONS)))
 
 
+def _group_state(bootstrap: str, group: str) -> tuple[str, int] | None:
+    """The coordinator's own view: (state, members), None while it cannot say."""
+    from confluent_kafka import KafkaException
+    from confluent_kafka.admin import AdminClient
+
+    admin = AdminClient({"bootstrap.servers": bootstrap, "log_level": 3})
+    try:
+        found = admin.describe_consumer_groups([group])[group].result(timeout=10)
+    except KafkaException:  # the coordinator is loading or moving
+        return None
+    return found.state.name, len(found.members)
+
+
 def test_a_static_member_restarted_within_its_session_gets_its_partitions_back_alone(
         kafka, topic, unique):
     bootstrap, group = kafka[1].bootstrap, unique("static")
     a = Member(bootstrap, group, topic, instance="static-a").start()
     b = Member(bootstrap, group, topic, instance="static-b").start()
     try:
-        wait_until(lambda: _settled(a, b), 30, "two static members sharing the topic")
-        time.sleep(1.0)  # a steady group: no rebalance in flight
+        wait_until(lambda: _settled(a, b) and _group_state(bootstrap, group) == ("STABLE", 2),
+                   30, "two static members sharing the topic in a stable group")
         before_a, before_b = set(a.owned), set(b.owned)
         restarted = time.time()
         b.close()
@@ -210,7 +223,8 @@ def test_an_evicted_members_late_commit_is_refused_and_the_offset_stays(kafka, t
         assert zombie.sync({zombie.member_id: b""}) == NONE
         assert zombie.commit(topic, 0, 5) == NONE
         # Silent past its 1 s session: the coordinator evicts it (its heartbeat now says so).
-        time.sleep(1.5)
+        wait_until(lambda: _group_state(bootstrap, group) == ("EMPTY", 0), 30,
+                   "the coordinator to evict the silent member")
         assert zombie.heartbeat() == UNKNOWN_MEMBER_ID
 
         took_over = heir.join(SESSION_MS, SESSION_MS)

@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import logging
 import threading
-import time
 
 import pytest
 from connector_helpers import StreamDrain, committed, fast_config, wait_until
@@ -20,14 +19,14 @@ from zkconsumer.admin.kafka_group import commit_broker_offsets, fetch_broker_off
 from zkconsumer.datapath.position import PartitionTopicInfo
 from zkconsumer.events import EventBus
 from zkconsumer.identity import TopicPartition
-from zkconsumer.kafka_offsets import (
+from zkconsumer.lab.splitbrain.proxies import broker_proxy
+from zkconsumer.metrics import RebalanceMetrics, ZkRequestCounter
+from zkconsumer.offsets.kafka import (
     BrokerOffsetChannel,
     KafkaOffsetStore,
     OffsetCommitFailed,
     OffsetFetchInterrupted,
 )
-from zkconsumer.lab.splitbrain.proxies import broker_proxy
-from zkconsumer.metrics import RebalanceMetrics, ZkRequestCounter
 from zkconsumer.zk import codec, paths
 from zkconsumer.zk.session import ZkSession
 
@@ -44,6 +43,7 @@ def _consume(zk_connect, group, topic, want, **overrides):
     finally:
         drain.stop()
         conn.shutdown()
+    assert drain.errors == []  # a drain thread that died would have dropped its stream
     return drain
 
 
@@ -68,7 +68,6 @@ def test_kafka_storage_commits_to_the_broker_only_and_the_next_member_resumes_th
     assert committed(kazoo_client, group, topic, PARTS) == dict.fromkeys(range(PARTS), -1)
     produce(broker.bootstrap, topic, [b"n%d" % i for i in range(10)])
     second = _consume(zk_connect, group, topic, 10, **kafka_only)
-    time.sleep(0.5)
     assert second.values() == {b"n%d" % i for i in range(10)}
     assert _first_offsets(second) == {p: ends[p] for p in _first_offsets(second)}
 
@@ -89,7 +88,6 @@ def test_dual_commit_writes_both_and_a_fetch_takes_the_larger_offset(
     commit_broker_offsets(broker.bootstrap, group, {(topic, 1): in_zk[1] + 7})
     second = _consume(zk_connect, group, topic, 40 - 12, offsets_storage="kafka")
     assert _first_offsets(second) == {0: in_zk[0] + 5, 1: in_zk[1] + 7}
-    time.sleep(0.5)
     assert second.count() == 40 - 12
 
 
@@ -128,7 +126,7 @@ def test_an_unreachable_coordinator_is_retried_then_the_commit_fails_naming_what
         assert store.commit_retrying(_infos(topic, {0: 3, 1: 4}), retries=2) == {
             TopicPartition(topic, 0): 3, TopicPartition(topic, 1): 4}
         proxy.blackhole()
-        caplog.set_level(logging.WARNING, logger="zkconsumer.kafka_offsets")
+        caplog.set_level(logging.WARNING, logger="zkconsumer.offsets.kafka")
         with pytest.raises(OffsetCommitFailed) as err:
             store.commit_retrying(_infos(topic, {0: 9, 1: 11}), retries=2)
         assert f"group {group!r}: offset commit to Kafka failed after 3 attempt(s)" in str(
@@ -149,8 +147,9 @@ def test_an_unreachable_coordinator_is_retried_then_the_commit_fails_naming_what
         # failed by now, so none lands after the next owner's (offsets never go back to them).
         store.barrier()
         assert store.channel.settle(0)
-        store.commit_retrying(_infos(topic, {0: 12, 1: 13}), retries=2)
-        time.sleep(1.0)
+        # synchronous: it returns once the broker stored both (and ZooKeeper was written)
+        assert store.commit_retrying(_infos(topic, {0: 12, 1: 13}), retries=2) == {
+            TopicPartition(topic, 0): 12, TopicPartition(topic, 1): 13}
         stored = fetch_broker_offsets(broker.bootstrap, group, [(topic, 0), (topic, 1)])
         assert stored == {(topic, 0): 12, (topic, 1): 13}
         assert committed(kazoo_client, group, topic, PARTS) == {0: 12, 1: 13}
@@ -171,9 +170,9 @@ def test_a_fetch_retries_until_the_coordinator_answers_and_stops_on_shutdown(
         tps = [TopicPartition(topic, 0), TopicPartition(topic, 1)]
         reader = threading.Thread(target=lambda: got.update(r=store.read(tps)), daemon=True)
         reader.start()
-        time.sleep(3.0)  # two socket timeouts and their back-offs: still waiting
+        # a third request means two of them timed out: the fetch is still waiting
+        wait_until(lambda: store.channel.requests >= 3, 30, "two fetches to time out")
         assert reader.is_alive() and "r" not in got
-        assert store.channel.requests >= 2
         proxy.heal()
         proxy.close_connections()
         reader.join(20)

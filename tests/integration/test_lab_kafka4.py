@@ -11,9 +11,9 @@ from __future__ import annotations
 import argparse
 import json
 from pathlib import Path
+from typing import Any
 
 import pytest
-from connector_helpers import required_kafka_home
 
 from zkconsumer.cli import experiment
 
@@ -29,8 +29,9 @@ def compare(*argv: str) -> int:
 
 @pytest.mark.slow
 @pytest.mark.timeout(600)
-def test_a_join_on_kafka_4_stops_only_what_moves_under_kip848(tmp_path: Path) -> None:
-    home = required_kafka_home("4.0")
+def test_a_join_on_kafka_4_stops_only_what_moves_under_kip848(kafka_build: Any,
+                                                              tmp_path: Path) -> None:
+    home = kafka_build("4.0")
     out = tmp_path / "lab"
     code = compare("--members", "4", "--partitions", "8", "--events", "join",
                    "--protocols", ",".join(PROTOCOLS), "--session-timeout-ms", "6000",

@@ -12,14 +12,14 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from connector_helpers import required_kafka_home
 
 from zkconsumer.lab import ExperimentSpec, RunStatus, Timing, run_experiment
 
 
 @pytest.mark.timeout(180)
-def test_static_membership_on_kafka_0_10_2_cannot_be_requested(tmp_path: Path) -> None:
-    home = required_kafka_home("0.10.2")
+def test_static_membership_on_kafka_0_10_2_cannot_be_requested(tmp_path: Path, kafka_build
+                                                                ) -> None:
+    home = kafka_build("0.10.2")
     spec = ExperimentSpec(protocols=("static-range",), events=("rolling-bounce",), members=2,
                           partitions=4, broker=f"kafka:{home}", out_dir=str(tmp_path),
                           timing=Timing(session_timeout_ms=6000))

@@ -93,7 +93,9 @@ def test_watch_fired_while_its_read_returns_is_set_again(zk_connect, broker, new
 
         # b leaves: range gives a p0, c p1, d p2. Only the published record tells c so.
         conns.pop("b").shutdown()
-        drains.pop("b").stop()
+        left = drains.pop("b")
+        left.stop()
+        assert left.errors == []
         live = {f"{group}_{cid}-0" for cid in conns}
         wait_until(lambda: exactly_one_owner(kazoo_client, group, topic, PARTITIONS, live)
                    and owners(kazoo_client, group, topic)
@@ -108,6 +110,9 @@ def test_watch_fired_while_its_read_returns_is_set_again(zk_connect, broker, new
                    "every message produced after b left to be delivered")
         assert expected <= drains["c"].values() | drains["a"].values() | drains["d"].values()
         assert {v.encode() for v in values[1]} <= drains["c"].values()
+        for d in drains.values():
+            d.stop()
+        assert {cid: d.errors for cid, d in drains.items()} == dict.fromkeys(drains, [])
     finally:
         for d in drains.values():
             d.stop()

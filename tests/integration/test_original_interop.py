@@ -15,11 +15,9 @@ from connector_helpers import fast_config, owners, wait_until
 from kazoo.client import KazooClient
 
 from zkconsumer import Whitelist, ZookeeperConsumerConnector
-from zkconsumer.testing import EmbeddedZooKeeper, KafkaBroker, shared_kafka_home
+from zkconsumer.testing import EmbeddedZooKeeper, KafkaBroker
 from zkconsumer.testing.original import OriginalMember, run_tool
 from zkconsumer.zk import paths
-
-KAFKA = shared_kafka_home("0.10.2")
 
 JAVA_FILTER = r"\p{Lower}+-\Qx.y\E"
 MATCHING = {"abc-x.y": 4, "de-x.y": 2}
@@ -27,10 +25,10 @@ NOT_MATCHING = {"ABC-x.y": 2, "abc-xzy": 2}
 
 
 @pytest.fixture(scope="module")
-def original_cluster():
-    if KAFKA is None:
-        pytest.fail("no shared/kafka-0.10.2 beside this checkout (see docs/brokers.md)")
-    with EmbeddedZooKeeper() as zk, KafkaBroker(zk.connect_string, KAFKA) as broker:
+def original_cluster(kafka_build):
+    """ZooKeeper and a 0.10.2 broker; the broker's ``home`` also runs the original's JVMs."""
+    with EmbeddedZooKeeper() as zk, KafkaBroker(zk.connect_string, kafka_build("0.10.2")
+                                                ) as broker:
         client = KazooClient(hosts=zk.connect_string)
         client.start(timeout=15)
         for topic, n in {**MATCHING, **NOT_MATCHING}.items():
@@ -47,10 +45,11 @@ def _all_owners(client: KazooClient, group: str) -> dict[tuple[str, int], str]:
             for p, o in owners(client, group, t).items()}
 
 
-def test_jvm_and_zkconsumer_members_converge_and_fail_alike(original_cluster):
-    zk_connect, _broker, client = original_cluster
+def test_jvm_and_zkconsumer_members_converge_and_fail_alike(original_cluster, kafka_build):
+    kafka_build("0.10.2", member_driver=True)  # the JVM member below runs through it
+    zk_connect, broker, client = original_cluster
     group = "mixed"
-    jvm = OriginalMember(KAFKA, zk_connect, group, filter=JAVA_FILTER, streams=2, seconds=120,
+    jvm = OriginalMember(broker.home, zk_connect, group, filter=JAVA_FILTER, streams=2, seconds=120,
                          props={"rebalance.max.retries": 2, "rebalance.backoff.ms": 300}).start()
     conn = ZookeeperConsumerConnector(fast_config(
         zk_connect, group, consumer_id="py", rebalance_max_retries=2, rebalance_backoff_ms=300))
@@ -124,7 +123,7 @@ def test_offset_checker_and_export_print_what_the_original_tools_print(original_
     # Default topics (the owners' children), chosen topics with broker info, and a topic
     # without an offsets znode (where the original exits).
     for extra in ([], ["--topic", "abc-x.y", "--broker-info"], ["--topic", "abc-x.y,de-x.y"]):
-        original = run_tool(KAFKA, checker, "--zookeeper", zk_connect, "--group", "tools",
+        original = run_tool(broker.home, checker, "--zookeeper", zk_connect, "--group", "tools",
                             *extra).stdout
         assert ours("groups", "describe", "--zk", zk_connect, "--group", "tools",
                     *extra) == original
@@ -144,7 +143,7 @@ def test_offset_checker_and_export_print_what_the_original_tools_print(original_
 
     for groups in ([], ["--group", long_group, "--group", "tools"]):
         theirs, mine = tmp_path / "theirs.txt", tmp_path / "mine.txt"
-        run_tool(KAFKA, "kafka.tools.ExportZkOffsets", "--zkconnect", zk_connect,
+        run_tool(broker.home, "kafka.tools.ExportZkOffsets", "--zkconnect", zk_connect,
                  "--output-file", str(theirs), *groups)
         ours("offsets", "export", "--zk", zk_connect, "--output", str(mine), *groups)
         assert mine.read_text() == theirs.read_text()

@@ -128,12 +128,12 @@ def test_a_leader_release_lost_with_its_connection_is_not_repeated_over_the_next
     """Leader mode releases with one multi (last commit + owner deletion). Its answer is lost
     with the connection after it was applied, and the next owner claims the partition and
     commits: the retried release must neither delete that claim nor write its older offset."""
-    from zkconsumer.coordination.claims import FencedOffsetStore
-    from zkconsumer.coordination.multi import MultiSession
     from zkconsumer.events import EventBus
     from zkconsumer.identity import TopicPartition
     from zkconsumer.metrics import RebalanceMetrics
+    from zkconsumer.offsets.fenced import FencedOffsetStore
     from zkconsumer.zk import codec, paths
+    from zkconsumer.zk.multi import MultiSession
 
     group, topic = unique("g"), "t"
     owner, offset = paths.owner(group, topic, 0), paths.offset(group, topic, 0)

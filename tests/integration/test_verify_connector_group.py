@@ -43,6 +43,9 @@ def test_tampered_owner_is_a_violation_until_the_group_rebalances(zk_connect, br
         drains.append(StreamDrain(joiner.create_message_streams({topic: 2})[topic]))
         wait_until(lambda: verify(zk_connect, group)[0] == 0, timeout=30,
                    what="verify to pass after the rebalance")
+        for d in drains:
+            d.stop()
+        assert [d.errors for d in drains] == [[], []]
     finally:
         for d in drains:
             d.stop()

@@ -1,8 +1,9 @@
 """The JVM's answer for a topic filter: tests/jregex/RegexOracle.java, compiled once, one JVM.
 
 The oracle runs ``new kafka.consumer.Whitelist(raw)`` / ``Blacklist`` from the original's jar
-(../shared/kafka-0.10.2) and ``Pattern.compile(regex).matcher(topic).matches()``; a question is
-one line, an answer one line, so a whole corpus or a Hypothesis run uses a single JVM.
+(a Kafka 0.10.2 directory, from the ``kafka_build`` fixture) and
+``Pattern.compile(regex).matcher(topic).matches()``; a question is one line, an answer one line,
+so a whole corpus or a Hypothesis run uses a single JVM.
 """
 
 from __future__ import annotations
@@ -15,11 +16,14 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[2]
 SOURCE = ROOT / "tests" / "jregex" / "RegexOracle.java"
-KAFKA = ROOT.parent / "shared" / "kafka-0.10.2"
 
 
-def kafka_classpath() -> str:
-    out = subprocess.run(["bash", "-c", f"source {KAFKA}/bin/env.sh && echo $KAFKA_CP"],
+def kafka_classpath(home: Path) -> str:
+    """The jars of a Kafka directory: the shared build names them in ``bin/env.sh``; a binary
+    distribution has them all under ``libs/``."""
+    if not (home / "bin" / "env.sh").is_file():
+        return str(home / "libs" / "*")
+    out = subprocess.run(["bash", "-c", f"source {home}/bin/env.sh && echo $KAFKA_CP"],
                          capture_output=True, text=True, check=True)
     return out.stdout.strip()
 
@@ -44,11 +48,11 @@ class Answer:
 
 
 class JavaOracle:
-    def __init__(self) -> None:
+    def __init__(self, kafka_home: Path) -> None:
         if shutil.which("javac") is None:
             raise RuntimeError("javac (Java 17) is required for the regex oracle")
         self._dir = tempfile.TemporaryDirectory(prefix="regex-oracle-")
-        cp = kafka_classpath()
+        cp = kafka_classpath(kafka_home)
         subprocess.run(["javac", "-nowarn", "-cp", cp, "-d", self._dir.name, str(SOURCE)],
                        check=True, capture_output=True)
         self._proc = subprocess.Popen(

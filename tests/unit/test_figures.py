@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 
 from zkconsumer.results.blocks import BlockError, find_blocks, replace_blocks
-from zkconsumer.results.registry import all_figures, regenerate
+from zkconsumer.results.regenerate import RENDERER_MODULES, all_figures, regenerate
 
 REPO = Path(__file__).resolve().parents[2]
 
@@ -22,6 +22,14 @@ def test_every_block_in_docs_has_a_renderer() -> None:
     for doc in sorted((REPO / "docs").rglob("*.md")):
         for block in find_blocks(doc.read_text(), str(doc)):
             assert block.name in names, f"{doc}: {block.name}"
+
+
+def test_every_module_with_a_renderer_is_imported_by_name() -> None:
+    """A renderer module missing from RENDERER_MODULES would never register its blocks."""
+    listed = {m.__name__.rpartition(".")[2] for m in RENDERER_MODULES}
+    with_renderers = {p.stem for p in (REPO / "zkconsumer/results/figures").glob("*.py")
+                      if "@figure(" in p.read_text()}
+    assert listed == with_renderers
 
 
 def test_replace_keeps_the_prose_and_swaps_only_the_body() -> None:

@@ -7,7 +7,7 @@ import json
 from pathlib import Path
 
 from zkconsumer.results import capture, write_provenance
-from zkconsumer.results.figures.comparison import comparison_kafka4
+from zkconsumer.results.figures.comparison_kafka4 import comparison_kafka4
 from zkconsumer.results.registry import Context
 
 

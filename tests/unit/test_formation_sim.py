@@ -8,9 +8,9 @@ from dataclasses import replace
 
 import pytest
 
+from zkconsumer.scenarios.splitbrain import Kind
 from zkconsumer.sim.calibration import Calibration
 from zkconsumer.sim.formation import formation_plan, simulate_formation, start_offsets
-from zkconsumer.spark.splitbrain_rules import Kind
 from zkconsumer.spark.splitbrain_validate import (
     ValidationPlan,
     formation_checks,

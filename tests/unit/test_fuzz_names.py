@@ -2,12 +2,15 @@
 
 kazoo joins paths textually, so a group ``../../brokers`` or a topic ``a/b`` would write outside
 the group's subtree. For any string, every path builder either raises InvalidName or returns a
-path with exactly the expected components, the name among them unchanged.
+path with exactly the expected components, the name among them unchanged; and which of the two
+is decided by Kafka's rule, restated here on its own: a legal name is always accepted, so a
+validator that refused everything would fail.
 """
 
 from __future__ import annotations
 
 import re
+import string
 
 import pytest
 from hypothesis import HealthCheck, given, settings
@@ -24,40 +27,63 @@ SETTINGS = settings(derandomize=True, max_examples=150, deadline=None,
 HOSTILE = ["..", ".", "../x", "a/b", "/abs", "a\x00b", "a\nb", "a b", "", "x" * 250,
            "..\\x", "a\u2215b", "zoo%2fkeeper", "-/-", "g/../../brokers", "\u00e9t\u00e9",
            "a\tb", "a:b"]
+# Kafka's rule for topic and group names, and the wider set a consumer id may use.
+NAME_CHARS = string.ascii_letters + string.digits + "._-"
+MEMBER_CHARS = NAME_CHARS + ":@+="
+_LEGAL = st.text(alphabet=NAME_CHARS, min_size=1, max_size=30).filter(
+    lambda n: n not in (".", "..")) | st.sampled_from(["x" * 249, "...", "-", "_", "a.b"])
+_LEGAL_MEMBERS = st.text(alphabet=MEMBER_CHARS, min_size=1, max_size=30).filter(
+    lambda n: n not in (".", ".."))
 _NAMES = st.sampled_from(HOSTILE) | st.text(max_size=30) | st.text(
-    alphabet="./\\-_:@+=a\x00 ", max_size=8)
+    alphabet="./\\-_:@+=a\x00 ", max_size=8) | _LEGAL
+
+
+def legal(name: str, chars: str = NAME_CHARS, limit: int = 249) -> bool:
+    return 1 <= len(name) <= limit and name not in (".", "..") and all(c in chars for c in name)
 
 
 def _segments_ok(path: str, expected: list[str]) -> bool:
     return path.split("/") == ["", *expected]
 
 
+def _builders(group: str, topic: str, partition: int):
+    return [
+        (lambda: paths.owner(group, topic, partition),
+         ["consumers", group, "owners", topic, str(partition)], legal(group) and legal(topic)),
+        (lambda: paths.offset(group, topic, partition),
+         ["consumers", group, "offsets", topic, str(partition)], legal(group) and legal(topic)),
+        (lambda: paths.partition_state(topic, partition),
+         ["brokers", "topics", topic, "partitions", str(partition), "state"], legal(topic)),
+    ]
+
+
+@SETTINGS
+@given(_LEGAL, _LEGAL, st.integers(min_value=0, max_value=10**6))
+def test_legal_group_and_topic_names_always_give_their_paths(group, topic, partition):
+    for build, expected, _ in _builders(group, topic, partition):
+        assert _segments_ok(build(), expected)
+
+
 @SETTINGS
 @given(_NAMES, _NAMES, st.integers(min_value=0, max_value=10**6))
 def test_group_and_topic_paths_keep_their_shape(group, topic, partition):
-    for build, expected in (
-        (lambda: paths.owner(group, topic, partition),
-         ["consumers", group, "owners", topic, str(partition)]),
-        (lambda: paths.offset(group, topic, partition),
-         ["consumers", group, "offsets", topic, str(partition)]),
-        (lambda: paths.partition_state(topic, partition),
-         ["brokers", "topics", topic, "partitions", str(partition), "state"]),
-    ):
-        try:
-            path = build()
-        except InvalidName:
+    for build, expected, accepted in _builders(group, topic, partition):
+        if not accepted:
+            with pytest.raises(InvalidName):
+                build()
             continue
+        path = build()
         assert _segments_ok(path, expected), path
-        assert group not in (".", "..") and topic not in (".", "..")
 
 
 @SETTINGS
-@given(_NAMES, _NAMES)
+@given(_NAMES | _LEGAL_MEMBERS, _NAMES | _LEGAL_MEMBERS)
 def test_member_paths_keep_their_shape(group, member):
-    try:
-        path = paths.consumer_registration(group, member)
-    except InvalidName:
+    if not (legal(group) and legal(member, MEMBER_CHARS, 1024)):
+        with pytest.raises(InvalidName):
+            paths.consumer_registration(group, member)
         return
+    path = paths.consumer_registration(group, member)
     assert _segments_ok(path, ["consumers", group, "ids", member]), path
 
 
@@ -97,13 +123,9 @@ def test_offset_files_cannot_name_a_path_outside_the_offsets_tree(line):
 
 
 @SETTINGS
-@given(_NAMES, _NAMES, st.integers(min_value=0, max_value=10**6))
+@given(_LEGAL, _LEGAL, st.integers(min_value=0, max_value=10**6))
 def test_an_offsets_path_parses_back_to_its_parts(group, topic, partition):
-    try:
-        path = paths.offset(group, topic, partition)
-    except InvalidName:
-        return
-    assert paths.parse_offset(path) == (group, topic, partition)
+    assert paths.parse_offset(paths.offset(group, topic, partition)) == (group, topic, partition)
 
 
 @pytest.mark.parametrize(("path", "message"), [

@@ -22,8 +22,8 @@ CORPUS = json.loads((Path(__file__).parents[1] / "jregex" / "corpus.json").read_
 
 
 @pytest.fixture(scope="module")
-def oracle():
-    o = JavaOracle()
+def oracle(kafka_build):
+    o = JavaOracle(kafka_build("0.10.2"))
     yield o
     o.close()
 

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from zkconsumer.identity import TopicPartition
-from zkconsumer.kafka_offsets import TRANSPORT, commit_attempts, judge_commit, merge_dual
+from zkconsumer.offsets.kafka import TRANSPORT, commit_attempts, judge_commit, merge_dual
 
 A, B, C = TopicPartition("t", 0), TopicPartition("t", 1), TopicPartition("u", 0)
 

@@ -3,14 +3,18 @@
 from __future__ import annotations
 
 import json
+import logging
+import threading
 from pathlib import Path
 
 import pytest
 
-from zkconsumer.lab.drivers import get_driver
-from zkconsumer.lab.drivers.base import MemberSpec, parse_seq
+from zkconsumer.errors import ConsumerRebalanceFailedException
+from zkconsumer.lab.drivers import DRIVERS, get_driver
+from zkconsumer.lab.drivers.base import Driver, MemberSpec, parse_seq
 from zkconsumer.lab.drivers.broker import consumer_config, request_counts
 from zkconsumer.lab.drivers.zk import EventRecorder, connector_config
+from zkconsumer.lab.member import run_member
 from zkconsumer.lab.records import RecordTail, RecordWriter, Timeline
 from zkconsumer.lab.spec import Timing
 
@@ -110,3 +114,31 @@ def test_a_kip848_member_records_each_reconciliation_and_only_what_it_gives_up(
 
 def test_values_that_are_not_sequence_numbers_are_not_ours() -> None:
     assert (parse_seq(b"17"), parse_seq(b"hello"), parse_seq(None)) == (17, None, None)
+
+
+def _give_up(spec: MemberSpec, writer: RecordWriter, stop: object) -> None:
+    raise ConsumerRebalanceFailedException("m03 can't rebalance after 1 retries")
+
+
+def _break(spec: MemberSpec, writer: RecordWriter, stop: object) -> None:
+    raise RuntimeError("a harness bug")
+
+
+@pytest.mark.parametrize(("body", "level", "traceback_logged"),
+                         [(_give_up, logging.WARNING, False), (_break, logging.ERROR, True)])
+def test_a_member_that_gives_up_logs_one_line_and_a_broken_one_its_traceback(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture,
+        body: object, level: int, traceback_logged: bool) -> None:
+    """Running out of rebalance.max.retries is a measured outcome of the experiments; only an
+    unexpected failure deserves a traceback. Both end in the member's ERROR lifecycle record."""
+    monkeypatch.setitem(DRIVERS, "test-protocol",
+                        Driver(name="test-protocol", family="zookeeper",
+                               body=body, attempt_counter=None))  # type: ignore[arg-type]
+    with caplog.at_level(logging.WARNING, logger="zkconsumer.lab.member"):
+        run_member(spec(tmp_path, "test-protocol"), threading.Event())
+    [record] = [r for r in caplog.records if r.name == "zkconsumer.lab.member"]
+    assert record.levelno == level
+    assert (record.exc_info is not None) == traceback_logged
+    text = Path(spec(tmp_path).records_path).read_text()
+    lines = [json.loads(line) for line in text.splitlines()]
+    assert [line["w"] for line in lines if line["k"] == "lc"] == ["starting", "error", "stopped"]

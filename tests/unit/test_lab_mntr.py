@@ -1,7 +1,8 @@
 """The server-side request count: mntr deltas with pings, connects, closes and mntr taken out.
 
-The numbers are the ones measured on the embedded ZooKeeper 3.9.5: two back-to-back mntr calls
-differ by one received packet; a connect and a close are one packet each.
+The arithmetic only, on made-up snapshots. The packet counts it relies on (two back-to-back
+mntr calls differ by one received packet; a connect and a close are one packet each) are
+measured on a real server in ``tests/integration/test_embedded_zookeeper.py``.
 """
 
 from __future__ import annotations

@@ -11,7 +11,13 @@ import pytest
 from zkconsumer.cli import experiment
 from zkconsumer.lab.plots import metric_bars
 from zkconsumer.lab.progress import Progress
-from zkconsumer.lab.report import medians, read_results, summary_table, write_results
+from zkconsumer.lab.report import (
+    medians,
+    read_results,
+    summary_table,
+    write_results,
+    write_summary,
+)
 from zkconsumer.lab.spec import METRIC_NAMES, ExperimentSpec, RunResult
 
 PNG_MAGIC = b"\x89PNG\r\n\x1a\n"
@@ -118,3 +124,13 @@ def test_compare_rejects_an_unknown_protocol_naming_the_choices(capsys) -> None:
     with pytest.raises(SystemExit):
         parse("experiment", "compare", "--protocols", "zk-range,kip848", "--out", "x")
     assert "cooperative-sticky" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize(("repeat", "basis"), [(1, "One run per cell"),
+                                               (3, "Medians over repeats")])
+def test_the_summary_calls_a_single_run_one_run(tmp_path: Path, repeat: int, basis: str) -> None:
+    path = tmp_path / "summary.md"
+    write_summary(results(), path, ExperimentSpec(repeat=repeat))
+    text = path.read_text()
+    assert basis in text
+    assert ("Medians over repeats" in text) == (repeat > 1)

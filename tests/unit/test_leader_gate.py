@@ -6,7 +6,7 @@ from zkconsumer.assignors import TopicPartition
 from zkconsumer.config import ConsumerConfig
 from zkconsumer.coordination.gate import LOST, FetchGate
 from zkconsumer.datapath.position import PartitionTopicInfo
-from zkconsumer.rebalance.ownership import Ownership
+from zkconsumer.membership.ownership import Ownership
 from zkconsumer.subscription import Subscription
 
 

@@ -72,6 +72,7 @@ def test_cooperative_join_pauses_only_donors_and_range_only_changed_members():
 
 
 def test_the_model_is_registered_for_all_three_protocols():
-    from zkconsumer.sim.registry import entry
+    from zkconsumer.sim.models import MODELS
     for name in ("zk-leader-range", "zk-leader-sticky", "zk-leader-cooperative-sticky"):
-        assert entry(name).load() is LeaderGroup and entry(name).family == "zookeeper"
+        assert MODELS[name] is LeaderGroup
+        assert SimConfig(name, 4, 8, "join").family == "zookeeper"

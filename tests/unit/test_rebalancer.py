@@ -9,9 +9,9 @@ import pytest
 
 from zkconsumer.errors import ConsumerRebalanceFailedException
 from zkconsumer.events import EventBus
+from zkconsumer.membership.triggers import Trigger
 from zkconsumer.metrics import RebalanceMetrics
-from zkconsumer.rebalance.listener import Rebalancer, RebalancerState
-from zkconsumer.rebalance.triggers import Trigger
+from zkconsumer.rebalance.rebalancer import Rebalancer, RebalancerState
 
 
 class FakeTarget:

@@ -95,12 +95,12 @@ def test_each_result_folder_is_a_section_with_its_tables_and_figures(tmp_path: P
     by_title = {str(s["title"]): s for s in page.sections}
     assert sorted(by_title) == ["chaos: chaos", "compare: compare", "herd: herd",
                                 "spark sweep: spark"]
-    # compare: provenance table + summary table; one plot (time to stable per protocol)
+    # compare: provenance table + summary table; time to stable and the metric panels
     assert by_title["compare: compare"]["table"] == 2
-    assert by_title["compare: compare"]["figure"] == 1
-    assert by_title["compare: compare"]["svg"] == 1
-    # herd: two plots (time to stable, requests against N on log-log axes)
-    assert by_title["herd: herd"]["figure"] == 2
+    assert by_title["compare: compare"]["figure"] == 2
+    assert by_title["compare: compare"]["svg"] == 2
+    # herd: one figure, requests (log-log) and time to stable against N side by side
+    assert by_title["herd: herd"]["figure"] == 1
     assert by_title["chaos: chaos"]["table"] == 2
     assert by_title["spark sweep: spark"]["table"] == 2
     assert [s.kind for s in sections] == ["chaos", "compare", "herd", "spark sweep"]
@@ -108,17 +108,36 @@ def test_each_result_folder_is_a_section_with_its_tables_and_figures(tmp_path: P
     assert "slope 1.40" in html
 
 
-def test_the_page_references_nothing_outside_itself(tmp_path: Path) -> None:
+def test_the_page_references_nothing_outside_itself_but_the_docs(tmp_path: Path) -> None:
     _lab_tree(tmp_path)
     (tmp_path / "compare" / "metrics.png").write_bytes(
         b"\x89PNG\r\n\x1a\n" + b"\x00" * 16)
+    (tmp_path / "compare" / "extra.png").write_bytes(b"\x89PNG\r\n\x1a\n" + b"\x00" * 16)
     html, _ = build_report(tmp_path)
     page = Page()
     page.feed(html)
-    assert page.urls, "the inlined PNG is a data: URL"
-    assert all(u.startswith(("data:", "#")) for u in page.urls), page.urls
+    assert any(u.startswith("data:image/png") for u in page.urls), "the inlined PNG"
+    docs = [u for u in page.urls if not u.startswith(("data:", "#"))]
+    assert docs, "the summary's docs/comparison.md is a link"
+    for url in docs:  # relative links into this checkout's docs/, each to a file that exists
+        assert "://" not in url and not url.startswith("/"), url
+        assert (tmp_path / url).resolve().is_file(), url
+        assert (tmp_path / url).resolve().parent.name == "docs", url
     assert "url(" not in page.css and "@import" not in page.css
     assert not re.search(r"<(script|link|iframe)\b", html)
+
+
+def test_the_lab_plots_the_report_redraws_are_not_shown_twice(tmp_path: Path) -> None:
+    _lab_tree(tmp_path)
+    png = b"\x89PNG\r\n\x1a\n" + b"\x00" * 16
+    (tmp_path / "compare" / "metrics.png").write_bytes(png)
+    (tmp_path / "herd" / "herd-requests.png").write_bytes(png)
+    html, _ = build_report(tmp_path)
+    page = Page()
+    page.feed(html)
+    by_title = {str(s["title"]): s for s in page.sections}
+    assert by_title["compare: compare"]["img"] == 0
+    assert by_title["herd: herd"]["img"] == 0
 
 
 def test_an_empty_folder_gives_a_page_that_says_so(tmp_path: Path) -> None:

@@ -12,6 +12,7 @@ import pytest
 
 from zkconsumer.results.ancestry import classify, git_is_ancestor, read_fix, write_fix
 from zkconsumer.results.figures.splitbrain import real_runs
+from zkconsumer.results.figures.splitbrain_validation import ancestry
 from zkconsumer.results.registry import Context
 
 ROW = {"mode": "real", "scenario": "zombie", "members": "100", "partitions": "64", "seed": "1",
@@ -20,7 +21,7 @@ ROW = {"mode": "real", "scenario": "zombie", "members": "100", "partitions": "64
        "zombie_stop_s": "4.5", "conflicts": "0", "rollbacks": "0", "attempts_max": "3",
        "stale_decisions": "0", "rebalances_given_up": "0", "gave_up_members": "0",
        "unowned_partition_s": "0.0", "time_to_stable_s": "9.0", "verify_ok": "true",
-       "repaired": "false", "lost": "0"}
+       "repaired": "false", "lost": "0", "rebalance_max_retries": "10"}
 
 
 def _git(repo: Path, *args: str) -> str:
@@ -89,12 +90,14 @@ def test_the_real_table_marks_the_leader_rows_measured_before_the_fix(tmp_path: 
               {"real-a": "a" * 40, "real-b": "b" * 40, "real-c": "a" * 40},
               {"real-a": False, "real-b": True, "real-c": False}, "classify")
     assert read_fix(base / "fix-leader-watch").predates("real-c", "zk-range") is False
-    text = real_runs(Context(results=tmp_path / "results", figures=tmp_path / "fig"))
+    ctx = Context(results=tmp_path / "results", figures=tmp_path / "fig")
+    text = real_runs(ctx)
     rows = [line for line in text.splitlines() if line.startswith("| zombie")]
     assert [r.split(" | ")[1] + " " + r.rstrip(" |").split(" | ")[-1] for r in rows] == [
-        "zk-leader-range aaaaaaaaaaaa †", "zk-leader-range bbbbbbbbbbbb", "zk-range aaaaaaaaaaaa"]
-    assert ("Pre-fix rows: zk-leader-range zombie N = 100 (`real-a`). " in text
-            and "fix ffffffffff (\"the fix\")" in text)
+        "zk-leader-range `real-a` †", "zk-leader-range `real-b`", "zk-range `real-c`"]
+    assert "fix ffffffffff (\"the fix\")" in text
+    assert ("Rows before it: zk-leader-range zombie N = 100 (`real-a`). "
+            in ancestry(ctx))
 
 
 def test_a_real_run_missing_from_the_classification_is_a_clear_error(tmp_path: Path) -> None:
@@ -137,7 +140,10 @@ def test_validation_scores_the_newest_run_of_a_cell_and_never_a_pre_fix_row(tmp_
 
 
 def test_the_validation_block_names_each_unscored_plan_cell_with_its_reason(tmp_path) -> None:
-    from zkconsumer.results.figures.splitbrain import PLAN_CELLS, validation
+    from zkconsumer.results.figures.splitbrain_validation import (
+        PLAN_CELLS,
+        first_split_brain_scoring,
+    )
 
     base = tmp_path / "results" / "splitbrain"
     _sweep(base / "real-n200", "2026-01-01T00:00:00Z", [
@@ -152,7 +158,8 @@ def test_the_validation_block_names_each_unscored_plan_cell_with_its_reason(tmp_
                     "ok", "run"])
         for sc, n, p in scored:
             w.writerow([p, sc, n, 1, "conflicts", 0, 0, "zero", True, "real-x"])
-    text = validation(Context(results=tmp_path / "results", figures=tmp_path / "fig"))
+    ctx = Context(results=tmp_path / "results", figures=tmp_path / "fig")
+    text = first_split_brain_scoring(ctx)
     assert f"**{len(scored)} of {len(scored)} cells**" in text
     tail = text[text.index("Cells of the plan without a score"):].splitlines()
     assert tail[:5] == [

@@ -28,6 +28,16 @@ def test_a_scratch_folder_keeps_only_its_name() -> None:
     assert portable_path("/var/folders/q1/T/zkherd-1", ROOT) == "zkherd-1"
 
 
+def test_a_kafka_build_beside_the_checkout_is_recorded_as_the_project_finds_it() -> None:
+    assert portable_path("/work/wt/shared/kafka-2.4.1", ROOT) == "../shared/kafka-2.4.1"
+    assert (portable_command("zkconsumer experiment herd --broker kafka:/work/wt/shared/kafka-"
+                             "0.10.2 --zk 127.0.0.1:2181/chroot", ROOT)
+            == "zkconsumer experiment herd --broker kafka:../shared/kafka-0.10.2 "
+               "--zk 127.0.0.1:2181/chroot")
+    assert (portable_command("x --broker kafka:/opt/kafka_2.12-2.4.1", ROOT)
+            == "x --broker kafka:kafka_2.12-2.4.1")
+
+
 def test_relative_paths_and_znode_paths_stay() -> None:
     assert portable_path("results/lab/herd-zk", ROOT) == "results/lab/herd-zk"
     assert portable_path("../shared/kafka-2.4.1", ROOT) == "../shared/kafka-2.4.1"

@@ -56,6 +56,10 @@ def test_sticky_target_is_balanced_and_keeps_what_it_can():
 def test_same_seed_same_result_and_seeds_can_differ():
     cfg = SimConfig("zk-range", 6, 8, "join", seed=11)
     assert simulate(cfg) == simulate(cfg)
+    # the model itself: a joiner fires the ids watch of each of the six members once, and
+    # every one of them pauses its fetchers for the rebalance
+    row = simulate(cfg).row()
+    assert (row["watch_notifications"], row["members_paused"]) == (6, 6)
     rows = {json.dumps(simulate(SimConfig("zk-range", 6, 8, "join", seed=s)).row(),
                        sort_keys=True) for s in range(6)}
     assert len(rows) > 1

@@ -7,11 +7,13 @@ from pathlib import Path
 
 import pytest
 
+from zkconsumer.calibration.measure import calibration_from
+from zkconsumer.calibration.read_service import service_from
+from zkconsumer.lab.mntr import parse_mntr
 from zkconsumer.sim import Calibration
 from zkconsumer.sim.calibration import parameter_names
-from zkconsumer.sim.measure import calibration_from
-from zkconsumer.sim.measure_server import ensemble_read_service_us, parse_mntr, service_from
-from zkconsumer.sim.origins import CONSTANTS, FITTED, MEASURED, missing_origins
+from zkconsumer.sim.origins import CONSTANT_VALUES, CONSTANTS, FITTED, MEASURED, missing_origins
+from zkconsumer.sim.zkmodel import ensemble_read_service_us
 from zkconsumer.spark.fit import FIT_GRIDS, fit, loss
 from zkconsumer.spark.validate import Check, Tolerances, validate
 
@@ -24,6 +26,7 @@ MEASURED_MS = {"read_ms": 1.5, "read_cpu_ms": 0.4, "write_ms": 3.0, "write_cpu_m
 def test_every_parameter_is_measured_fitted_or_a_stated_constant():
     assert sorted((*MEASURED, *FITTED, *CONSTANTS)) == sorted(parameter_names())
     assert set(FIT_GRIDS) == set(FITTED)
+    assert set(CONSTANT_VALUES) <= set(CONSTANTS)  # a value calibrate writes has its rule
 
 
 def test_calibrate_records_an_origin_for_every_parameter():

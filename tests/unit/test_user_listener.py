@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from zkconsumer import ConsumerRebalanceListener, RebalanceListenerBase
-from zkconsumer.rebalance.user_listener import as_rebalance_listener
+from zkconsumer.membership.rebalance_listener import as_rebalance_listener
 
 
 class Committer:

@@ -1,6 +1,6 @@
 """A group's offsets in the broker (the ``offsets.storage=kafka`` side), for the operator tools.
 
-Requests go out as the connector's do (``kafka_offsets.BrokerOffsetChannel``): as a client of
+Requests go out as the connector's do (``offsets.kafka.BrokerOffsetChannel``): as a client of
 the group with generation -1 and no member id, never as a member. One attempt each, with a
 timeout; an error names the group and what the broker said.
 """
@@ -12,7 +12,7 @@ from collections.abc import Iterable, Mapping
 
 from zkconsumer.errors import ZkConsumerError
 from zkconsumer.identity import TopicPartition
-from zkconsumer.kafka_offsets import BrokerOffsetChannel, ChannelError
+from zkconsumer.offsets.kafka import BrokerOffsetChannel, ChannelError
 
 log = logging.getLogger(__name__)
 

@@ -4,7 +4,7 @@
     zkconsumer spark herd --mode sim --calibration calibration.json ...
 
 Starts embedded ZooKeeper and broker unless ``--zk``/``--bootstrap`` (or ``ZKCONSUMER_ZK``/
-``ZKCONSUMER_BOOTSTRAP``) name existing ones. What is measured: :mod:`zkconsumer.sim.measure`.
+``ZKCONSUMER_BOOTSTRAP``) name existing ones. What is measured: :mod:`zkconsumer.calibration`.
 """
 
 from __future__ import annotations
@@ -19,6 +19,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from zkconsumer.admin.options import add_bootstrap_option, add_zk_option
 from zkconsumer.lab.broker_option import add_broker_option
 from zkconsumer.testing.servers import BROKER_ENV, TANSU, is_kafka_spec
 
@@ -44,23 +45,23 @@ def register(sub: Any) -> None:
     p.add_argument("--no-leave", action="store_true",
                    help="skip the clean-leave measurement (8 leaves of a lab zk-range member, "
                         "~60 s; needs a broker)")
-    p.add_argument("--zk", "--zookeeper", dest="zookeeper",
-                   default=os.environ.get("ZKCONSUMER_ZK"))
-    p.add_argument("--bootstrap", default=None, help="existing broker bootstrap servers")
+    add_zk_option(p, dest="zookeeper", required=False, default=os.environ.get("ZKCONSUMER_ZK"),
+                  note="an existing ZooKeeper (default: ZKCONSUMER_ZK, else an embedded one)")
+    add_bootstrap_option(p, note="an existing broker (default: an embedded one)")
     add_broker_option(p)
     p.set_defaults(func=run_calibrate)
 
 
 def run_calibrate(args: argparse.Namespace) -> int:
-    from zkconsumer.datapath.fetcher_thread import POLL_S
-    from zkconsumer.results import capture, write_provenance
-    from zkconsumer.sim.measure import (
+    from zkconsumer.calibration.leave import jitter_cv, leave_parameters, measure_leaves
+    from zkconsumer.calibration.measure import (
         calibration_from,
         measure_broker,
         measure_crowd,
         measure_zookeeper,
     )
-    from zkconsumer.sim.measure_leave import jitter_cv, leave_parameters, measure_leaves
+    from zkconsumer.datapath.fetcher_thread import POLL_S
+    from zkconsumer.results import capture, write_provenance
 
     if args.samples < 10:
         print("zkconsumer: error: --samples must be >= 10", file=sys.stderr)
@@ -115,7 +116,7 @@ def run_calibrate(args: argparse.Namespace) -> int:
            "jitter_cv_by_series": cv_by_series,
            "jitter_cv_note": "jitter_cv is the median of the series' robust coefficients of "
                              "variation ((Q3 - Q1) / 1.349 / median) of the durations in "
-                             "durations_ms (zkconsumer.sim.measure_leave.jitter_cv)",
+                             "durations_ms (zkconsumer.calibration.leave.jitter_cv)",
            "durations_ms": {k: [round(x, 4) for x in v] for k, v in sorted(series.items())}}
     raw_path = args.out.with_name(args.out.stem + ".measurements.json")
     raw_path.write_text(json.dumps(raw, indent=1) + "\n")
@@ -127,7 +128,7 @@ def run_calibrate(args: argparse.Namespace) -> int:
 
 def _read_service(zks: Any) -> list[Any]:
     """A warm-up burst, then three: the server's CPU per read under 32 pipelined readers."""
-    from zkconsumer.sim.measure_server import measure_read_service
+    from zkconsumer.calibration.read_service import measure_read_service
 
     pid = getattr(zks, "pid", None)
     bursts = [measure_read_service(zks.connect_string, lambda: zks.four_letter("mntr"), pid)
@@ -137,7 +138,7 @@ def _read_service(zks: Any) -> list[Any]:
 
 def _tick_ms(zks: Any) -> float | None:
     """The server's ``tickTime`` from the ``conf`` four-letter word (None if it will not say)."""
-    from zkconsumer.sim.measure_server import parse_mntr
+    from zkconsumer.lab.mntr import parse_mntr
 
     try:
         conf = zks.four_letter("conf")

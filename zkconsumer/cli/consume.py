@@ -13,6 +13,7 @@ import sys
 import time
 from typing import Any, TextIO
 
+from zkconsumer.admin.options import add_zk_option
 from zkconsumer.errors import ConsumerTimeoutException
 
 FIELDS = ("key", "value", "partition", "offset", "topic")
@@ -22,15 +23,17 @@ MAX_PER_TURN = 500     # messages taken from one stream before moving to the nex
 
 def register(sub: Any) -> None:
     p = sub.add_parser("consume", help="console consumer on the ZooKeeper-coordinated group")
-    p.add_argument("--zk", required=True, help="ZooKeeper connect string HOST:PORT[,..][/chroot]")
-    p.add_argument("--group", required=True)
+    add_zk_option(p)
+    p.add_argument("--group", required=True, help="the consumer group (group.id) to join")
     what = p.add_mutually_exclusive_group(required=True)
-    what.add_argument("--topic")
-    what.add_argument("--whitelist", metavar="REGEX")
+    what.add_argument("--topic", help="consume this topic")
+    what.add_argument("--whitelist", metavar="REGEX",
+                      help="consume every topic matching REGEX (Java's syntax, as the original)")
     p.add_argument("--threads", type=int, default=1, help="streams (consumer threads)")
     p.add_argument("--from-beginning", action="store_true",
                    help="auto.offset.reset=smallest when the group has no committed offset")
-    p.add_argument("--max-messages", type=int, default=None)
+    p.add_argument("--max-messages", type=int, default=None,
+                   help="exit after this many messages (default: no limit)")
     p.add_argument("--timeout-ms", type=int, default=None,
                    help="exit after this long without a message (default: wait forever)")
     p.add_argument("--print", dest="fields", default="value",

@@ -15,6 +15,7 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
+from zkconsumer.admin.options import add_bootstrap_option, add_zk_option
 from zkconsumer.cli import (
     experiment_chaos,
     experiment_herd,
@@ -40,13 +41,13 @@ def register(sub: Any) -> None:
                     "from real observations, and write results.json, summary.md and plots.")
     cmp_.add_argument("--members", type=int, default=4,
                       help="stable group size before the event (a join makes it N+1)")
-    cmp_.add_argument("--partitions", type=int, default=8)
+    cmp_.add_argument("--partitions", type=int, default=8, help="partitions of the topic")
     cmp_.add_argument("--events", type=csv_choice(EVENTS), default=("join", "leave", "crash"),
                       help=f"comma-separated: {','.join(EVENTS)}")
     cmp_.add_argument("--protocols", type=csv_choice(PROTOCOLS),
                       default=("zk-range", "eager-range", "cooperative-sticky"),
                       help=f"comma-separated: {','.join(PROTOCOLS)}")
-    cmp_.add_argument("--repeat", type=int, default=1)
+    cmp_.add_argument("--repeat", type=int, default=1, help="runs of each (event, protocol)")
     cmp_.add_argument("--processes", action="store_true",
                       help="every member in its own OS process (default: threads; a crashed "
                            "member is always a process)")
@@ -58,9 +59,9 @@ def register(sub: Any) -> None:
                       help="heartbeat interval of the KIP-848 (consumer-*) groups, set on the "
                            "Apache Kafka 4 broker --broker starts "
                            "(group.consumer.heartbeat.interval.ms; default: the broker's, 5000)")
-    cmp_.add_argument("--zk", "--zookeeper", dest="zookeeper", default=None,
-                      help="existing ZooKeeper connect string")
-    cmp_.add_argument("--bootstrap", default=None, help="existing broker bootstrap servers")
+    add_zk_option(cmp_, dest="zookeeper", required=False,
+                  note="an existing ZooKeeper (default: an embedded one)")
+    add_bootstrap_option(cmp_, note="an existing broker (default: an embedded one)")
     add_broker_option(cmp_)
     cmp_.add_argument("--out", required=True, type=Path, help="output directory")
     cmp_.add_argument("--json", type=Path, default=None, help="also write results.json here")

@@ -35,9 +35,10 @@ def register(verbs: Any) -> None:
                     "znodes.")
     chaos.add_argument("--duration", type=float, default=120.0, help="seconds of chaos")
     chaos.add_argument("--members", type=int, default=6, help="initial group size")
-    chaos.add_argument("--partitions", type=int, default=24)
+    chaos.add_argument("--partitions", type=int, default=24, help="partitions of the topic")
     chaos.add_argument("--seed", type=int, default=1, help="the schedule is a function of it")
-    chaos.add_argument("--session-timeout-ms", type=int, default=4000)
+    chaos.add_argument("--session-timeout-ms", type=int, default=4000,
+                       help="zookeeper.session.timeout.ms of every member")
     chaos.add_argument("--rate", type=float, default=50.0, help="records per second")
     chaos.add_argument("--session-lost-policy", choices=SESSION_LOST_POLICIES, default="legacy",
                        help="zkconsumer.session.lost.policy of every member")

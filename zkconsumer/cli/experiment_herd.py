@@ -16,6 +16,7 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
+from zkconsumer.admin.options import add_bootstrap_option, add_zk_option
 from zkconsumer.cli import run_meta
 from zkconsumer.cli.console import show
 from zkconsumer.cli.experiment_args import csv_choice, finish_command
@@ -49,7 +50,7 @@ def register(verbs: Any) -> None:
     herd.add_argument("--members", type=_sizes, default=DEFAULT_SIZES,
                       help="comma-separated stable group sizes before the event "
                            f"(default {','.join(map(str, DEFAULT_SIZES))})")
-    herd.add_argument("--partitions", type=int, default=8)
+    herd.add_argument("--partitions", type=int, default=8, help="partitions of the topic")
     herd.add_argument("--protocols", type=csv_choice(tuple(DRIVERS)), default=("zk-range",),
                       help=f"comma-separated: {','.join(DRIVERS)}")
     herd.add_argument("--events", type=csv_choice(HERD_EVENTS), default=HERD_EVENTS,
@@ -61,12 +62,11 @@ def register(verbs: Any) -> None:
                       help="rebalance.backoff.ms of the ZooKeeper members")
     herd.add_argument("--quiet-s", type=float, default=HERD_TIMING.quiet_s,
                       help="seconds without any change that count as settled")
-    herd.add_argument("--zk", "--zookeeper", dest="zookeeper", default=None,
-                      help="measure on this ZooKeeper instead of a dedicated embedded one "
-                           "(other clients' requests then count too)")
-    herd.add_argument("--bootstrap", default=None,
-                      help="existing broker (registered in the ZooKeeper used); default: an "
-                           "embedded one")
+    add_zk_option(herd, dest="zookeeper", required=False,
+                  note="measure on this ZooKeeper instead of a dedicated embedded one (other "
+                       "clients' requests then count too)")
+    add_bootstrap_option(herd, note="an existing broker (registered in the ZooKeeper used); "
+                         "default: an embedded one")
     add_broker_option(herd)
     herd.add_argument("--out", required=True, type=Path, help="output directory")
     herd.add_argument("--json", type=Path, default=None, help="also write results.json here")

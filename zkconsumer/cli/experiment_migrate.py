@@ -36,9 +36,9 @@ def register(verbs: Any) -> None:
                     "the time of each phase.")
     mig.add_argument("--plans", type=csv_choice(tuple(PLANS)), default=tuple(PLANS),
                      help=f"comma-separated: {','.join(PLANS)}")
-    mig.add_argument("--repeat", type=int, default=1)
-    mig.add_argument("--members", type=int, default=3)
-    mig.add_argument("--partitions", type=int, default=6)
+    mig.add_argument("--repeat", type=int, default=1, help="runs of each plan")
+    mig.add_argument("--members", type=int, default=3, help="the group's size")
+    mig.add_argument("--partitions", type=int, default=6, help="partitions of the topic")
     mig.add_argument("--rate", type=float, default=30.0, help="records per second")
     mig.add_argument("--dwell", type=float, default=MigrationSpec.dwell_s,
                      help="seconds the group runs after each step settled")

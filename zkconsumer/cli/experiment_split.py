@@ -15,6 +15,7 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
+from zkconsumer.admin.options import add_bootstrap_option, add_zk_option
 from zkconsumer.cli import run_meta
 from zkconsumer.cli.console import show
 from zkconsumer.cli.experiment_args import csv_choice, finish_command, servers_named_together
@@ -33,13 +34,14 @@ def register(verbs: Any) -> None:
         description="Apply one split-brain fault (through per-member fault proxies, or by "
                     "killing the ZooKeeper leader) to each protocol on a fresh topic and group; "
                     "write results.json, summary.md and (zombie) a timeline PNG.")
-    p.add_argument("--scenario", required=True, choices=SCENARIOS)
+    p.add_argument("--scenario", required=True, choices=SCENARIOS,
+                   help="the fault (docs/experiments.md, \"Split brain\")")
     p.add_argument("--members", type=int, default=4, help="stable group size before the fault")
-    p.add_argument("--partitions", type=int, default=8)
+    p.add_argument("--partitions", type=int, default=8, help="partitions of the topic")
     p.add_argument("--protocols", type=csv_choice(PROTOCOLS),
                    default=("zk-range", "eager-range", "cooperative-sticky"),
                    help=f"comma-separated: {','.join(PROTOCOLS)}")
-    p.add_argument("--repeat", type=int, default=1)
+    p.add_argument("--repeat", type=int, default=1, help="runs of each protocol")
     p.add_argument("--session-timeout-ms", type=int, default=DEFAULT_TIMING.session_timeout_ms,
                    help="ZooKeeper session and broker group session timeout alike")
     p.add_argument("--backoff-ms", type=int, default=DEFAULT_TIMING.rebalance_backoff_ms,
@@ -56,9 +58,9 @@ def register(verbs: Any) -> None:
                    help="zombie: stay paused this long after the takeover")
     p.add_argument("--rate", type=float, default=DEFAULT_TIMING.produce_rate,
                    help="messages per second produced during each run")
-    p.add_argument("--zk", "--zookeeper", dest="zookeeper", default=None,
-                   help="existing ZooKeeper connect string")
-    p.add_argument("--bootstrap", default=None, help="existing broker bootstrap servers")
+    add_zk_option(p, dest="zookeeper", required=False,
+                  note="an existing ZooKeeper (default: an embedded one)")
+    add_bootstrap_option(p, note="an existing broker (default: an embedded one)")
     add_broker_option(p)
     p.add_argument("--out", required=True, type=Path, help="output directory")
     p.add_argument("--no-progress", action="store_true", help="no progress bar on stderr")

@@ -24,7 +24,7 @@ def register(sub: Any) -> None:
 
 
 def run_figures(args: argparse.Namespace) -> int:
-    from zkconsumer.results.registry import regenerate
+    from zkconsumer.results.regenerate import regenerate
 
     outcomes = regenerate(args.repo, check=args.check)
     stale = [o for o in outcomes if o.changed]

@@ -21,6 +21,7 @@ from zkconsumer.admin.offset_tools import (
     parse_lines,
     reset_offsets,
 )
+from zkconsumer.admin.options import add_zk_option
 
 
 def register(sub: Any) -> None:
@@ -28,62 +29,66 @@ def register(sub: Any) -> None:
         dest="groups_verb")
     groups.required = True
     lst = groups.add_parser("list", help="groups under /consumers")
-    lst.add_argument("--zk", required=True)
+    add_zk_option(lst)
     lst.set_defaults(func=groups_list)
     desc = groups.add_parser("describe", help="offsets, log size, lag and owner per partition "
                              "(the original ConsumerOffsetChecker's output)")
-    desc.add_argument("--zk", required=True)
-    desc.add_argument("--group", required=True)
+    add_zk_option(desc)
+    desc.add_argument("--group", required=True, help="the group to describe")
     desc.add_argument("--topic", action="append", default=None,
                       help="comma-separated topics (default: those the group has owned)")
     desc.add_argument("--broker-info", action="store_true", help="list the brokers asked")
-    desc.add_argument("--json", action="store_true")
+    desc.add_argument("--json", action="store_true",
+                      help="one JSON object (problems on stderr) instead of the original's table")
     desc.add_argument("--offsets-storage", choices=("zookeeper", "kafka"), default="zookeeper",
                       help="kafka: the broker's offsets, ZooKeeper's where it has none")
     desc.set_defaults(func=groups_describe)
     ver = groups.add_parser("verify", help="exit 0 when every partition has one valid owner")
-    ver.add_argument("--zk", required=True)
-    ver.add_argument("--group", required=True)
-    ver.add_argument("--json", action="store_true")
+    add_zk_option(ver)
+    ver.add_argument("--group", required=True, help="the group to verify")
+    ver.add_argument("--json", action="store_true", help="the verdict as one JSON object")
     ver.set_defaults(func=groups_verify)
     dele = groups.add_parser("delete", help="remove an idle group's znodes")
-    dele.add_argument("--zk", required=True)
-    dele.add_argument("--group", required=True)
+    add_zk_option(dele)
+    dele.add_argument("--group", required=True, help="the group to delete (no live member)")
     dele.set_defaults(func=groups_delete)
     sec = groups.add_parser("secure", help="set the ACL of ZKCONSUMER_ZK_AUTH/ZKCONSUMER_ZK_ACL "
                             "on a group created without one")
-    sec.add_argument("--zk", required=True)
-    sec.add_argument("--group", required=True)
+    add_zk_option(sec)
+    sec.add_argument("--group", required=True, help="the group whose znodes get the ACL")
     sec.set_defaults(func=groups_secure)
     mig = groups.add_parser("migrate-offsets", help="copy a group's offsets between ZooKeeper "
                             "and the broker")
-    mig.add_argument("--zk", required=True)
-    mig.add_argument("--group", required=True)
-    mig.add_argument("--to", choices=("kafka", "zookeeper"), default="kafka")
+    add_zk_option(mig, note="the group's ZooKeeper; the broker comes from its registrations")
+    mig.add_argument("--group", required=True, help="the group whose offsets move")
+    mig.add_argument("--to", choices=("kafka", "zookeeper"), default="kafka",
+                     help="where the offsets go (default: kafka)")
     mig.add_argument("--force", action="store_true", help="even while members are registered")
-    mig.add_argument("--json", action="store_true")
+    mig.add_argument("--json", action="store_true", help="what was copied, as one JSON object")
     mig.set_defaults(func=groups_migrate_offsets)
 
     offsets = sub.add_parser("offsets", help="export, import, reset committed offsets"
                              ).add_subparsers(dest="offsets_verb")
     offsets.required = True
     exp = offsets.add_parser("export", help="write '<znode>:<offset>' lines")
-    exp.add_argument("--zk", required=True)
+    add_zk_option(exp)
     exp.add_argument("--group", action="append", default=None,
                      help="a group to export (repeatable; default: every group)")
     exp.add_argument("--output", required=True, help="file, or - for stdout")
-    exp.add_argument("--offsets-storage", choices=("zookeeper", "kafka"), default="zookeeper")
+    exp.add_argument("--offsets-storage", choices=("zookeeper", "kafka"), default="zookeeper",
+                     help="read the offsets from ZooKeeper (default) or the broker")
     exp.set_defaults(func=offsets_export)
     imp = offsets.add_parser("import", help="write the offsets of an export file")
-    imp.add_argument("--zk", required=True)
+    add_zk_option(imp)
     imp.add_argument("--input", required=True, help="file, or - for stdin")
     imp.add_argument("--force", action="store_true", help="even while members are registered")
-    imp.add_argument("--offsets-storage", choices=("zookeeper", "kafka"), default="zookeeper")
+    imp.add_argument("--offsets-storage", choices=("zookeeper", "kafka"), default="zookeeper",
+                     help="write the offsets to ZooKeeper (default) or the broker")
     imp.set_defaults(func=offsets_import)
     rst = offsets.add_parser("reset", help="set a topic's offsets to smallest, largest or N")
-    rst.add_argument("--zk", required=True)
-    rst.add_argument("--group", required=True)
-    rst.add_argument("--topic", required=True)
+    add_zk_option(rst)
+    rst.add_argument("--group", required=True, help="the group whose offsets are set")
+    rst.add_argument("--topic", required=True, help="every partition of this topic")
     rst.add_argument("--to", required=True, help="smallest | largest | OFFSET")
     rst.add_argument("--force", action="store_true", help="even while members are registered")
     rst.set_defaults(func=offsets_reset)

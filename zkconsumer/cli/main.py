@@ -16,8 +16,8 @@ from zkconsumer.extras import MissingExtra
 
 # Verb modules in help order. Each is imported when the parser is built; one whose extra is not
 # installed (the lab, the embedded servers, Spark) is listed anyway and says what to install.
-VERBS = ("servers", "topics", "consume", "groups", "demo", "experiment", "spark", "calibrate",
-         "figures", "report")
+VERBS = ("servers", "topics", "consume", "groups", "demo", "experiment", "spark", "sim",
+         "calibrate", "results", "figures", "report")
 VERB_NAMES = {"servers": ("zk", "broker")}  # verb modules registering other names
 
 

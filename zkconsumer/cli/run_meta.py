@@ -10,6 +10,7 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
+from zkconsumer import __version__
 from zkconsumer.results import Provenance, capture, write_provenance
 
 EMBEDDED_BROKER = "tansu-0.6.0"
@@ -26,8 +27,19 @@ def broker_of(args: argparse.Namespace) -> str:
     return f"external:{bootstrap}" if bootstrap else EMBEDDED_BROKER
 
 
+def versions_of(args: argparse.Namespace) -> dict[str, str]:
+    """zkconsumer's release and the ZooKeeper's a verb measured: the server ``--zookeeper``
+    named (asked with ``mntr``), else the embedded server's jar; the report shows them beside
+    the broker's and Python's."""
+    from zkconsumer.testing.zookeeper import embedded_release, server_release
+
+    zk = getattr(args, "zookeeper", None)
+    release = server_release(zk) if zk else embedded_release()
+    return {"zkconsumer": __version__, "zookeeper": release or "unknown"}
+
+
 def start(command: str, args: argparse.Namespace, **extra: object) -> Provenance:
-    return capture(command, broker=broker_of(args), **extra)
+    return capture(command, broker=broker_of(args), versions=versions_of(args), **extra)
 
 
 def finish(out_dir: Path, prov: Provenance) -> Path:

@@ -7,6 +7,7 @@ import signal
 import threading
 from typing import Any
 
+from zkconsumer.admin.options import add_zk_option
 from zkconsumer.testing import (
     EmbeddedBroker,
     EmbeddedEnsemble,
@@ -33,12 +34,15 @@ def register(sub: Any) -> None:
                                description="Tansu (the embedded default, registered by this "
                                            "command) or, with --kafka-home, an Apache Kafka "
                                            "broker that registers itself.")
-    bstart.add_argument("--zk", required=True, help="ZooKeeper connect string HOST:PORT[,..]")
-    bstart.add_argument("--port", type=int, default=None)
-    bstart.add_argument("--broker-id", type=int, default=0)
+    add_zk_option(bstart, note="the broker registers there")
+    bstart.add_argument("--port", type=int, default=None,
+                        help="the broker's port on 127.0.0.1 (default: a free port)")
+    bstart.add_argument("--broker-id", type=int, default=0,
+                        help="its id under /brokers/ids (default: 0)")
     bstart.add_argument("--kafka-home", default=None, metavar="DIR",
                         help="start Apache Kafka from this Kafka directory instead of Tansu "
-                             "(laid out like ../shared/kafka-2.4.1; see docs/brokers.md)")
+                             "(an Apache release, or a build laid out like ../shared/kafka-2.4.1; "
+                             "see docs/brokers.md)")
     bstart.set_defaults(func=broker_start)
 
 

@@ -5,6 +5,7 @@
         --seeds 3 --out DIR [--master URL] [--tasks K]
     zkconsumer spark validate --real DIR [--calibration FILE] [--out FILE]
     zkconsumer spark request-types --raw DIR [--raw DIR ...] --out FILE.csv
+    zkconsumer spark validate-split-brain --real DIR [--real DIR ...] --out DIR
 
 The same jobs run under ``spark-submit`` (``zkconsumer/spark/herd.py``); see docs/scale.md.
 """
@@ -85,9 +86,22 @@ def register(sub: Any) -> None:
         description="Split brain and the uncontrollable outcome at scale: real members hosted "
                     "by Spark tasks behind per-member fault proxies (--mode real) or the "
                     "simulator (--mode sim); writes sweep.parquet, sweep.csv, summary.md, "
-                    "plots and meta.json to --out.")
+                    "plots and meta.json to --out. Exits 1 if a run lost acknowledged records "
+                    "or failed (a harness error); a group that did not form under its retry "
+                    "budget is an outcome, a row of the summary.")
     split_arguments(split)
     split.set_defaults(func=run_split_brain)
+
+    from zkconsumer.spark.splitbrain_validate import add_arguments as split_validate_arguments
+
+    split_val = verbs.add_parser(
+        "validate-split-brain", help="the split-brain simulator against real runs",
+        description="Simulate every applicable real split-brain row (same plan, seed, N, P, "
+                    "protocol and settings) and compare each metric's median with the "
+                    "tolerances fixed in advance (results/splitbrain/validation-plan.md); "
+                    "writes checks.csv, validation.md and meta.json to --out.")
+    split_validate_arguments(split_val)
+    split_val.set_defaults(func=run_validate_split_brain)
 
 
 def _bad_input_exits_2(run: Callable[[argparse.Namespace], int],
@@ -108,6 +122,12 @@ def run_herd(args: argparse.Namespace) -> int:
 
 def run_split_brain(args: argparse.Namespace) -> int:
     from zkconsumer.spark.splitbrain import run
+
+    return _bad_input_exits_2(run, args)
+
+
+def run_validate_split_brain(args: argparse.Namespace) -> int:
+    from zkconsumer.spark.splitbrain_validate import run
 
     return _bad_input_exits_2(run, args)
 

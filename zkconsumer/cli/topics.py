@@ -16,6 +16,7 @@ from zkconsumer.admin import (
     produce,
     zk_session,
 )
+from zkconsumer.admin.options import add_bootstrap_option, add_zk_option
 
 
 def register(sub: Any) -> None:
@@ -23,32 +24,35 @@ def register(sub: Any) -> None:
         dest="topics_verb")
     topics.required = True
     create = topics.add_parser("create", help="create a topic on the broker and in ZooKeeper")
-    create.add_argument("--zk", required=True)
-    create.add_argument("--topic", required=True)
-    create.add_argument("--partitions", type=int, default=1)
-    create.add_argument("--bootstrap", default=None, help="default: brokers registered in --zk")
+    add_zk_option(create)
+    create.add_argument("--topic", required=True, help="the topic's name")
+    create.add_argument("--partitions", type=int, default=1, help="how many (default: 1)")
+    add_bootstrap_option(create, note="the broker that creates it (default: those registered "
+                         "in --zk)")
     create.set_defaults(func=topics_create)
     alter = topics.add_parser("add-partitions", help="grow a topic to N partitions")
-    alter.add_argument("--zk", required=True)
-    alter.add_argument("--topic", required=True)
-    alter.add_argument("--partitions", type=int, required=True)
+    add_zk_option(alter)
+    alter.add_argument("--topic", required=True, help="an existing topic")
+    alter.add_argument("--partitions", type=int, required=True,
+                       help="its new partition count (more than it has)")
     alter.set_defaults(func=topics_add_partitions)
     lst = topics.add_parser("list", help="topics registered in ZooKeeper")
-    lst.add_argument("--zk", required=True)
+    add_zk_option(lst)
     lst.set_defaults(func=topics_list)
     desc = topics.add_parser("describe", help="partitions, leaders and ISRs from ZooKeeper")
-    desc.add_argument("--zk", required=True)
-    desc.add_argument("--topic", required=True)
-    desc.add_argument("--json", action="store_true")
+    add_zk_option(desc)
+    desc.add_argument("--topic", required=True, help="the topic to describe")
+    desc.add_argument("--json", action="store_true", help="one JSON object instead of a table")
     desc.set_defaults(func=topics_describe)
 
     prod = sub.add_parser("produce", help="produce numbered messages (one record per batch)")
-    prod.add_argument("--zk", required=True)
-    prod.add_argument("--topic", required=True)
-    prod.add_argument("--count", type=int, required=True)
+    add_zk_option(prod, note="the brokers registered there receive the messages")
+    prod.add_argument("--topic", required=True, help="an existing topic")
+    prod.add_argument("--count", type=int, required=True, help="how many messages")
     prod.add_argument("--size", type=int, default=0, help="pad values to B bytes")
     prod.add_argument("--keys", action="store_true", help="key each message with its number")
-    prod.add_argument("--connections", type=int, default=2)
+    prod.add_argument("--connections", type=int, default=2,
+                      help="producers sending in parallel (default: 2)")
     prod.set_defaults(func=produce_cmd)
 
 

@@ -14,11 +14,11 @@ from collections.abc import Callable
 from kazoo.exceptions import NoNodeError
 from kazoo.protocol.states import WatchedEvent
 
-from zkconsumer.coordination.multi import MultiSession
 from zkconsumer.coordination.record import AssignmentRecord, decode_assignment
 from zkconsumer.errors import CorruptZnode
 from zkconsumer.events import EventBus
 from zkconsumer.zk import paths
+from zkconsumer.zk.multi import MultiSession
 
 log = logging.getLogger(__name__)
 

@@ -16,8 +16,8 @@ from collections.abc import Callable, Iterable
 from kazoo.exceptions import NoNodeError, SessionExpiredError
 from kazoo.protocol.states import WatchedEvent
 
-from zkconsumer.coordination.multi import MultiSession
 from zkconsumer.zk import paths
+from zkconsumer.zk.multi import MultiSession
 
 log = logging.getLogger(__name__)
 

@@ -16,7 +16,7 @@ from collections.abc import Callable, Iterable
 from zkconsumer.coordination.fetchers import PartitionFetchers
 from zkconsumer.datapath.position import PartitionTopicInfo
 from zkconsumer.identity import TopicPartition
-from zkconsumer.rebalance.ownership import Ownership
+from zkconsumer.membership.ownership import Ownership
 from zkconsumer.subscription import Subscription
 
 log = logging.getLogger(__name__)

@@ -22,13 +22,13 @@ from zkconsumer.coordination.decide import (
     next_record,
     subscribed_topics,
 )
-from zkconsumer.coordination.multi import Check, Create, MultiSession, SetData
 from zkconsumer.coordination.record import AssignmentRecord, encode_assignment
 from zkconsumer.errors import CorruptZnode
 from zkconsumer.events import EventBus
-from zkconsumer.rebalance.plan import needs_topic_list
-from zkconsumer.rebalance.triggers import CHILDREN, DATA, Trigger, WatchSet
+from zkconsumer.membership.triggers import CHILDREN, DATA, Trigger, WatchSet
+from zkconsumer.topic_filter import needs_topic_list
 from zkconsumer.zk import codec, paths
+from zkconsumer.zk.multi import Check, Create, MultiSession, SetData
 
 log = logging.getLogger(__name__)
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import enum
 
-from zkconsumer.rebalance.triggers import Trigger
+from zkconsumer.membership.triggers import Trigger
 
 
 class CoordinatorState(enum.Enum):

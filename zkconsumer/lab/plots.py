@@ -86,8 +86,10 @@ def metric_bars(results: Sequence[RunResult], path: Path) -> Path | None:
             for i, event in enumerate(events):
                 cell = cells.get((protocol, event))
                 value = cell.get(metric) if cell else None
+                if value is None:  # a metric the protocol does not have: no bar, not a 0
+                    continue
                 xs.append(i + (j - (len(protocols) - 1) / 2) * width)
-                ys.append(0.0 if value is None else float(value))
+                ys.append(float(value))
             ax.bar(xs, ys, width=width, color=cmap(j % 10), label=protocol)
         ax.set_xticks(range(len(events)))
         ax.set_xticklabels(events, fontsize=8)
@@ -98,9 +100,11 @@ def metric_bars(results: Sequence[RunResult], path: Path) -> Path | None:
     handles, labels = axes[0][0].get_legend_handles_labels()
     fig.legend(handles, labels, loc="lower center", ncol=len(protocols), fontsize=8,
                frameon=False)
-    return save_png(fig, path, title="Medians over repeats per membership event (missing or "
-                    "unsupported runs show as 0: see summary.md)", rect=(0, 0.06, 1, 0.95),
-                    dpi=100, title_size=10)
+    repeats = max((c["_n"] for c in cells.values()), default=0)
+    basis = "Medians over repeats" if repeats > 1 else "One run"
+    return save_png(fig, path, title=f"{basis} per membership event (no bar: the protocol has "
+                    "no such metric or no run measured it; see summary.md)",
+                    rect=(0, 0.06, 1, 0.95), dpi=100, title_size=10)
 
 
 def write_plots(results: Sequence[RunResult], out_dir: Path) -> list[Path]:

@@ -114,7 +114,9 @@ def write_summary(results: Sequence[RunResult], path: Path, spec: ExperimentSpec
                   f"session timeout {spec.timing.session_timeout_ms} ms (ZooKeeper and broker "
                   f"groups alike), {spec.repeat} repeat(s), members in "
                   f"{'processes' if spec.processes else 'threads'} (a crashed member always "
-                  f"in its own process). Medians over repeats; n = measured/attempted runs.", ""]
+                  f"in its own process). "
+                  f"{'Medians over repeats' if spec.repeat > 1 else 'One run per cell'}; "
+                  f"n = measured/attempted runs.", ""]
     brokers = {r.details.get("broker") for r in results if r.details.get("broker")}
     if brokers:
         parts += [f"Broker: {', '.join(sorted(brokers))}.", ""]

@@ -25,7 +25,6 @@ from __future__ import annotations
 import logging
 import time
 from collections.abc import Callable, Iterable
-from typing import Protocol
 
 from kazoo.exceptions import NodeExistsError, NoNodeError, SessionExpiredError
 from kazoo.security import Permissions
@@ -34,36 +33,30 @@ from zkconsumer.config import ConsumerConfig
 from zkconsumer.datapath.position import PartitionTopicInfo
 from zkconsumer.errors import CorruptZnode, InvalidConfig, InvalidName
 from zkconsumer.events import EventBus
+from zkconsumer.membership.mode import Fetchers
+from zkconsumer.membership.ownership import Ownership, assignment_by_topic
+from zkconsumer.membership.rebalance_listener import ConsumerRebalanceListener
+from zkconsumer.membership.triggers import CHILDREN, DATA, Trigger, WatchSet
 from zkconsumer.metrics import RebalanceMetrics
-from zkconsumer.offsets import OffsetStore
-from zkconsumer.rebalance.claims import OwnerClaims
-from zkconsumer.rebalance.ownership import Ownership
+from zkconsumer.offsets.store import OffsetStore
+from zkconsumer.rebalance.ordered_claims import OwnerClaims
 from zkconsumer.rebalance.plan import (
     Assignor,
     GroupView,
     ReleasePlan,
-    assignment_by_topic,
     consumers_per_topic,
     decision_fields,
-    needs_topic_list,
     plan_rebalance,
     plan_release,
 )
-from zkconsumer.rebalance.triggers import CHILDREN, DATA, Trigger, WatchSet
 from zkconsumer.rebalance.unreadable import handle_unreadable
-from zkconsumer.rebalance.user_listener import ConsumerRebalanceListener
 from zkconsumer.subscription import Subscription
-from zkconsumer.topic_filter import topic_count_from_registration
+from zkconsumer.topic_filter import needs_topic_list, topic_count_from_registration
 from zkconsumer.zk import codec, paths
 from zkconsumer.zk.corrupt import CorruptionReporter
 from zkconsumer.zk.session import ZkSession
 
 log = logging.getLogger(__name__)
-
-
-class Fetchers(Protocol):
-    def start_connections(self, infos: Iterable[PartitionTopicInfo]) -> None: ...
-    def stop_connections(self) -> None: ...
 
 
 class RebalanceExecutor:

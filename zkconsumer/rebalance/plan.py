@@ -59,11 +59,6 @@ def consumers_per_topic(registrations: Mapping[str, ConsumerRegistration],
     return {topic: sorted(threads) for topic, threads in result.items()}
 
 
-def needs_topic_list(registrations: Iterable[ConsumerRegistration]) -> bool:
-    """Only wildcard members make the reader list ``/brokers/topics``."""
-    return any(reg.is_wildcard for reg in registrations)
-
-
 @dataclass(frozen=True)
 class ReleasePlan:
     """Eager release: every owned partition, and the map ``before_releasing_partitions`` gets."""
@@ -145,11 +140,3 @@ def decision_fields(plan: RebalancePlan, view: GroupView) -> dict[str, Any]:
             "partition_counts": {t: len(view.partitions.get(t, ()))
                                  for t in sorted(plan.consumers_per_topic)},
             "threads": threads, "assignment": assignment}
-
-
-def assignment_by_topic(claims: Mapping[TopicPartition, str]) -> dict[str, dict[int, str]]:
-    """``{topic: {partition: thread id}}`` for events and logs."""
-    out: dict[str, dict[int, str]] = {}
-    for tp, tid in sorted(claims.items()):
-        out.setdefault(tp.topic, {})[tp.partition] = tid
-    return out

@@ -1,5 +1,6 @@
 """The subset of markdown the lab's summaries use, as HTML: headings, paragraphs, lists, code
-blocks, pipe tables, inline code and bold. Everything is escaped; nothing links outside."""
+blocks, pipe tables, inline code and bold. Everything is escaped; the page adds the only links
+(references to docs/)."""
 
 from __future__ import annotations
 
@@ -16,11 +17,15 @@ def inline(text: str) -> str:
     return _BOLD.sub(lambda m: f"<strong>{m.group(1)}</strong>", out)
 
 
-def table(head: list[str], rows: list[list[str]], raw: bool = False) -> str:
-    """An HTML table; cells are escaped unless ``raw`` (already HTML)."""
+def table(head: list[str] | None, rows: list[list[str]], raw: bool = False) -> str:
+    """An HTML table (no header row when ``head`` is None); cells are escaped unless ``raw``
+    (already HTML)."""
     cell = (lambda c: c) if raw else inline
-    parts = ["<table>", "<thead><tr>" + "".join(f"<th>{cell(h)}</th>" for h in head)
-             + "</tr></thead>", "<tbody>"]
+    parts = ["<table>"]
+    if head is not None:
+        parts.append("<thead><tr>" + "".join(f"<th>{cell(h)}</th>" for h in head)
+                     + "</tr></thead>")
+    parts.append("<tbody>")
     parts += ["<tr>" + "".join(f"<td>{cell(c)}</td>" for c in row) + "</tr>" for row in rows]
     parts += ["</tbody>", "</table>"]
     return "\n".join(parts)

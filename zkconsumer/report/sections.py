@@ -8,7 +8,6 @@ files and are not sections of their own.
 
 from __future__ import annotations
 
-import base64
 import csv
 import html
 import json
@@ -17,8 +16,17 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from zkconsumer.report import plots
+from zkconsumer.report import figures
+from zkconsumer.report.findings import (
+    Finding,
+    compare_finding,
+    generic_finding,
+    herd_finding,
+    zombie_finding,
+)
 from zkconsumer.report.markdown import table, to_html
+from zkconsumer.report.meta import NOT_RECORDED, RunMeta, read_meta, summary_command
+from zkconsumer.report.reference import Reference
 
 log = logging.getLogger(__name__)
 
@@ -31,18 +39,21 @@ MAX_ROWS = 200
 class Section:
     title: str
     kind: str
+    anchor: str
     provenance: list[tuple[str, str]] = field(default_factory=list)
     blocks: list[str] = field(default_factory=list)  # HTML fragments
+    finding: Finding | None = None
     figures: int = 0
     tables: int = 0
 
     def add_table(self, fragment: str) -> None:
-        self.blocks.append(fragment)
-        self.tables += fragment.count("<table>")
+        if fragment:
+            self.blocks.append(fragment)
+            self.tables += fragment.count("<table>")
 
-    def add_figure(self, caption: str, inner: str) -> None:
-        self.blocks.append(f"<figure>{inner}<figcaption>{html.escape(caption)}</figcaption>"
-                           "</figure>")
+    def add_figure(self, figure: figures.Figure) -> None:
+        self.blocks.append(f"<figure>{figure.inner}<figcaption>{html.escape(figure.caption)}"
+                           "</figcaption></figure>")
         self.figures += 1
 
 
@@ -68,43 +79,27 @@ def kind_of(folder: Path) -> str:
             return "results"
         scenario = doc.get("scenario") or next(
             (r.get("scenario") for r in doc.get("runs", []) if r.get("scenario")), "compare")
+        if scenario == "split-brain":
+            event = next((r.get("event") for r in doc.get("runs", []) if r.get("event")), "")
+            return f"split brain ({event})" if event else "split brain"
         return str(scenario)
     return "summary"
 
 
-def _provenance(folder: Path) -> list[tuple[str, str]]:
-    meta = folder / "meta.json"
-    if meta.is_file():
-        try:
-            data = json.loads(meta.read_text())
-            machine = data.get("machine", {})
-            load = f"{machine.get('loadavg', '?')} -> {machine.get('loadavg_end', '?')}"
-            rows = [("command", data.get("command", "")), ("revision", data.get("revision", "")),
-                    ("date", data.get("date", "")), ("broker", data.get("broker", "") or "none"),
-                    ("machine", f"{machine.get('cores', '?')} cores, load {load}")]
-            return [(k, str(v)) for k, v in rows]
-        except (OSError, ValueError) as exc:
-            log.warning("unreadable %s: %s", meta, exc)
-    summary = folder / "summary.md"
-    if summary.is_file():  # older outputs: the summary's own reproduce line
-        lines = summary.read_text().splitlines()
-        for i, line in enumerate(lines):
-            if line.startswith("    zkconsumer ") and i and "eproduce" in " ".join(lines[:i]):
-                return [("command", line.strip()), ("revision", "not recorded")]
-    return [("command", "not recorded"), ("revision", "not recorded")]
+def provenance_rows(folder: Path, meta: RunMeta | None) -> list[tuple[str, str]]:
+    if meta is not None:
+        return meta.rows()
+    rows = RunMeta(command=summary_command(folder)).rows()
+    return [(k, v if k == "command" else f"{NOT_RECORDED} (no meta.json)") for k, v in rows]
 
 
-def _image(path: Path) -> str:
-    if path.suffix == ".svg":
-        text = path.read_text()
-        return plots.inline_svg(text) if "<svg" in text else ""
-    data = base64.b64encode(path.read_bytes()).decode()
-    return f'<img alt="{html.escape(path.stem)}" src="data:image/png;base64,{data}">'
+def _csv_rows(path: Path) -> list[list[str]]:
+    with path.open(newline="") as f:
+        return list(csv.reader(f))
 
 
 def _csv_table(path: Path) -> str:
-    with path.open(newline="") as f:
-        rows = list(csv.reader(f))
+    rows = _csv_rows(path)
     if not rows:
         return ""
     body = rows[1:MAX_ROWS + 1]
@@ -126,31 +121,58 @@ def _flat(doc: dict[str, Any], prefix: str = "") -> list[tuple[str, str]]:
     return rows
 
 
-def build_section(folder: Path, root: Path) -> Section:
+def _results_doc(folder: Path) -> dict[str, Any]:
+    try:
+        return dict(json.loads((folder / "results.json").read_text()))
+    except (OSError, ValueError) as exc:
+        log.warning("unreadable %s: %s", folder / "results.json", exc)
+        return {}
+
+
+def build_section(folder: Path, root: Path, anchor: str, reference: Reference | None
+                  ) -> Section:
     kind = kind_of(folder)
     rel = folder.relative_to(root)
-    section = Section(title=f"{kind}: {rel}" if str(rel) != "." else kind, kind=kind,
-                      provenance=_provenance(folder))
+    title = f"{kind}: {rel}" if str(rel) != "." else kind
+    meta = read_meta(folder)
+    section = Section(title=title, kind=kind, anchor=anchor,
+                      provenance=provenance_rows(folder, meta))
+    drawn: set[str] = set()
+    found: list[figures.Figure] = []
     summary = folder / "summary.md"
     if summary.is_file():
         section.add_table(to_html(summary.read_text()))
     if kind == "chaos":
         doc = json.loads((folder / "report.json").read_text())
-        section.add_table(table(["field", "value"], [list(r) for r in _flat(doc)]))
+        flat = _flat(doc)
+        section.finding = generic_finding(title, anchor, [
+            f"{k} {v}" for k, v in flat if k in ("lost", "duplicates", "verify_ok")], meta)
+        section.add_table(table(["field", "value"], [list(r) for r in flat]))
     elif kind == "spark sweep":
+        rows = _csv_rows(folder / "sweep.csv")
+        section.finding = generic_finding(title, anchor, [
+            f"{max(len(rows) - 1, 0)} rows of sweep.csv: {', '.join(rows[0]) if rows else ''}"],
+            meta)
         section.add_table(_csv_table(folder / "sweep.csv"))
     elif (folder / "results.json").is_file():
-        doc = json.loads((folder / "results.json").read_text())
-        svg = plots.time_to_stable(doc.get("runs", []))
-        if svg:
-            section.add_figure("time to stable per protocol (median over repeats)", svg)
-        if doc.get("fits"):
-            svg = plots.requests_vs_n(doc["fits"])
-            if svg:
-                section.add_figure("requests per event against N, log-log, fitted slopes", svg)
+        doc = _results_doc(folder)
+        if kind == "compare":
+            section.finding = compare_finding(title, anchor, doc, meta, reference)
+            found, drawn = figures.compare_figures(folder, doc)
+        elif kind == "herd":
+            section.finding = herd_finding(title, anchor, doc, meta)
+            found, drawn = figures.herd_figures(doc)
+        elif kind == "split brain (zombie)":
+            section.finding = zombie_finding(title, anchor, doc, meta)
+            found, drawn = figures.zombie_figures(folder, doc)
+    for fig in found:
+        section.add_figure(fig)
     for other in sorted(folder.glob("*.csv")):
         if other.name != "sweep.csv":
             section.add_table(f"<h4>{html.escape(other.name)}</h4>" + _csv_table(other))
     for image in sorted([*folder.glob("*.png"), *folder.glob("*.svg")]):
-        section.add_figure(image.name, _image(image))
+        if image.name not in drawn:
+            section.add_figure(figures.lab_image(image))
+    if section.finding is None:
+        section.finding = generic_finding(title, anchor, [], meta)
     return section

@@ -6,7 +6,7 @@ a fact of the repository's history (is the fix commit an ancestor of the revisio
 clones, exported trees). So it is computed once, by this command, and stored as data beside the
 results it classifies::
 
-    python -m zkconsumer.results.ancestry --fix 6200aa8 --protocols zk-leader-range \\
+    zkconsumer results ancestry --fix 6200aa8 --protocols zk-leader-range \\
         --out results/splitbrain/fix-leader-watch results/splitbrain/real-*
 
 writes ``runs.csv`` (one line per folder: ``run``, ``revision``, ``contains_fix``) and
@@ -16,13 +16,11 @@ writes ``runs.csv`` (one line per folder: ``run``, ``revision``, ``contains_fix`
 
 from __future__ import annotations
 
-import argparse
 import csv
 import json
 import logging
 import subprocess
-import sys
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -48,7 +46,7 @@ class Fix:
         the fix touches can be affected by it)."""
         if run not in self.contains:
             raise KeyError(f"result folder {run!r} is not classified against fix "
-                           f"{self.commit[:10]}; rerun `python -m zkconsumer.results.ancestry`")
+                           f"{self.commit[:10]}; rerun `zkconsumer results ancestry`")
         return protocol in self.protocols and not self.contains[run]
 
 
@@ -111,38 +109,26 @@ def read_fix(folder: Path) -> Fix:
                revisions={r["run"]: r["revision"] for r in rows})
 
 
-def main(argv: list[str] | None = None) -> int:
-    p = argparse.ArgumentParser(prog="python -m zkconsumer.results.ancestry",
-                                description=__doc__.split("\n\n")[0])
-    p.add_argument("--fix", required=True, help="the fix's commit (any form git accepts)")
-    p.add_argument("--protocols", required=True,
-                   help="comma-separated protocols whose rows the fix can change")
-    p.add_argument("--out", required=True, type=Path)
-    p.add_argument("runs", nargs="+", type=Path, help="result folders with a meta.json")
-    args = p.parse_args(argv)
+def record_fix(fix: str, protocols: str, out: Path, runs: Sequence[Path]) -> dict[str, bool]:
+    """Classify the result folders ``runs`` against the commit ``fix`` and write ``out``
+    (``zkconsumer results ancestry``); returns, per folder name, whether it contains the fix."""
     repo = Path(__file__).resolve().parents[2]
-    resolved = _git(repo, "rev-parse", "--verify", f"{args.fix}^{{commit}}")
+    resolved = _git(repo, "rev-parse", "--verify", f"{fix}^{{commit}}")
     if resolved.returncode != 0:
-        p.error(f"--fix {args.fix!r} is not a commit of this repository")
+        raise ValueError(f"--fix {fix!r} is not a commit of this repository")
     commit = resolved.stdout.strip()
     subject = _git(repo, "log", "-1", "--format=%s", commit).stdout.strip()
     revisions = {}
-    for folder in args.runs:
+    for folder in runs:
         meta = folder / "meta.json"
         if not meta.is_file():
-            p.error(f"{folder} has no meta.json")
+            raise ValueError(f"{folder} has no meta.json")
         revisions[folder.name] = json.loads(meta.read_text()).get("revision", "")
-    protocols = [x for x in args.protocols.split(",") if x]
     contains = classify(revisions, git_is_ancestor(repo, commit))
-    command = " ".join(["python -m zkconsumer.results.ancestry", "--fix", args.fix,
-                        "--protocols", args.protocols, "--out", str(args.out),
-                        *(str(f) for f in args.runs)])
-    write_fix(args.out, commit, subject, protocols, revisions, contains, command)
-    for run in sorted(contains):
-        log.info("%s: %s", run, "contains the fix" if contains[run] else "predates the fix")
-    return 0
-
-
-if __name__ == "__main__":
-    logging.basicConfig(level=logging.INFO, format="%(message)s")
-    sys.exit(main())
+    command = " ".join(["zkconsumer results ancestry", "--fix", fix, "--protocols", protocols,
+                        "--out", str(out), *(str(f) for f in runs)])
+    write_fix(out, commit, subject, [x for x in protocols.split(",") if x], revisions, contains,
+              command)
+    for name in sorted(contains):
+        log.info("%s: %s", name, "contains the fix" if contains[name] else "predates the fix")
+    return contains

@@ -7,13 +7,12 @@ rebuilt timeline (partitions whose fetching stopped in the window, partitions th
 owner), and copies ``meta.json`` (command, revision, date, machine, broker) beside them, its
 command's ``--out`` naming ``DEST``::
 
-    python -m zkconsumer.results.comparison_data OUT_DIR results/comparison/NAME
+    zkconsumer results import-comparison OUT_DIR results/comparison/NAME
 """
 
 from __future__ import annotations
 
 import json
-import sys
 from pathlib import Path
 from typing import Any
 
@@ -81,8 +80,3 @@ def import_compare(out_dir: Path, dest: Path) -> Path:
 def load_runs(folder: Path) -> list[dict[str, Any]]:
     return list(json.loads((folder / RESULTS_FILE).read_text())["runs"])
 
-
-if __name__ == "__main__":  # python -m zkconsumer.results.comparison_data OUT DEST
-    if len(sys.argv) != 3:
-        sys.exit("usage: python -m zkconsumer.results.comparison_data COMPARE_OUT_DIR DEST")
-    print(import_compare(Path(sys.argv[1]), Path(sys.argv[2])))

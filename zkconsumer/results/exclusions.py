@@ -25,7 +25,8 @@ NOT_FORMED = "the group did not form:"
 
 
 def _key(row: dict[str, str]) -> tuple[str, str, int, int]:
-    return row["protocol"], row["scenario"], int(row["members"]), int(row["seed"])
+    # A herd sweep (spark herd) has events, not scenarios: its rows key with scenario "".
+    return row["protocol"], row.get("scenario", ""), int(row["members"]), int(row["seed"])
 
 
 def exclusions(folder: Path) -> dict[tuple[str, str, int, int], str]:

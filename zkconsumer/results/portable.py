@@ -35,9 +35,13 @@ CHECKOUT = Path(__file__).resolve().parents[2]
 MACHINE_ROOTS = frozenset({"tmp", "var", "home", "root", "Users", "work", "private", "mnt",
                            "opt", "srv", "scratch", "data", "media", "run"})
 
-# An absolute path starts a word: at the start, after blanks, after ``--opt=`` or an opening
-# quote or backtick; it runs to the next blank, quote, backtick or closing bracket.
-_ABSOLUTE = re.compile(r"(?:(?<=^)|(?<=[\s=\"'`(\[]))/[^\s\"'`)\]]*")
+# The folder beside the checkout where the Kafka builds live (``../shared/kafka-2.4.1``), as the
+# project finds them: a path into it is recorded as the same relative path.
+SHARED = "shared"
+# An absolute path starts a word: at the start, after blanks, after ``--opt=``, an opening
+# quote or backtick, or a scheme such as ``kafka:`` (``--broker kafka:DIR``); it runs to the
+# next blank, quote, backtick or closing bracket.
+_ABSOLUTE = re.compile(r"(?:(?<=^)|(?<=[\s=\"'`(\[])|(?<=\w:))/[^\s\"'`)\]]*")
 # The options by which a command names its output folder (experiment verbs, spark jobs, benchmarks).
 OUT_OPTIONS = ("--out", "--results")
 _OUT_VALUE = re.compile(r"(?<!\S)(--out|--results)(=|\s+)([^\s\"'`]+)")
@@ -58,6 +62,9 @@ def portable_path(path: str, root: Path | str = CHECKOUT,
     rest = _relative(p, PurePosixPath(str(root)))
     if rest is not None:
         return str(rest)
+    shared = _relative(p, PurePosixPath(str(root)).parent / SHARED)
+    if shared is not None:
+        return str(PurePosixPath("..") / SHARED / shared)
     if len(p.parts) > 1 and p.parts[1] in MACHINE_ROOTS:
         return p.name
     return path

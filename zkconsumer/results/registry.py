@@ -3,19 +3,17 @@
 A renderer reads committed raw results (``results/``) and returns the block's markdown; it may
 also draw plots, written as SVG under ``docs/figures/`` so that the same data and library give the
 same bytes. Renderers live in :mod:`zkconsumer.results.figures`, one module per area, each calling
-:func:`figure` at import; every module of that package is imported by :func:`all_figures`.
+:func:`figure` at import; :mod:`zkconsumer.results.regenerate` imports every one of them by name
+and applies them to the docs.
 """
 
 from __future__ import annotations
 
-import difflib
-import importlib
-import pkgutil
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
-from zkconsumer.results.blocks import BlockError, find_blocks, replace_blocks
+from zkconsumer.results.blocks import BlockError
 
 Renderer = Callable[["Context"], str]
 
@@ -53,49 +51,6 @@ def figure(name: str, source: str) -> Callable[[Renderer], Renderer]:
     return wrap
 
 
-def all_figures() -> dict[str, Figure]:
-    from zkconsumer.results import figures as package
-
-    for info in pkgutil.iter_modules(package.__path__):
-        importlib.import_module(f"{package.__name__}.{info.name}")
+def registered() -> dict[str, Figure]:
+    """The renderers registered so far, by block name."""
     return dict(_FIGURES)
-
-
-@dataclass(frozen=True)
-class Outcome:
-    doc: Path
-    changed: bool
-    diff: str
-
-
-def regenerate(repo: Path, check: bool = False) -> list[Outcome]:
-    """Rewrite (or, with ``check``, compare) every generated block of ``repo/docs/**/*.md``.
-
-    In check mode plots are drawn into a scratch folder, so checking never touches the tree.
-    """
-    import tempfile
-
-    figures = all_figures()
-    docs = repo / "docs"
-    scratch = Path(tempfile.mkdtemp(prefix="zkc-figures-")) if check else None
-    ctx = Context(results=repo / "results", figures=scratch or docs / "figures")
-    ctx.figures.mkdir(parents=True, exist_ok=True)
-    outcomes: list[Outcome] = []
-    for doc in sorted(docs.rglob("*.md")):
-        text = doc.read_text()
-        if not find_blocks(text, str(doc)):
-            continue
-
-        def render(name: str, _doc: Path = doc) -> str:
-            fig = figures.get(name)
-            if fig is None:
-                raise BlockError(f"{_doc}: no renderer for the generated block {name!r}")
-            return fig.render(ctx)
-
-        new = replace_blocks(text, render, str(doc))
-        diff = "".join(difflib.unified_diff(text.splitlines(True), new.splitlines(True),
-                                            str(doc), f"{doc} (from results/)"))
-        if new != text and not check:
-            doc.write_text(new)
-        outcomes.append(Outcome(doc, new != text, diff))
-    return outcomes

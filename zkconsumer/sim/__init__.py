@@ -9,9 +9,9 @@ Protocols: the legacy ZooKeeper consumer (``zk-range``, ``zk-roundrobin``; :mod:
 :mod:`.zkmodel`), broker-side ``eager-range`` and ``cooperative-sticky`` (:mod:`.broker`), and a
 KIP-848-style ``kip848`` (:mod:`.kip848`), which no broker here implements: its rows carry
 ``simulated_only=True``. Latencies come from a :class:`Calibration` (``zkconsumer calibrate``
-writes one from the real servers); requests per step from :mod:`.costs`. Which model simulates
-which protocol: :mod:`.registry` (one line per protocol). ``zkconsumer spark herd --mode sim``
-runs grids of these on Spark (``docs/scale.md``).
+writes one from the real servers); requests per step from :mod:`.costs`. The protocols:
+:mod:`.protocols`; the model simulating each: :mod:`.models` (one line per protocol in each).
+``zkconsumer spark herd --mode sim`` runs grids of these on Spark (``docs/scale.md``).
 """
 
 from zkconsumer.sim.calibration import Calibration

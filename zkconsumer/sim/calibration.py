@@ -12,9 +12,9 @@ figures measured on the reference machine (2 cores, Debian 12, Python 3.11.7, Op
   the ZooKeeper leader's single, serialised write pipeline;
 * client CPU in a crowded process (``client_cpu_scale_by_clients``): the per-request client CPU
   above is a lone client's; with many clients busy in one Python process each request costs
-  more CPU (``calibrate`` measures it: :func:`zkconsumer.sim.measure.measure_crowd`). The table
-  is pairs ``(K, factor)``, the CPU per request with ``K`` clients busy relative to one,
-  interpolated linearly in log K (:func:`client_cpu_scale`); empty (the default) is factor 1.
+  more CPU (``calibrate`` measures it: :func:`zkconsumer.calibration.measure.measure_crowd`).
+  The table is pairs ``(K, factor)``, the CPU per request with ``K`` clients busy relative to
+  one, interpolated linearly in log K (:func:`client_cpu_scale`); empty (the default) is factor 1.
   Measured on the reference machine: 0.30 ms of process CPU per read with one busy client,
   1.17 ms with 16 and 1.32 ms with 32 (4.4x), and no extra cost from idle sessions, so the
   factor follows busy clients, and in a legacy rebalance every member of a process is busy;
@@ -118,10 +118,10 @@ class Calibration:
     assign_us_per_member: float = 10.0
     revoke_ms: float = 20.0
     # Spread of every sampled duration (coefficient of variation of one request or step);
-    # ``calibrate`` measures it (zkconsumer.sim.measure_leave.jitter_cv).
+    # ``calibrate`` measures it (zkconsumer.calibration.leave.jitter_cv).
     jitter_cv: float = 0.25
     # A legacy member's clean leave before its ZooKeeper writes (measured by ``calibrate``:
-    # zkconsumer.sim.measure_leave): its consume loop sees the stop request after a wait whose
+    # zkconsumer.calibration.leave): its consume loop sees the stop request after a wait whose
     # median is leave_wake_ms (a uniform wait, cut short by a message of its partitions), then
     # its shutdown stops the fetchers in leave_shutdown_ms. Both 0 (the default): the leave
     # waits the fetcher stop only (fetcher_stop_min_ms/max_ms), as before they were measured.

@@ -14,13 +14,12 @@ import math
 from dataclasses import dataclass, field
 
 from zkconsumer.sim.calibration import Calibration
-from zkconsumer.sim.registry import MODELS
+from zkconsumer.sim.protocols import PROTOCOL_INFO
 
 log = logging.getLogger(__name__)
 
-# Derived from the model registry (zkconsumer.sim.registry): add a protocol there.
-PROTOCOLS = tuple(MODELS)
-SIMULATED_ONLY = tuple(name for name, e in MODELS.items() if e.simulated_only)
+# Derived from the protocol table (zkconsumer.sim.protocols): add a protocol there.
+PROTOCOLS = tuple(PROTOCOL_INFO)
 EVENTS = ("join", "leave", "crash")
 MEMBER_ORDERS = ("random", "start")
 
@@ -72,12 +71,12 @@ class SimConfig:
     max_time_s: float = 86400.0  # a legacy herd at N = 10,000 runs for hours (server-bound)
 
     def __post_init__(self) -> None:
-        if self.protocol not in MODELS and self.protocol.startswith("zk-leader-"):
+        if self.protocol not in PROTOCOL_INFO and self.protocol.startswith("zk-leader-"):
             raise ValueError(f"protocol {self.protocol!r} is not simulated yet (a "
                              "leader-elected variant of the legacy protocol); choose one of "
-                             f"{', '.join(MODELS)}")
-        if self.protocol not in MODELS:
-            raise ValueError(f"protocol must be one of {', '.join(MODELS)}, "
+                             f"{', '.join(PROTOCOL_INFO)}")
+        if self.protocol not in PROTOCOL_INFO:
+            raise ValueError(f"protocol must be one of {', '.join(PROTOCOL_INFO)}, "
                              f"got {self.protocol!r}")
         if self.event not in EVENTS:
             raise ValueError(f"event must be one of {', '.join(EVENTS)}, got {self.event!r}")
@@ -110,12 +109,12 @@ class SimConfig:
     @property
     def simulated_only(self) -> bool:
         """No broker available here implements it: its rows have no real counterpart."""
-        return MODELS[self.protocol].simulated_only
+        return PROTOCOL_INFO[self.protocol].simulated_only
 
     @property
     def family(self) -> str:
         """``zookeeper`` (members coordinate through ZooKeeper) or ``broker``."""
-        return MODELS[self.protocol].family
+        return PROTOCOL_INFO[self.protocol].family
 
     @property
     def members_per_process(self) -> int:

@@ -1,7 +1,8 @@
 """Requests per protocol step: the ONE table to align with the real connector's counters.
 
-Legacy rows are read off the real code (``zkconsumer/rebalance/attempt.py``, ``triggers.py``,
-``listener.py``, ``offsets.py``, ``leaders.py``, ``connector.py``) as of this writing; every
+Legacy rows are read off the real code (``zkconsumer/rebalance/attempt.py`` and
+``rebalancer.py``, ``membership/triggers.py``, ``offsets/zookeeper.py``,
+``datapath/partition_leaders.py``, ``connector.py``) as of this writing; every
 request there goes through ``ZkSession`` and is counted once per try by ``ZkRequestCounter``
 (``getData``/``getChildren``/``exists`` are reads; ``create``/``delete``/``setData`` writes).
 ``B`` = brokers, ``T`` = subscribed topics (1 here), ``N`` = members in the view read,
@@ -15,7 +16,7 @@ offset changed since the last commit.
 | arm membership watch after a notification (``WatchSet.arm``)          | 1      | 0      |
 | own registration (``attempt``: session.get(my_path))                  | 1      | 0      |
 | brokers (``_read_brokers``: getChildren /brokers/ids + getData each)  | 1 + B  | 0      |
-| commit on close_fetchers (``OffsetStore.commit``: setData changed)    | 0      | c      |
+| commit on close_fetchers (``ZookeeperOffsetStore.commit``: setData)   | 0      | c      |
 | release (``_release``: delete each owner znode held)                  | 0      | o      |
 | group view (``_read_view``: getChildren ids + getData each + topics)  | 1+N+T  | 0      |
 | offsets (``OffsetStore.read``: getData per claimed partition)         | k      | 0      |
@@ -77,11 +78,9 @@ class Cost:
 REGISTER = Cost(writes=1)
 REARM_MEMBERSHIP_WATCH = Cost(reads=1)
 OWN_REGISTRATION = Cost(reads=1)
-CLAIM_CONFLICT_READ = Cost(reads=1)
 OWNER_DELETE = Cost(writes=1)
 OWNER_CREATE = Cost(writes=1)
 OFFSET_COMMIT = Cost(writes=1)
-REGISTRATION_DELETE = Cost(writes=1)
 
 
 def arm_watches_first(topics: int) -> Cost:

@@ -21,10 +21,10 @@ from __future__ import annotations
 import random
 from dataclasses import dataclass
 
+from zkconsumer.scenarios.splitbrain import Action, Kind, Plan, member_name, task_of
 from zkconsumer.sim.calibration import Calibration
 from zkconsumer.sim.splitbrain import HORIZON_S, stable_at
 from zkconsumer.sim.splitbrain_legacy import LegacySplitModel
-from zkconsumer.spark.splitbrain_rules import Action, Kind, Plan, member_name, task_of
 
 MIN_CONNECT_FACTOR = 0.1     # a jittered set-up is never shorter than a tenth of the median
 

@@ -1,23 +1,22 @@
 """The Kafka coordinator profile against Kafka 2.4.1 runs it was not fitted to.
 
 The plan (cells, simulator settings, tolerances) is ``results/comparison/kafka-model-plan.md``,
-committed before the runs were measured; this module carries it out and writes every cell::
+committed before the runs were measured; this module carries it out, pure given the runs::
 
-    python -m zkconsumer.sim.kafka_check results/comparison [--seen FOLDER ...]
+    zkconsumer sim kafka-check results/comparison [--seen FOLDER ...]
 
 reads ``results/comparison/*apache-kafka-2.4.1*/runs.json`` (compact ``experiment compare``
-runs, :mod:`zkconsumer.results.comparison_data`) and writes ``kafka-model-check/checks.json``
-and ``sim-profiles/rows.json`` (the simulator's Tansu-timed and Kafka-modelled broker groups
-side by side at larger N), each with its ``meta.json``.
+runs, :mod:`zkconsumer.results.comparison_data`), scores every cell (:func:`check`) and writes
+``kafka-model-check/checks.json`` and ``sim-profiles/rows.json`` (the simulator's Tansu-timed
+and Kafka-modelled broker groups side by side at larger N, :func:`profile_rows`), each with
+its ``meta.json``.
 """
 
 from __future__ import annotations
 
-import json
 import statistics
 from collections.abc import Iterable, Sequence
 from dataclasses import asdict, dataclass
-from pathlib import Path
 from typing import Any
 
 from zkconsumer.sim.config import SimConfig
@@ -29,7 +28,8 @@ TIME_TOLERANCE = 0.20
 SCORED_PROTOCOLS = ("eager-range", "cooperative-sticky", "static-range")
 SCORED_EVENTS = ("join", "leave", "crash")
 SEEDS = tuple(range(1, 21))
-# The lab's settings (zkconsumer.lab.spec.Timing and the broker driver), as the plan fixes them.
+# The lab's settings (zkconsumer.scenarios.timing.Timing, the broker driver), as the plan
+# fixes them.
 SESSION_MS, HEARTBEAT_MS, RATE = 6000, 2000, 40.0
 COUNT_FROM_S, COUNT_UNTIL_S = 0.5, 2.5
 KAFKA_RUNS = "apache-kafka-2.4.1"
@@ -154,40 +154,3 @@ def profile_rows(seeds: Iterable[int] = (1, 2, 3, 4, 5)) -> list[dict[str, Any]]
                              "tansu": simulated(cell, seeds, protocol, rate=0.0),
                              "kafka": simulated(cell, seeds, PREFIX + protocol, rate=0.0)})
     return rows
-
-
-def main(results: Path, seen_folders: Sequence[str] = ()) -> list[Path]:
-    from zkconsumer.results.comparison_data import load_runs
-    from zkconsumer.results.provenance import capture, write_provenance
-
-    command = " ".join(["python -m zkconsumer.sim.kafka_check", str(results),
-                        *(f"--seen {f}" for f in seen_folders)])
-    prov = capture(command, broker="")
-    runs = [r for folder in sorted(results.glob(f"*{KAFKA_RUNS}*"))
-            if (folder / "runs.json").is_file() for r in load_runs(folder)]
-    seen = [c for f in seen_folders for c in real_cells(load_runs(results / f))]
-    checks = check(runs, seen=seen)
-    out = results / "kafka-model-check"
-    out.mkdir(parents=True, exist_ok=True)
-    (out / "checks.json").write_text(json.dumps(
-        {"tolerances": {"requests": REQUESTS_TOLERANCE, "time_to_stable": TIME_TOLERANCE},
-         "seeds": list(SEEDS), "seen": list(seen_folders),
-         "cells": [c.to_json() for c in checks]}, indent=1) + "\n")
-    write_provenance(out, prov)
-    prof = results / "sim-profiles"
-    prof.mkdir(parents=True, exist_ok=True)
-    (prof / "rows.json").write_text(json.dumps({"rows": profile_rows()}, indent=1) + "\n")
-    write_provenance(prof, prov)
-    return [out / "checks.json", prof / "rows.json"]
-
-
-if __name__ == "__main__":
-    import argparse
-
-    parser = argparse.ArgumentParser(prog="python -m zkconsumer.sim.kafka_check")
-    parser.add_argument("results", type=Path, nargs="?", default=Path("results/comparison"))
-    parser.add_argument("--seen", action="append", default=[],
-                        help="a results folder looked at before the profile's last change")
-    ns = parser.parse_args()
-    for path in main(ns.results, ns.seen):
-        print(path)

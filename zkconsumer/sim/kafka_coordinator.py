@@ -66,7 +66,7 @@ PREFIX = "kafka-"
 PROTOCOLS = ("kafka-eager-range", "kafka-cooperative-sticky", "kafka-static-range")
 # group.initial.rebalance.delay.ms: Kafka's default is 3000; the lab's broker runs with 0.
 INITIAL_REBALANCE_DELAY_MS = 0.0
-# The clients' auto.commit.interval.ms (the lab's setting, zkconsumer.lab.spec.Timing).
+# The clients' auto.commit.interval.ms (the lab's setting, zkconsumer.scenarios.timing.Timing).
 AUTO_COMMIT_INTERVAL_S = 1.0
 DYNAMIC_JOINER_JOIN_GROUPS = 2  # MEMBER_ID_REQUIRED, then the JoinGroup with the id
 

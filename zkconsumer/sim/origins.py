@@ -9,7 +9,8 @@ The simulator's calibration file records, per parameter, one of three origins:
   source (:data:`CONSTANTS`), or an assumption stated as such, with what it affects.
 
 :func:`missing_origins` lists the parameters a file leaves unexplained; the committed
-calibration must have none.
+calibration must have none. The three lists together name every parameter once (a unit test,
+``tests/unit/test_sim_origins.py``, fails when a new parameter has no origin).
 """
 
 from __future__ import annotations
@@ -20,7 +21,7 @@ from zkconsumer.sim.calibration import Calibration, parameter_names
 
 log = logging.getLogger(__name__)
 
-# Written by ``calibrate`` (zkconsumer.sim.measure, measure_server, measure_leave).
+# Written by ``calibrate`` (zkconsumer.calibration: measure, server, leave).
 MEASURED = (
     "client_read_cpu_ms", "zk_read_latency_ms", "client_write_cpu_ms", "zk_write_latency_ms",
     "zk_write_service_ms", "watch_delivery_ms", "zk_connect_ms", "session_expiry_factor",
@@ -80,25 +81,3 @@ def missing_origins(cal: Calibration) -> list[str]:
     """Parameters whose origin the calibration does not record."""
     known = dict(cal.provenance)
     return [name for name in parameter_names() if name not in known]
-
-
-def constant_origins() -> dict[str, str]:
-    """The constants' origins, for the parameters neither measured nor fitted."""
-    return dict(CONSTANTS)
-
-
-def assumed(cal: Calibration) -> list[str]:
-    """Parameters whose recorded origin is an assumption (not measured, fitted or a rule)."""
-    return [name for name, text in cal.provenance if text.startswith("assumed")]
-
-
-def _check_partition() -> None:
-    names = set(parameter_names())
-    groups = [set(MEASURED), set(FITTED), set(CONSTANTS)]
-    covered = set().union(*groups)
-    if covered != names or sum(len(g) for g in groups) != len(covered):
-        raise AssertionError(f"calibration origins out of date: missing "
-                             f"{sorted(names - covered)}, unknown {sorted(covered - names)}")
-
-
-_check_partition()

@@ -12,23 +12,15 @@ from __future__ import annotations
 
 import logging
 import random
-from typing import Protocol
 
 from zkconsumer.sim.config import SimConfig
 from zkconsumer.sim.engine import Engine
 from zkconsumer.sim.liveness import zk_expiry_for_kill
-from zkconsumer.sim.registry import entry
+from zkconsumer.sim.models import GroupModel, model_for
 from zkconsumer.sim.result import SimResult
 from zkconsumer.sim.tally import OwnershipLedger, Tally
 
 log = logging.getLogger(__name__)
-
-
-class GroupModel(Protocol):
-    def setup(self, ids: list[str]) -> None: ...
-    def join(self, mid: str) -> None: ...
-    def leave(self, mid: str) -> None: ...
-    def crash(self, mid: str, expiry_s: float) -> None: ...
 
 
 def member_ids(rng: random.Random, count: int) -> list[str]:
@@ -59,10 +51,8 @@ def pick_victim(rng: random.Random, ids: list[str], rank: int | None) -> str:
 
 def _model(config: SimConfig, engine: Engine, rng: random.Random, tally: Tally,
            ledger: OwnershipLedger) -> GroupModel:
-    """The protocol's model, from :data:`zkconsumer.sim.registry.MODELS`."""
-    cls = entry(config.protocol).load()
-    model: GroupModel = cls(config, engine, rng, tally, ledger)
-    return model
+    """The protocol's model, from :data:`zkconsumer.sim.models.MODELS`."""
+    return model_for(config.protocol)(config, engine, rng, tally, ledger)
 
 
 def simulate(config: SimConfig) -> SimResult:

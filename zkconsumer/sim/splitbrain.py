@@ -1,6 +1,6 @@
 """The split-brain scenarios in the simulator: one row per (protocol, scenario, N, P, seed).
 
-The plan is the real job's (:func:`zkconsumer.spark.splitbrain_rules.plan`: same zombies,
+The plan is the real job's (:func:`zkconsumer.scenarios.splitbrain.plan`: same zombies,
 delays, joins and leaves for a seed). Per protocol:
 
 - ``zk-range``: :class:`.splitbrain_legacy.LegacySplitModel` (per-member views, the cut-off
@@ -29,16 +29,16 @@ from collections import defaultdict
 from dataclasses import dataclass, field
 from typing import Any
 
-from zkconsumer.lab.spec import Timing
-from zkconsumer.sim.calibration import Calibration
-from zkconsumer.sim.splitbrain_legacy import LegacySplitModel, Outcome
-from zkconsumer.spark.splitbrain_rules import (
+from zkconsumer.scenarios.splitbrain import (
     Kind,
     ScenarioParams,
     max_retries_for,
     not_applicable,
     plan,
 )
+from zkconsumer.scenarios.timing import Timing
+from zkconsumer.sim.calibration import Calibration
+from zkconsumer.sim.splitbrain_legacy import LegacySplitModel, Outcome
 
 log = logging.getLogger(__name__)
 

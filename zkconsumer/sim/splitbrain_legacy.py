@@ -42,11 +42,11 @@ import random
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
+from zkconsumer.scenarios.splitbrain import Kind, Plan, task_of
 from zkconsumer.sim.assignment import range_share
 from zkconsumer.sim.calibration import Calibration
 from zkconsumer.sim.legacy import leave_stop_s
 from zkconsumer.sim.liveness import round_to_next_tick
-from zkconsumer.spark.splitbrain_rules import Kind, Plan, task_of
 
 log = logging.getLogger(__name__)
 

@@ -43,6 +43,19 @@ log = logging.getLogger(__name__)
 
 CREATED = "created"
 NODE_EXISTS = "exists"
+ENSEMBLE_SERVERS = 3
+
+
+def ensemble_read_service_us(single_us: float, servers: int = ENSEMBLE_SERVERS) -> float:
+    """The read service a group spread over an ensemble sees: one server's over ``servers``.
+
+    An extrapolation, not a measurement: ZooKeeper serves a read at the server the client is
+    connected to, so members spread evenly over ``servers`` servers, each as fast as the one
+    measured (``zk_read_service_us``) and with no write load, share the reads among them.
+    """
+    if servers < 1:
+        raise ValueError(f"servers must be >= 1, got {servers}")
+    return single_us / servers
 
 
 @dataclass(frozen=True)

@@ -23,6 +23,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+from zkconsumer.admin.options import add_bootstrap_option, add_zk_option
 from zkconsumer.lab.broker_option import add_broker_option
 from zkconsumer.lab.progress import Progress
 from zkconsumer.lab.runner import LAB_KAFKA_PROPS
@@ -73,11 +74,11 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--rate", type=float, default=40.0, help="real: messages per second produced")
     p.add_argument("--quiet-s", type=float, default=Timing().quiet_s,
                    help="real: the group counts as settled after this long without change")
-    p.add_argument("--zk", "--zookeeper", dest="zookeeper",
-                   default=os.environ.get("ZKCONSUMER_ZK"),
-                   help="real: existing ZooKeeper (default: ZKCONSUMER_ZK, else embedded)")
-    p.add_argument("--bootstrap", default=os.environ.get("ZKCONSUMER_BOOTSTRAP"),
-                   help="real: existing broker (default: ZKCONSUMER_BOOTSTRAP, else embedded)")
+    add_zk_option(p, dest="zookeeper", required=False, default=os.environ.get("ZKCONSUMER_ZK"),
+                  note="real: an existing ZooKeeper (default: ZKCONSUMER_ZK, else embedded)")
+    add_bootstrap_option(p, default=os.environ.get("ZKCONSUMER_BOOTSTRAP"),
+                         note="real: an existing broker (default: ZKCONSUMER_BOOTSTRAP, else "
+                              "embedded)")
     add_broker_option(p)
 
 
@@ -163,7 +164,7 @@ def _sim(spark: Any, grid: Any, args: argparse.Namespace, backoff: int, retries:
     if args.zk_servers > 1:
         import dataclasses
 
-        from zkconsumer.sim.measure_server import ensemble_read_service_us
+        from zkconsumer.sim.zkmodel import ensemble_read_service_us
 
         service = ensemble_read_service_us(cal.zk_read_service_us, args.zk_servers)
         cal = dataclasses.replace(

@@ -10,8 +10,9 @@ Both modes write ``DIR/sweep.parquet``, ``DIR/sweep.csv`` (one row per mode, pro
 N, P, seed), ``DIR/summary.md``, the plots and ``DIR/meta.json``. Real mode hosts real members
 in Spark tasks, faults through per-member fault proxies (:mod:`.splitbrain_task`); sim mode runs
 :mod:`zkconsumer.sim.splitbrain` over the grid on the executors. The job fails (exit 1) if any
-run lost an acknowledged record. Without ``--master`` it runs on ``local[*]`` (under
-spark-submit, on the master spark-submit was given).
+run lost an acknowledged record or failed (a harness error); a group that did not form under
+its retry budget is an outcome, a row of the summary (:mod:`.splitbrain_outcome`). Without
+``--master`` it runs on ``local[*]`` (under spark-submit, on the master spark-submit was given).
 """
 
 from __future__ import annotations
@@ -29,18 +30,20 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+from zkconsumer.admin.options import add_bootstrap_option, add_zk_option
 from zkconsumer.lab.progress import Progress
-from zkconsumer.lab.spec import Timing
-from zkconsumer.spark.grid import parse_ints
-from zkconsumer.spark.progress import executor_cells
-from zkconsumer.spark.script import script_main
-from zkconsumer.spark.splitbrain_rules import (
+from zkconsumer.scenarios.splitbrain import (
     PROTOCOLS,
     SCENARIOS,
     Formation,
     ScenarioParams,
     parse_list,
 )
+from zkconsumer.scenarios.timing import Timing
+from zkconsumer.spark.grid import parse_ints
+from zkconsumer.spark.progress import executor_cells
+from zkconsumer.spark.script import script_main
+from zkconsumer.spark.splitbrain_outcome import FAILED, exit_status, not_formed_text, tally
 
 log = logging.getLogger(__name__)
 
@@ -48,7 +51,8 @@ ROWS_FILE = "rows.jsonl"
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
-    p.add_argument("--mode", choices=("real", "sim"), required=True)
+    p.add_argument("--mode", choices=("real", "sim"), required=True,
+                   help="real: members hosted by Spark tasks; sim: the simulator")
     p.add_argument("--members", default="4,16", help="comma-separated group sizes N")
     p.add_argument("--partitions", default="16", help="comma-separated partition counts")
     p.add_argument("--protocols", default=",".join(PROTOCOLS), help="comma-separated protocols")
@@ -56,25 +60,33 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--seeds", type=int, default=1, help="seeds (repeats) per cell")
     p.add_argument("--first-seed", type=int, default=0,
                    help="seeds are first-seed .. first-seed + seeds - 1")
-    p.add_argument("--out", required=True, type=Path)
+    p.add_argument("--out", required=True, type=Path, help="output directory")
     p.add_argument("--master", default=None, help="Spark master URL (default: local[*])")
     p.add_argument("--tasks", type=int, default=2,
                    help="real: Spark tasks hosting the members; sim: client processes the "
                         "members share (0: every member on a host of its own)")
-    p.add_argument("--session-timeout-ms", type=int, default=6000)
-    p.add_argument("--rebalance-backoff-ms", type=int, default=1000)
+    p.add_argument("--session-timeout-ms", type=int, default=6000,
+                   help="ZooKeeper session and broker group session timeout alike")
+    p.add_argument("--rebalance-backoff-ms", type=int, default=1000,
+                   help="rebalance.backoff.ms")
     p.add_argument("--rebalance-max-retries", type=int, default=10,
                    help="zombie and stale-view runs (the storm has --max-retries)")
-    p.add_argument("--zombie-fraction", type=float, default=ScenarioParams.zombie_fraction)
+    p.add_argument("--zombie-fraction", type=float, default=ScenarioParams.zombie_fraction,
+                   help="zombie: share of the members that lose ZooKeeper (at most 0.5)")
     p.add_argument("--cut-factor", type=float, default=ScenarioParams.cut_factor,
                    help="zombie cut length in session timeouts (> 1)")
     p.add_argument("--delay-ms-max", type=float, default=ScenarioParams.delay_ms_max,
                    help="stale-view: per-member delay drawn uniform in [0, this]")
-    p.add_argument("--burst-joins", type=int, default=ScenarioParams.burst_joins)
-    p.add_argument("--burst-gap-s", type=float, default=ScenarioParams.burst_gap_s)
-    p.add_argument("--storm-joins", type=int, default=ScenarioParams.storm_joins)
-    p.add_argument("--storm-leaves", type=int, default=ScenarioParams.storm_leaves)
-    p.add_argument("--storm-window-s", type=float, default=ScenarioParams.storm_window_s)
+    p.add_argument("--burst-joins", type=int, default=ScenarioParams.burst_joins,
+                   help="stale-view: members joining once the delays are on")
+    p.add_argument("--burst-gap-s", type=float, default=ScenarioParams.burst_gap_s,
+                   help="stale-view: seconds between those joins")
+    p.add_argument("--storm-joins", type=int, default=ScenarioParams.storm_joins,
+                   help="storm: members joining within the window")
+    p.add_argument("--storm-leaves", type=int, default=ScenarioParams.storm_leaves,
+                   help="storm: members leaving within the window")
+    p.add_argument("--storm-window-s", type=float, default=ScenarioParams.storm_window_s,
+                   help="storm: seconds the joins and leaves fall in, at random")
     p.add_argument("--max-retries", type=int, default=ScenarioParams.max_retries,
                    help="storm: rebalance.max.retries")
     p.add_argument("--formation", choices=[f.value for f in Formation],
@@ -90,9 +102,11 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
                         "(default: 2 backoffs + quiet)")
     p.add_argument("--calibration", type=Path, default=None,
                    help="sim: calibration file (default: built in)")
-    p.add_argument("--zk", "--zookeeper", dest="zookeeper",
-                   default=os.environ.get("ZKCONSUMER_ZK"))
-    p.add_argument("--bootstrap", default=os.environ.get("ZKCONSUMER_BOOTSTRAP"))
+    add_zk_option(p, dest="zookeeper", required=False, default=os.environ.get("ZKCONSUMER_ZK"),
+                  note="real: an existing ZooKeeper (default: ZKCONSUMER_ZK, else embedded)")
+    add_bootstrap_option(p, default=os.environ.get("ZKCONSUMER_BOOTSTRAP"),
+                         note="real: an existing broker (default: ZKCONSUMER_BOOTSTRAP, else "
+                              "embedded)")
 
 
 def params_of(args: argparse.Namespace) -> ScenarioParams:
@@ -212,7 +226,12 @@ def broker_label(identity: str) -> str:
 
 def _real(spark: Any, cells: list[Any], params: ScenarioParams, timing: Timing,
           args: argparse.Namespace, zk: str, bootstrap: str, broker: str) -> list[dict]:
-    from zkconsumer.spark.splitbrain_real import RealSettings, base_row, run_real_cell
+    from zkconsumer.spark.splitbrain_real import (
+        GroupNotFormed,
+        RealSettings,
+        base_row,
+        run_real_cell,
+    )
 
     idle = args.idle_s if args.idle_s is not None else (
         2 * timing.rebalance_backoff_ms / 1000.0 + timing.quiet_s)
@@ -233,15 +252,21 @@ def _real(spark: Any, cells: list[Any], params: ScenarioParams, timing: Timing,
             # the run's tasks; the run becomes a row saying how long it ran, the sweep stops,
             # and the tables and meta.json are still written from what was measured
             interrupted = True
-            reason = (f"failed: interrupted after {time.perf_counter() - began:.0f} s, "
+            reason = (f"{FAILED}interrupted after {time.perf_counter() - began:.0f} s, "
                       "before the run finished")
             rows.append({**base_row(key, "real", params, timing, timing.rebalance_max_retries),
                          "applicable": True, "reason": reason, "broker": broker})
             bar.note(f"{key} {reason}")
+        except GroupNotFormed as exc:  # an outcome of the protocol: a row, and no traceback
+            row = {**base_row(key, "real", params, timing, timing.rebalance_max_retries),
+                   "applicable": True, "reason": str(exc), "broker": broker, **exc.columns}
+            rows.append(row)
+            log.info("%s: %s", key, exc)
+            bar.note(f"{key}: {not_formed_text([row])}")
         except Exception as exc:  # a failed run is a row that says so; the others go on
             log.error("%s failed: %s", key, traceback.format_exc())
             rows.append({**base_row(key, "real", params, timing, timing.rebalance_max_retries),
-                         "applicable": True, "reason": f"failed: {exc!r}"[:300],
+                         "applicable": True, "reason": f"{FAILED}{exc!r}"[:300],
                          "broker": broker, **getattr(exc, "columns", {})})
             bar.note(f"{key} FAILED: {exc!r}")
         # each finished run at once, so a sweep cut short keeps what it measured
@@ -275,28 +300,27 @@ def _sim(spark: Any, cells: list[Any], params: ScenarioParams, timing: Timing,
 
 def _write(spark: Any, rows: list[dict], out: Path, args: argparse.Namespace,
            notes: list[str], started: float, prov: Any, write_provenance: Any) -> int:
+    """The tables, ``summary.md``, plots and ``meta.json``; the exit status
+    (:func:`.exit_status`: lost records or failed runs, never a group that did not form)."""
+    import dataclasses
+
     from zkconsumer.spark.splitbrain_table import rows_to_df, write_summary, write_tables
 
     df = rows_to_df(spark, rows).cache()
     written = write_tables(df, out)
     notes = [*notes, f"Wall time of the job: {time.perf_counter() - started:.1f} s."]
-    written += write_summary(df, out, f"Split brain at scale ({args.mode})", command_line(args),
-                             notes)
-    lost = df.filter("lost > 0").count()
-    failed = df.filter("reason like 'failed:%'").count()
-    import dataclasses
-
+    written += write_summary(df, rows, out, f"Split brain at scale ({args.mode})",
+                             command_line(args), notes)
+    counts = tally(rows)
     write_provenance(out, dataclasses.replace(
-        prov, extra={**prov.extra, "runs": len(rows), "lost_runs": int(lost),
-                     "failed_runs": int(failed)}))
+        prov, extra={**prov.extra, "runs": counts.runs, "lost_runs": counts.lost,
+                     "failed_runs": counts.failed, "not_formed_runs": counts.not_formed}))
     print((out / "summary.md").read_text())
     for path in written:
         print(f"wrote {path}")
-    if lost:
-        print(f"split-brain: {lost} run(s) lost acknowledged records", file=sys.stderr)
-    if failed:
-        print(f"split-brain: {failed} run(s) failed", file=sys.stderr)
-    return 1 if lost or failed else 0
+    for line in counts.problems():
+        print(f"split-brain: {line}", file=sys.stderr)
+    return exit_status(rows)
 
 
 def main(argv: Sequence[str] | None = None) -> int:

@@ -1,7 +1,7 @@
 """The split-brain metrics of one run, from what its members recorded (pure; no server).
 
 Inputs: the members' records (:class:`~zkconsumer.lab.records.RunRecords`), the run's
-:class:`~zkconsumer.spark.splitbrain_rules.Plan` and its :class:`Window` (when the event began,
+:class:`~zkconsumer.scenarios.splitbrain.Plan` and its :class:`Window` (when the event began,
 when the observation ended, when a repair event was applied). Definitions:
 
 - ``double_owned_partition_s``: over the observation, the sum over partitions of the time two
@@ -49,7 +49,7 @@ from zkconsumer.lab.intervals import Interval, build_intervals, change_points, f
 from zkconsumer.lab.metrics import EventWindow, Produced, decision_rounds, lost, time_to_stable
 from zkconsumer.lab.records import Coord, RunRecords, Timeline
 from zkconsumer.lab.splitbrain.zombie import delivered_by_two
-from zkconsumer.spark.splitbrain_rules import Kind, Plan, task_of
+from zkconsumer.scenarios.splitbrain import Kind, Plan, task_of
 
 log = logging.getLogger(__name__)
 

@@ -25,11 +25,8 @@ from zkconsumer.lab.drivers import get_driver
 from zkconsumer.lab.metrics import Produced
 from zkconsumer.lab.producer import SteadyProducer
 from zkconsumer.lab.records import Lifecycle, RunRecords
-from zkconsumer.lab.spec import Timing
 from zkconsumer.lab.splitbrain.commits import CommitWatcher
-from zkconsumer.spark.control import RunDirectory, stop_producing
-from zkconsumer.spark.splitbrain_metrics import Window, process_start_skew_ms, run_metrics
-from zkconsumer.spark.splitbrain_rules import (
+from zkconsumer.scenarios.splitbrain import (
     Formation,
     Plan,
     ScenarioParams,
@@ -38,6 +35,10 @@ from zkconsumer.spark.splitbrain_rules import (
     not_applicable,
     plan,
 )
+from zkconsumer.scenarios.timing import Timing
+from zkconsumer.spark.control import RunDirectory, stop_producing
+from zkconsumer.spark.splitbrain_metrics import Window, process_start_skew_ms, run_metrics
+from zkconsumer.spark.splitbrain_outcome import is_formation_outcome
 from zkconsumer.spark.splitbrain_task import RECORD_DDL, SplitCell, run_task, scaled
 
 log = logging.getLogger(__name__)
@@ -72,6 +73,12 @@ class RunFailed(RuntimeError):
     def __init__(self, message: str, columns: dict[str, Any] | None = None) -> None:
         super().__init__(message)
         self.columns = dict(columns or {})
+
+
+class GroupNotFormed(RunFailed):
+    """A run whose group never reached the event: initial members gave up under the retry
+    budget, or the group was never stable before the formation deadline. What the protocol did
+    under the run's settings: an outcome of the sweep, not a failure of the job."""
 
 
 def base_row(key: SplitCellKey, mode: str, params: ScenarioParams, timing: Timing,
@@ -146,9 +153,11 @@ def run_real_cell(spark: Any, key: SplitCellKey, s: RealSettings) -> dict[str, A
     if done.get("event_ts") is None:
         records = records_of(spark.read.parquet(records_path).rdd.map(lambda r: r.raw)
                              .collect())
-        raise RunFailed(f"{run_id}: {done.get('error', 'no event was applied')}",
-                        {"tasks": tasks, "process_start_skew_ms":
-                         process_start_skew_ms(records, pl.initial, tasks)})
+        error = str(done.get("error", "no event was applied"))
+        kind = GroupNotFormed if is_formation_outcome(error) else RunFailed
+        raise kind(f"{run_id}: {error}",
+                   {"tasks": tasks, "process_start_skew_ms":
+                    process_start_skew_ms(records, pl.initial, tasks)})
     window = Window(done["event_ts"], done["end_ts"], done.get("repair_ts"),
                     stop.get("drained_ts"))
     ctx = {"plan": pl, "window": window, "partitions": key.partitions, "produced": produced,

@@ -2,8 +2,9 @@
 ``summary.md`` and plots.
 
 Aggregation is Spark's (medians and sums per mode, protocol, scenario, N, P); only the aggregate
-comes back to the driver. A row with ``applicable = false`` is a cell the scenario has no meaning
-for, with the reason; its metrics are null.
+comes back to the driver, over the measured runs. A row with ``applicable = false`` is a cell the
+scenario has no meaning for, with the reason; a run whose group did not form, or that failed,
+carries its reason too (:mod:`.splitbrain_outcome`); their metrics are null.
 """
 
 from __future__ import annotations
@@ -15,6 +16,15 @@ from pathlib import Path
 from typing import Any
 
 from zkconsumer.results.portable import portable_command
+from zkconsumer.spark.splitbrain_outcome import (
+    KEYS,
+    ORDER,
+    Outcome,
+    OutcomeRow,
+    outcome_of,
+    outcome_rows,
+    stuck_text,
+)
 from zkconsumer.tables import fmt
 
 log = logging.getLogger(__name__)
@@ -53,7 +63,10 @@ def to_record(row: Mapping[str, Any]) -> tuple[Any, ...]:
 
 
 def rows_to_df(spark: Any, rows: Iterable[Mapping[str, Any]]) -> Any:
-    return spark.createDataFrame([to_record(r) for r in rows], schema_ddl())
+    """The table's columns and each run's ``outcome`` (:func:`.outcome_of`), which the summary
+    groups by and the written tables leave out."""
+    return spark.createDataFrame([(*to_record(r), outcome_of(r).value) for r in rows],
+                                 schema_ddl() + ", outcome string")
 
 
 def write_tables(df: Any, out_dir: Path) -> list[Path]:
@@ -87,10 +100,12 @@ SUMMARY = (
     ("verify_failed", "sum", "verify failed"),
     ("lost", "sum", "lost"),
 )
-KEYS = ("mode", "scenario", "protocol", "partitions", "members")
 
 
-def aggregate(df: Any) -> list[dict[str, Any]]:
+def aggregate(df: Any, by_outcome: bool = True) -> list[dict[str, Any]]:
+    """The measured runs' medians, sums and worst cases per cell, and per outcome (measured,
+    ended stuck, lost records) unless ``by_outcome`` is False (the plots: every measured run
+    of a cell is a point of its curve, the give-ups of a stuck group too)."""
     from pyspark.sql import functions as F
 
     fns = {"median": lambda c: F.percentile_approx(c, 0.5), "sum": F.sum, "max": F.max,
@@ -101,9 +116,9 @@ def aggregate(df: Any) -> list[dict[str, Any]]:
         "p_give_up", F.when(F.col("rebalances_given_up") > 0, 1.0)
         .when(F.col("rebalances_given_up").isNotNull(), 0.0)))
     aggs = [fns[how](col).alias(col) for col, how, _ in SUMMARY]
-    out = (df.groupBy(*KEYS).agg(F.count(F.lit(1)).alias("runs"),
-                                 F.first("reason", ignorenulls=True).alias("reason"), *aggs)
-           .orderBy(*KEYS))
+    measured = df.filter(F.col("outcome").isin([o.value for o in Outcome if o.measured]))
+    keys = (*KEYS, "outcome") if by_outcome else KEYS
+    out = measured.groupBy(*keys).agg(F.count(F.lit(1)).alias("runs"), *aggs).orderBy(*keys)
     return [r.asDict() for r in out.collect()]
 
 
@@ -112,23 +127,43 @@ def _cell(v: Any) -> str:
     return str(v) if isinstance(v, bool) else fmt(v, 2, thousands=True)
 
 
-def summary_markdown(aggregates: Sequence[dict[str, Any]], title: str, command: str,
-                     notes: Sequence[str]) -> str:
+def summary_markdown(aggregates: Sequence[dict[str, Any]], outcomes: Sequence[OutcomeRow],
+                     title: str, command: str, notes: Sequence[str]) -> str:
+    """The summary: one table row per cell's measured runs (``aggregates``) and one per cell's
+    runs that came to another outcome (``outcomes``: a group that did not form is a result and
+    reads as one), then the failed runs' errors and the not-applicable cells' reasons."""
     lines = [f"# {title}", "", "Reproduce:", "", "```", portable_command(command), "```", "",
              *notes, "",
              "Medians over seeds (`given up`, `offsets back`, `verify failed`, `lost`: sums; "
-             "`max attempts`, `zombies stopped s`: worst seed). — : not applicable (below) or "
-             "no such figure.", ""]
-    header = ["mode", "scenario", "protocol", "P", "N", "runs", *(h for _, _, h in SUMMARY)]
+             "`max attempts`, `zombies stopped s`: worst seed). `outcome`: measured, or what "
+             "the runs came to instead (a group that did not form under its retry budget "
+             "never reached the event; `budget`: rebalance.max.retries; a group that ended "
+             "stuck left records undelivered after the committed offsets). — : no such "
+             "figure.",
+             ""]
+    header = ["mode", "scenario", "protocol", "P", "N", "runs", "outcome",
+              *(h for _, _, h in SUMMARY)]
     lines += ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
-    na: dict[tuple[str, str], str] = {}
+    table: list[tuple[tuple[Any, ...], list[Any]]] = []
     for a in aggregates:
-        if a.get("reason"):
-            na[(a["protocol"], a["scenario"])] = a["reason"]
+        key = tuple(a[k] for k in KEYS)
+        outcome = Outcome(a["outcome"])
+        text = stuck_text(a["lost"]) if outcome is Outcome.ENDED_STUCK else outcome.value
+        table.append(((*key, ORDER[outcome]), [*key, a["runs"], text,
+                                               *(a[c] for c, _, _ in SUMMARY)]))
+    for o in outcomes:
+        if o.outcome is Outcome.NOT_APPLICABLE:
             continue
-        cells = [a["mode"], a["scenario"], a["protocol"], a["partitions"], a["members"],
-                 a["runs"], *(a[c] for c, _, _ in SUMMARY)]
+        table.append(((*o.key(), ORDER[o.outcome]), [*o.key(), o.runs, o.text,
+                                                     *(None for _ in SUMMARY)]))
+    for _, cells in sorted(table, key=lambda kv: kv[0]):
         lines.append("| " + " | ".join(_cell(c) for c in cells) + " |")
+    failed = [(o, r) for o in outcomes if o.outcome is Outcome.FAILED for r in o.reasons]
+    if failed:
+        lines += ["", "Failed (harness errors):", ""]
+        lines += [f"- {o.protocol} / {o.scenario} N={o.members}: {r}" for o, r in failed]
+    na = {(o.protocol, o.scenario): o.reasons[0] for o in outcomes
+          if o.outcome is Outcome.NOT_APPLICABLE}
     if na:
         lines += ["", "Not applicable:", ""]
         lines += [f"- {p} / {s}: {why}" for (p, s), why in sorted(na.items())]
@@ -177,14 +212,16 @@ def write_plots(aggregates: Sequence[dict[str, Any]], out_dir: Path) -> list[Pat
     return written
 
 
-def write_summary(df: Any, out_dir: Path, title: str, command: str,
-                  notes: Sequence[str]) -> list[Path]:
+def write_summary(df: Any, rows: Iterable[Mapping[str, Any]], out_dir: Path, title: str,
+                  command: str, notes: Sequence[str]) -> list[Path]:
+    """``summary.md`` (measured runs aggregated by Spark from ``df``; the others, few, listed
+    from ``rows``, the same runs) and the plots; returns the paths written."""
     aggregates = aggregate(df)
     path = out_dir / "summary.md"
-    path.write_text(summary_markdown(aggregates, title, command, notes))
+    path.write_text(summary_markdown(aggregates, outcome_rows(rows), title, command, notes))
     written = [path]
     try:
-        written += write_plots(aggregates, out_dir)
+        written += write_plots(aggregate(df, by_outcome=False), out_dir)
     except Exception:  # the plots are a view; the tables and summary are on disk already
         log.exception("plotting failed; sweep.parquet, sweep.csv and summary.md are complete")
     return written

@@ -5,12 +5,13 @@ coordination side (ZooKeeper for ``zk-*``, the broker for broker groups; a ZooKe
 fetchers reach the broker directly), checks in at the run directory's barrier and publishes
 what its members fetch (:mod:`.control`). Task 0 waits for the whole group to be stable and
 announces the event instant a second ahead; then every task applies *its own members'* actions
-of the plan (:mod:`.splitbrain_rules`) at their offsets from that instant: cut, heal, delay,
-join, leave. Task 0 ends the observation when the group is stable again or nothing has changed
-anywhere for ``idle_s`` (a group that gave up changes nothing), reads the verify tool's verdict
-(ZooKeeper groups), and if the group is not stable applies a *repair* event (one more join, at
-most three times) so that every record can still be delivered; then, as in the herd job, the
-driver stops producing and the tasks drain and stop. Tasks return their members' raw records.
+of the scenario plan (:mod:`zkconsumer.scenarios.splitbrain`) at their offsets from that
+instant: cut, heal, delay, join, leave. Task 0 ends the observation when the group is stable
+again or nothing has changed anywhere for ``idle_s`` (a group that gave up changes nothing),
+reads the verify tool's verdict (ZooKeeper groups), and if the group is not stable applies a
+*repair* event (one more join, at most three times) so that every record can still be
+delivered; then, as in the herd job, the driver stops producing and the tasks drain and stop.
+Tasks return their members' raw records.
 """
 
 from __future__ import annotations
@@ -27,8 +28,16 @@ from typing import Any
 
 from zkconsumer.lab.intervals import build_intervals, fetchers_at
 from zkconsumer.lab.records import Coord, Timeline
-from zkconsumer.lab.spec import Timing
 from zkconsumer.lab.splitbrain.proxies import MemberProxies, ProxiedGroup
+from zkconsumer.scenarios.splitbrain import (
+    Action,
+    Formation,
+    Kind,
+    Plan,
+    member_name,
+    task_of,
+)
+from zkconsumer.scenarios.timing import Timing
 from zkconsumer.spark.control import (
     FORMED,
     STATUS_INTERVAL_S,
@@ -41,14 +50,7 @@ from zkconsumer.spark.control import (
     group_stable,
     wait_for,
 )
-from zkconsumer.spark.splitbrain_rules import (
-    Action,
-    Formation,
-    Kind,
-    Plan,
-    member_name,
-    task_of,
-)
+from zkconsumer.spark.splitbrain_outcome import FORMATION_TIMED_OUT
 
 log = logging.getLogger(__name__)
 
@@ -287,7 +289,7 @@ def _coordinate(cell: SplitCell, group: ProxiedGroup, run: RunDirectory,
                                               t.rebalance_max_retries),
                       t.formation_deadline_s)
     if formed is None or formed != FORMED:
-        error = formed or f"the group did not form within {t.formation_deadline_s:.0f} s"
+        error = formed or f"{FORMATION_TIMED_OUT} {t.formation_deadline_s:.0f} s"
         run.put("event", {"ts": None})
         run.put("done", {"error": error})
         run.put("stop", {"drained": False})

@@ -5,7 +5,7 @@ real runs it judges). For every applicable real row, the simulator runs the same
 plan: same seed, N, P, protocol, settings, the real run's two client processes) with
 ``draws`` draws of its own randomness, and each metric's median is compared.
 
-    python -m zkconsumer.spark.splitbrain_validate --real DIR [--real DIR ...] \
+    zkconsumer spark validate-split-brain --real DIR [--real DIR ...] \
         [--fix results/splitbrain/fix-leader-watch] [--plan PLAN.json] [--calibration FILE] \
         --out DIR
 
@@ -19,7 +19,7 @@ whether the group formed at all (:func:`formation_checks`): those include the pl
 failed because some initial member exited, which the other checks cannot score.
 
 A row measured without a fix of its protocol (``--fix``: the folder written by
-``python -m zkconsumer.results.ancestry``) judges a defect, not the model, and is left out. When
+``zkconsumer results ancestry``) judges a defect, not the model, and is left out. When
 several runs hold the same cell (protocol, scenario, N, P, seed), the most recent one (its
 ``meta.json`` date) is scored: a cell is re-run because its earlier run no longer measures the
 code as it is; ``checks.csv`` names the run each check comes from.
@@ -38,14 +38,14 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from zkconsumer.lab.spec import Timing
 from zkconsumer.results.ancestry import Fix, read_fix
 from zkconsumer.results.exclusions import NOT_FORMED, formation_verdict, sweep_rows
+from zkconsumer.scenarios.splitbrain import ScenarioParams
+from zkconsumer.scenarios.timing import Timing
 from zkconsumer.sim.calibration import Calibration
 from zkconsumer.sim.formation import p_formed
 from zkconsumer.sim.splitbrain import SplitSimSettings, simulate_cell
 from zkconsumer.spark.splitbrain_real import SplitCellKey
-from zkconsumer.spark.splitbrain_rules import ScenarioParams
 from zkconsumer.tables import median
 
 log = logging.getLogger(__name__)
@@ -358,34 +358,38 @@ def write_csv(checks: Sequence[MetricCheck], path: Path) -> None:
                         c.rule, c.ok, c.run])
 
 
-def main(argv: Sequence[str] | None = None) -> int:
-    p = argparse.ArgumentParser(prog="splitbrain_validate", description=__doc__.split("\n\n")[0])
-    p.add_argument("--real", type=Path, action="append", required=True)
-    p.add_argument("--out", type=Path, required=True)
-    p.add_argument("--draws", type=int, default=5)
+def add_arguments(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--real", type=Path, action="append", required=True,
+                   help="a real-mode split-brain output folder (its sweep.csv); may repeat")
+    p.add_argument("--out", type=Path, required=True,
+                   help="folder to write checks.csv, validation.md and meta.json to")
+    p.add_argument("--draws", type=int, default=5,
+                   help="simulated draws per real row (the median is compared)")
     p.add_argument("--fix", type=Path, default=None,
-                   help="leave out rows measured before this fix (python -m "
-                        "zkconsumer.results.ancestry output)")
+                   help="leave out rows measured before this fix (a `zkconsumer results "
+                        "ancestry` output folder)")
     p.add_argument("--plan", type=Path, default=None,
                    help="JSON plan fixing the cells, calibration and draws (see above)")
     p.add_argument("--calibration", type=Path, default=None,
                    help="calibration file (default: the plan's, else built in)")
-    args = p.parse_args(argv)
+
+
+def run(args: argparse.Namespace) -> int:
+    """``zkconsumer spark validate-split-brain``: the checks, written to ``args.out``."""
     missing = [str(d) for d in args.real if not (d / "sweep.csv").is_file()]
     if missing:
-        print(f"splitbrain_validate: error: no sweep.csv in {', '.join(missing)}",
-              file=sys.stderr)
+        print(f"zkconsumer: error: no sweep.csv in {', '.join(missing)}", file=sys.stderr)
         return 2
     from zkconsumer.results import capture, write_provenance
 
-    prov = capture(" ".join(["python", "-m", "zkconsumer.spark.splitbrain_validate",
+    prov = capture(" ".join(["zkconsumer", "spark", "validate-split-brain",
                              *(f"--real {d}" for d in args.real),
                              *([f"--fix {args.fix}"] if args.fix else []),
                              *([f"--plan {args.plan}"] if args.plan else []),
                              *([f"--calibration {args.calibration}"] if args.calibration
                                else []), f"--out {args.out}"]))
     if args.fix is not None and not (args.fix / "runs.csv").is_file():
-        print(f"splitbrain_validate: error: --fix {args.fix} has no runs.csv", file=sys.stderr)
+        print(f"zkconsumer: error: --fix {args.fix} has no runs.csv", file=sys.stderr)
         return 2
     fix = read_fix(args.fix) if args.fix is not None else None
     try:
@@ -393,7 +397,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         cal_path = args.calibration or (vplan.calibration if vplan else None)
         cal = Calibration.load(cal_path) if cal_path is not None else None
     except (OSError, ValueError) as exc:
-        print(f"splitbrain_validate: error: {exc}", file=sys.stderr)
+        print(f"zkconsumer: error: {exc}", file=sys.stderr)
         return 2
     rows = load_rows(args.real, fix)
     draws = args.draws
@@ -418,6 +422,3 @@ def main(argv: Sequence[str] | None = None) -> int:
     print(text)
     return 0
 
-
-if __name__ == "__main__":
-    sys.exit(main())

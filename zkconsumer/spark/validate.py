@@ -29,7 +29,7 @@ from typing import Any
 from zkconsumer.lab.spec import Timing
 from zkconsumer.sim import PROTOCOLS, Calibration, SimConfig, simulate
 from zkconsumer.spark.real_metrics import SAMPLE_AFTER_S
-from zkconsumer.tables import median
+from zkconsumer.tables import median, relative_error
 
 log = logging.getLogger(__name__)
 
@@ -197,10 +197,6 @@ def validate(rows: Sequence[dict[str, Any]], cal: Calibration, seeds: int = 5,
     return checks
 
 
-def _pct(x: float | None) -> str:
-    return "—" if x is None else f"{100 * x:.0f}%"
-
-
 def _t(x: float | None) -> str:
     return "—" if x is None else f"{x:.2f}"
 
@@ -228,9 +224,11 @@ def validation_table(checks: Sequence[Check]) -> list[str]:
         lines.append(
             f"| {c.protocol} | {c.members} | {c.partitions} | {c.event} | {session} | "
             f"{c.real_runs} | "
-            f"{c.real_requests:,.0f} / {c.sim_requests:,.0f} ({_pct(c.requests_error)}) | "
+            f"{c.real_requests:,.0f} / {c.sim_requests:,.0f} "
+            f"({relative_error(c.real_requests, c.sim_requests)}) | "
             f"{c.real_attempts:g} / {c.sim_attempts:g} | {_t(c.real_tts)} / {_t(c.sim_tts)} "
-            f"({_pct(c.tts_error)}) | {'yes' if c.ok else 'no: ' + c.flags} |")
+            f"({relative_error(c.real_tts, c.sim_tts, '.2f', ' s')}) | "
+            f"{'yes' if c.ok else 'no: ' + c.flags} |")
     return lines
 
 

@@ -31,7 +31,7 @@ from zkconsumer.testing._process import (
     port_open,
 )
 from zkconsumer.testing.broker import metadata_ok
-from zkconsumer.testing.kafka import check_kafka_home, kafka_version
+from zkconsumer.testing.kafka import KafkaLayout, check_kafka_home, kafka_layout, kafka_version
 from zkconsumer.testing.registration import ZooKeeperRegistration
 from zkconsumer.zk import paths
 from zkconsumer.zk.codec import BrokerRegistration
@@ -100,6 +100,10 @@ class KraftBroker(ManagedServer):
         paths.broker(broker_id)  # validates the id before anything starts
         self.home = check_kafka_home(kafka_home)
         self.version = kafka_version(self.home)
+        if kafka_layout(self.home) is not KafkaLayout.LAUNCHER:
+            raise ServerError(f"{self.home} is an Apache Kafka binary distribution; a KRaft node "
+                              "is started only from a build laid out like ../shared/kafka-4.0 "
+                              "(bin/broker.sh)")
         if not is_kraft_version(self.version):
             raise ServerError(f"{self.home} holds Apache Kafka {self.version}, which runs with "
                               "ZooKeeper; start it as a KafkaBroker")

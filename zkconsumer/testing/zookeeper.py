@@ -110,6 +110,44 @@ def four_letter(host: str, port: int, cmd: str, timeout: float = 2.0) -> str:
     return b"".join(chunks).decode("utf-8", errors="replace")
 
 
+def release_from_mntr(mntr: str) -> str:
+    """The server's release from a ``mntr`` answer (``zk_version<TAB>3.9.2-<sha>, built on
+    ...``); empty when the answer has none."""
+    for line in mntr.splitlines():
+        key, _, value = line.partition("\t")
+        if key.strip() == "zk_version":
+            return value.split(",")[0].split("-")[0].strip()
+    return ""
+
+
+def embedded_release() -> str:
+    """The release of the ZooKeeper jar the embedded server runs (``zookeeper-3.9.5.jar``),
+    read from the file name so that no server has to be asked; empty without the jars."""
+    try:
+        jars = pyspark_jars_dir()
+    except ServerError:
+        return ""
+    for jar in sorted(jars.glob("zookeeper-*.jar")):
+        release = jar.stem.removeprefix("zookeeper-")
+        if release[:1].isdigit():
+            return release
+    return ""
+
+
+def server_release(zk_connect: str) -> str:
+    """The release the first server of ``zk_connect`` reports in ``mntr``; empty when it does
+    not answer or refuses ``mntr`` (a 4lw whitelist without it), so that provenance never stops
+    a run."""
+    first = zk_connect.split(",")[0].split("/")[0]
+    host, _, port = first.rpartition(":")
+    try:
+        return release_from_mntr(four_letter(host, int(port), "mntr"))
+    except (OSError, ValueError) as exc:
+        log.warning("mntr on %s failed, the ZooKeeper version is recorded as unknown: %s",
+                    first, exc)
+        return ""
+
+
 def _serving(host: str, port: int) -> bool:
     # ``ruok`` answers before the database is loaded; ``srvr`` only once the server serves.
     try:

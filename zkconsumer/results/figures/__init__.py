@@ -1,1 +1,2 @@
-"""Renderers of the docs' generated blocks, one module per area (imported by the registry)."""
+"""Renderers of the docs' generated blocks, one module per area (imported by name by
+:mod:`zkconsumer.results.regenerate`)."""

@@ -11,7 +11,9 @@ import csv
 import json
 import statistics
 from collections import defaultdict
+from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from zkconsumer.results.provenance import read_provenance
 from zkconsumer.results.registry import Context, figure
@@ -23,6 +25,44 @@ INSTRUCTIONS = "benchmarks/throughput-callgrind"
 SIM = "benchmarks/sim-speed"
 
 
+@dataclass(frozen=True)
+class Goal:
+    """A benchmark's goal: ``value >= threshold`` (``at_least``) or ``value < threshold``.
+
+    One rule for every block and every figure: the verdict is taken on the unrounded value,
+    and :func:`shown` prints enough digits that a value on the wrong side of the threshold
+    never reads as the threshold itself."""
+
+    threshold: float
+    at_least: bool
+    unit: str = ""
+
+    def met(self, value: float) -> bool:
+        return value >= self.threshold if self.at_least else value < self.threshold
+
+    def describe(self) -> str:
+        return f"{'≥' if self.at_least else '<'} {self.threshold:g}{self.unit}"
+
+    def verdict(self, value: float) -> str:
+        return "met" if self.met(value) else "**not met**"
+
+
+def shown(value: float, goal: Goal, digits: int = 2) -> str:
+    """``value`` with at least ``digits`` decimals, more while its rounding would print the
+    threshold for a value that differs from it (0.946 against a goal of 0.95 is not "0.95")."""
+    for d in range(digits, 7):
+        text = f"{value:.{d}f}"
+        if value == goal.threshold or float(text) != goal.threshold:
+            return text
+    return repr(value)
+
+
+ASSIGNOR_TIME = Goal(2.0, at_least=False, unit=" s")
+ASSIGNOR_RATIO = Goal(20.0, at_least=False, unit="x range")
+SIM_BIG_CPU = Goal(60.0, at_least=False, unit=" s of CPU")
+SIM_GRID_WALL = Goal(900.0, at_least=False, unit=" s")
+
+
 def _rows(path: Path) -> list[dict[str, str]]:
     with open(path, newline="") as fh:
         return list(csv.DictReader(fh))
@@ -30,8 +70,8 @@ def _rows(path: Path) -> list[dict[str, str]]:
 
 def provenance(folder: Path, source: str) -> str:
     meta = read_provenance(folder)
-    return (f"Measured {meta.conditions()}; raw data `results/{source}/`. Reproduce with "
-            f"`{meta.command}`.")
+    return (f"`results/{source}/` (revision `{meta.short_revision}`; date, machine and load in "
+            f"its `meta.json`); reproduce: `{meta.command}`.")
 
 
 def _missing(ctx: Context, source: str, name: str) -> str | None:
@@ -64,12 +104,13 @@ def assignors(ctx: Context) -> str:
                      f"{r['strategy']} | {r['repeats']} | {t * 1000:.2f} | "
                      f"{'-' if ratio is None else f'{ratio:.2f}x'} |")
         if key == ("1000", "10000", "identical") and "sticky" in r["strategy"]:
-            met = t < 2.0 and ratio is not None and ratio <= 20.0
+            met = ASSIGNOR_TIME.met(t) and ratio is not None and ASSIGNOR_RATIO.met(ratio)
             targets.append(f"`{r['strategy']}` {t * 1000:.0f} ms ({ratio:.2f}x range): "
-                           f"{'met' if met else '**missed**'}")
+                           f"{'met' if met else '**not met**'}")
     if targets:
-        lines += ["", "Target (sticky and cooperative-sticky at 1,000 members and 10,000 "
-                  "partitions, identical subscriptions: under 2 s and within 20x of `range`): "
+        lines += ["", "Goal (sticky and cooperative-sticky at 1,000 members and 10,000 "
+                  f"partitions, identical subscriptions: time {ASSIGNOR_TIME.describe()} and "
+                  f"{ASSIGNOR_RATIO.describe()}; best of the repeats): "
                   + "; ".join(targets) + "."]
     return "\n".join(lines) + "\n"
 
@@ -82,6 +123,12 @@ def throughput(ctx: Context) -> str:
 @figure("benchmarks/throughput-before", source=THROUGHPUT_BEFORE)
 def throughput_before(ctx: Context) -> str:
     return _throughput(ctx, THROUGHPUT_BEFORE)
+
+
+def throughput_goal(summary: dict[str, Any]) -> Goal:
+    """The throughput goal the run was made against: connector / bare at least ``target``
+    (``benchmarks/throughput.py`` judges it with ``>=`` on the same median)."""
+    return Goal(float(summary["target"]), at_least=True)
 
 
 def _throughput(ctx: Context, source: str) -> str:
@@ -119,10 +166,10 @@ def _throughput(ctx: Context, source: str) -> str:
         cpu_ratio.append(rr["bare"][2] / rr[conn][2])
         lines.append("| " + " | ".join(cells) + " |")
     median = statistics.median(ratios[conn])
-    target = float(summary["target"])
+    goal = throughput_goal(summary)
     best = {p: min(rounds[i][p][0] for i in rounds) for p in paths}
-    lines += ["", f"**{conn} / bare, median of the per-round ratios: {median:.2f}** "
-              f"(target ≥ {target:.2f}: {'met' if median >= target else '**not met**'})"
+    lines += ["", f"**{conn} / bare, median of the {len(rounds)} per-round ratios: "
+              f"{shown(median, goal)}**: goal {goal.verdict(median)}"
               + (f"; pure Python (`conn-py`): {statistics.median(ratios['conn-py']):.2f}"
                  if "conn-py" in ratios else "")
               + f". CPU per message bare / {conn}, median of the per-round ratios: "
@@ -215,9 +262,9 @@ def sim_speed(ctx: Context) -> str:
              "| events | target |", "|---|---|---:|---:|---:|---:|---:|---:|---:|---|"]
     for r in _rows(folder / "speed.csv"):
         big = r["run"] == "big-join"
-        target = ("CPU < 60 s: " + ("met" if float(r["cpu_s"]) < 60 else "**missed**")
-                  if big else "< 15 min: " + ("met" if float(r["wall_s"]) < 900
-                                              else "**missed**"))
+        target = (f"CPU {SIM_BIG_CPU.describe()}: {SIM_BIG_CPU.verdict(float(r['cpu_s']))}"
+                  if big else f"wall {SIM_GRID_WALL.describe()}: "
+                  f"{SIM_GRID_WALL.verdict(float(r['wall_s']))}")
         cpu = f"{float(r['cpu_s']):.2f}" if r["cpu_s"] else ""
         lines.append(f"| {r['run']} | {r['protocol']} | {_num(r['members'])} | "
                      f"{_num(r['partitions'])} | {r['configs']} | {float(r['wall_s']):.2f} | "

@@ -4,7 +4,7 @@ Every block reads ``results/comparison/``: compact ``experiment compare`` runs
 (:mod:`zkconsumer.results.comparison_data`), one folder per chunk with its ``meta.json``, whose
 ``broker`` decides the column group a run lands in (never mixed); the Kafka profile's check
 (``kafka-model-check``) and the simulator's two broker profiles (``sim-profiles``), both written
-by ``python -m zkconsumer.sim.kafka_check results/comparison``.
+by ``zkconsumer sim kafka-check results/comparison``.
 """
 
 from __future__ import annotations
@@ -72,7 +72,23 @@ def cell_text(runs: Sequence[dict[str, Any]]) -> list[str]:
     if not ok:
         status = runs[0]["status"]
         return [n, f"**{status}**"] + [""] * (len(COLUMNS) - 1)
-    return [n] + [num(median_of(ok, key)) for key, _ in COLUMNS]
+    return [n] + [with_range(ok, key) if key == "time_to_stable_s" else num(median_of(ok, key))
+                  for key, _ in COLUMNS]
+
+
+def with_range(runs: Sequence[dict[str, Any]], key: str) -> str:
+    """The median and, when the runs differ, their range: a lone run is shown as it is."""
+    values = [float(v) for r in runs if (v := r["metrics"].get(key)) is not None]
+    if not values:
+        return "—"
+    med, lo, hi = num(statistics.median(values)), num(min(values)), num(max(values))
+    return med if lo == hi else f"{med} ({lo}–{hi})"
+
+
+def conflict_runs(runs: Sequence[dict[str, Any]], protocol: str, event: str) -> tuple[int, int]:
+    """(runs that met an owner-znode conflict, measured runs) of one ZooKeeper cell."""
+    ok = [r for r in select(runs, protocol, event) if r["status"] == "ok"]
+    return sum(1 for r in ok if (r["metrics"].get("conflicts") or 0) > 0), len(ok)
 
 
 def select(runs: Sequence[dict[str, Any]], protocol: str, event: str) -> list[dict[str, Any]]:
@@ -98,6 +114,14 @@ def comparison_table(ctx: Context) -> str:
     lost = {b: sum(int(r["metrics"].get("lost") or 0) for r in by[b] if r["status"] == "ok")
             for b in brokers}
     ok = {b: sum(1 for r in by[b] if r["status"] == "ok") for b in brokers}
+    lines += ["", "Medians of the `n` runs; `stable s` with the runs' range when they differ."]
+    races = []
+    for b in brokers:
+        cells = [f"{event} {hit} of {total}" for event in EVENTS
+                 for hit, total in [conflict_runs(by[b], "zk-range", event)] if total]
+        races.append(f"{LABELS[b]}: " + ", ".join(cells))
+    lines += ["", "`zk-range` runs that met an owner-znode conflict (a claim before the previous "
+              "owner released: a rollback, then the 1 s backoff): " + "; ".join(races) + "."]
     lines.append("")
     lines.append("Records lost over every measured run: " + "; ".join(
         f"{LABELS[b]} {lost[b]} in {ok[b]} runs" for b in brokers) + ".")
@@ -115,11 +139,26 @@ def comparison_table(ctx: Context) -> str:
 
 @figure("comparison-conditions", source=SOURCE)
 def comparison_conditions(ctx: Context) -> str:
-    lines = []
+    rows = []
     for folder in folders(ctx, "compare-") + folders(ctx, "kip-"):
         meta = read_provenance(folder)
-        lines.append(f"- `{folder.name}` ({meta.conditions()}): `{meta.command}`")
-    return "\n".join(lines) if lines else "_No comparison results committed yet._"
+        spec = json.loads((folder / RESULTS_FILE).read_text()).get("spec") or {}
+        load, end = meta.machine.get("loadavg") or ["?"], meta.machine.get("loadavg_end") or ["?"]
+        rows.append(f"| `{SOURCE}/{folder.name}/` | {LABELS.get(meta.broker, meta.broker)} | "
+                    f"{spec_text(spec)} | `{meta.short_revision}` | {meta.date[:16]} | "
+                    f"{load[0]} → {end[0]} |")
+    if not rows:
+        return "_No comparison results committed yet._"
+    return "\n".join(["| chunk | broker | N, P, events, runs | revision | date | load (1 min) "
+                      "start → end |", "|---|---|---|---|---|---|", *rows])
+
+
+def spec_text(spec: dict[str, Any]) -> str:
+    """A chunk's cells as its spec names them: group size, partitions, events, repeats."""
+    events = ", ".join(spec.get("events") or [])
+    repeat = spec.get("repeat", "?")
+    runs = "one run per cell" if repeat == 1 else f"{repeat} runs per cell"
+    return f"N = {spec.get('members', '?')}, P = {spec.get('partitions', '?')}, {events}, {runs}"
 
 
 def kip_median(runs: Sequence[dict[str, Any]], protocol: str, event: str, key: str,
@@ -129,6 +168,10 @@ def kip_median(runs: Sequence[dict[str, Any]], protocol: str, event: str, key: s
     if detail:
         return median_of(sel, key, lambda run: (run.get("details") or {}).get(key))
     return median_of(sel, key)
+
+
+KIP_CELLS = (("static-range", "rolling-bounce"), ("eager-range", "rolling-bounce"),
+             ("cooperative-sticky", "join"), ("eager-range", "join"))
 
 
 def kip_rows(ctx: Context) -> list[dict[str, Any]]:
@@ -145,6 +188,7 @@ def kip_rows(ctx: Context) -> list[dict[str, Any]]:
 
         rows.append({
             "n": n,
+            "runs": min((len(select(at, p, e)) for p, e in KIP_CELLS), default=0),
             "static_rebalances": med("static-range", "rolling-bounce", "group_rebalances"),
             "eager_rebalances": med("eager-range", "rolling-bounce", "group_rebalances"),
             "static_paused": med("static-range", "rolling-bounce", "members_paused"),
@@ -162,19 +206,34 @@ def kip_rows(ctx: Context) -> list[dict[str, Any]]:
     return rows
 
 
+def kip_heading(sizes: Sequence[int]) -> str:
+    """The section's heading, its range of N taken from the runs it shows."""
+    if not sizes:
+        return "## KIP-345 and KIP-429 on the real coordinator"
+    lo, hi = min(sizes), max(sizes)
+    span = f"N = {lo}" if lo == hi else f"N = {lo} to {hi}"
+    return f"## KIP-345 and KIP-429 on the real coordinator, {span}"
+
+
+@figure("comparison-kip-heading", source=SOURCE)
+def comparison_kip_heading(ctx: Context) -> str:
+    return kip_heading([r["n"] for r in kip_rows(ctx)])
+
+
 @figure("comparison-kip", source=SOURCE)
 def comparison_kip(ctx: Context) -> str:
     rows = kip_rows(ctx)
     if not rows:
         return "_No Kafka 2.4.1 runs committed yet._"
-    lines = ["| N | rolling bounce: group rebalances static / dynamic (2N) | members paused "
-             "static / dynamic | stable s static / dynamic | join: partitions stopped "
-             "cooperative / eager | partitions moved | members paused cooperative / eager | "
-             "cooperative rebalances |",
-             "|---|---|---|---|---|---|---|---|"]
+    lines = ["| N | runs per cell | rolling bounce: group rebalances static / dynamic (2N) | "
+             "members paused static / dynamic | stable s static / dynamic | join: partitions "
+             "stopped cooperative / eager | partitions moved | members paused cooperative / "
+             "eager | cooperative rebalances |",
+             "|---|---|---|---|---|---|---|---|---|"]
     for r in rows:
+        runs = "one run" if r["runs"] == 1 else f"median of {r['runs']}"
         lines.append(
-            f"| {r['n']} | {num(r['static_rebalances'])} / {num(r['eager_rebalances'])} "
+            f"| {r['n']} | {runs} | {num(r['static_rebalances'])} / {num(r['eager_rebalances'])} "
             f"({2 * r['n']}) | {num(r['static_paused'])} / {num(r['eager_paused'])} | "
             f"{num(r['static_stable'])} / {num(r['eager_stable'])} | "
             f"{num(r['coop_stopped'])} / {num(r['eager_stopped'])} | "
@@ -187,6 +246,16 @@ def comparison_kip(ctx: Context) -> str:
     return "\n".join(lines)
 
 
+def real_label(rows: Sequence[dict[str, Any]]) -> str:
+    """How many real runs the points at each N are, for a plot's title."""
+    by_count: dict[int, list[int]] = {}
+    for r in rows:
+        by_count.setdefault(r["runs"], []).append(r["n"])
+    parts = [("one run" if c == 1 else f"median of {c} runs") + " at N = "
+             + ", ".join(str(n) for n in ns) for c, ns in sorted(by_count.items(), reverse=True)]
+    return "real: " + "; ".join(parts)
+
+
 def _plot_kip(ctx: Context, rows: list[dict[str, Any]]) -> None:
     plt = pyplot()
     ns = [r["n"] for r in rows]
@@ -196,27 +265,28 @@ def _plot_kip(ctx: Context, rows: list[dict[str, Any]]) -> None:
 
     fig, ax = plt.subplots(figsize=(5.5, 3.6))
     ax.plot(ns, [2 * n for n in ns], ":", color="grey", label="2N (a leave and a join each)")
-    ax.plot(ns, series("eager_rebalances"), "o-", label="dynamic members (eager-range)")
-    ax.plot(ns, series("static_rebalances"), "s-", label="static members (static-range)")
+    real = real_label(rows)
+    ax.plot(ns, series("eager_rebalances"), "o-", label="dynamic members (eager-range), real")
+    ax.plot(ns, series("static_rebalances"), "s-", label="static members (static-range), real")
     ax.set_xscale("log", base=2)
     ax.set_xticks(ns, [str(n) for n in ns])
     ax.set_xlabel("group size N")
     ax.set_ylabel("group rebalances in one rolling bounce")
-    ax.set_title("Rolling bounce on Apache Kafka 2.4.1", fontsize=9)
+    ax.set_title(f"Rolling bounce on Apache Kafka 2.4.1\n{real}", fontsize=8)
     ax.legend(fontsize=7)
     fig.tight_layout()
     save_svg(fig, ctx.figures / "kip345-bounce.svg")
 
     fig, ax = plt.subplots(figsize=(5.5, 3.6))
     ax.plot(ns, [2 * n for n in ns], ":", color="grey", label="all partitions (P = 2N)")
-    ax.plot(ns, series("eager_stopped"), "o-", label="eager-range: stopped")
-    ax.plot(ns, series("coop_stopped"), "s-", label="cooperative-sticky: stopped")
-    ax.plot(ns, series("coop_moved"), "x--", label="cooperative-sticky: moved")
+    ax.plot(ns, series("eager_stopped"), "o-", label="eager-range: stopped, real")
+    ax.plot(ns, series("coop_stopped"), "s-", label="cooperative-sticky: stopped, real")
+    ax.plot(ns, series("coop_moved"), "x--", label="cooperative-sticky: moved, real")
     ax.set_xscale("log", base=2)
     ax.set_xticks(ns, [str(n) for n in ns])
     ax.set_xlabel("group size N before the join")
     ax.set_ylabel("partitions")
-    ax.set_title("One member joins, Apache Kafka 2.4.1", fontsize=9)
+    ax.set_title(f"One member joins, Apache Kafka 2.4.1\n{real}", fontsize=8)
     ax.legend(fontsize=7)
     fig.tight_layout()
     save_svg(fig, ctx.figures / "kip429-join.svg")
@@ -224,6 +294,19 @@ def _plot_kip(ctx: Context, rows: list[dict[str, Any]]) -> None:
 
 def _pct(x: float) -> str:
     return f"{100 * x:.0f} %"
+
+
+def members_after(members: int, event: str) -> int:
+    """The group's size once the event is over: a join adds one, a leave or crash removes one."""
+    return members + {"join": 1, "leave": -1, "crash": -1}.get(event, 0)
+
+
+def attempts_per_member(cell: dict[str, Any]) -> str:
+    """Real and simulated rebalance attempts, per member both: the lab sums the JoinGroups
+    of every member, the simulator reports the busiest member's count."""
+    size = members_after(int(cell["members"]), cell["event"])
+    real = float(cell["real_attempts"])
+    return (f"{real / size:.2f} ({num(real)} ÷ {size}) / {num(cell['sim_attempts'])}")
 
 
 def model_check_block(folder: Path) -> str:
@@ -234,7 +317,8 @@ def model_check_block(folder: Path) -> str:
     doc = json.loads(path.read_text())
     cells = doc["cells"]
     lines = ["| protocol | N | P | event | runs | requests real / sim (error) | stable s real / "
-             "sim (error) | paused real / sim | attempts real / sim | verdict |",
+             "sim (error) | paused real / sim | JoinGroups per member: real mean / sim busiest "
+             "member | verdict |",
              "|---|---|---|---|---|---|---|---|---|---|"]
     for c in cells:
         verdict = "pass" if c["ok"] else "**fail**"
@@ -242,10 +326,11 @@ def model_check_block(folder: Path) -> str:
             verdict += " (seen, not counted)"
         lines.append(
             f"| {c['protocol']} | {c['members']} | {c['partitions']} | {c['event']} | "
-            f"{c['runs']} | {num(c['real_requests'])} / {num(c['sim_requests'])} "
+            f"{'one run' if c['runs'] == 1 else c['runs']} | {num(c['real_requests'])} / "
+            f"{num(c['sim_requests'])} "
             f"({_pct(c['requests_error'])}) | {num(c['real_tts'])} / {num(c['sim_tts'])} "
             f"({_pct(c['tts_error'])}) | {num(c['real_paused'])} / {num(c['sim_paused'])} | "
-            f"{num(c['real_attempts'])} / {num(c['sim_attempts'])} | {verdict} |")
+            f"{attempts_per_member(c)} | {verdict} |")
     counted = [c for c in cells if c.get("held_out", True)]
     passed = sum(1 for c in counted if c["ok"])
     seen_failing = [c for c in cells if not c.get("held_out", True) and not c["ok"]]
@@ -258,7 +343,11 @@ def model_check_block(folder: Path) -> str:
     else:
         verdict = "so the profile's figures stay labelled **modelled**"
     prov = read_provenance(folder)
-    lines += ["", f"{passed} of {len(counted)} held-out cells within both tolerances "
+    lines += ["", "Real: median of the cell's runs (`runs`; one run is one run, not a median); "
+              "simulated: median of the seeds' draws. JoinGroups per member: the lab counts "
+              "every member's JoinGroups (real, divided here by the members after the event), "
+              "the simulator the busiest member's; attempts are not scored.",
+              "", f"{passed} of {len(counted)} held-out cells within both tolerances "
               f"(requests {_pct(tol['requests'])}, time to stable "
               f"{_pct(tol['time_to_stable'])}; simulator medians over seeds "
               f"{doc['seeds'][0]}–{doc['seeds'][-1]}; `{prov.command}` at revision "
@@ -266,13 +355,13 @@ def model_check_block(folder: Path) -> str:
     return "\n".join(lines)
 
 
-@figure("comparison-model-check", source=f"{SOURCE}/kafka-model-check")
-def comparison_model_check(ctx: Context) -> str:
+@figure("kafka-profile-check", source=f"{SOURCE}/kafka-model-check")
+def kafka_profile_check(ctx: Context) -> str:
     return model_check_block(ctx.results / "comparison" / "kafka-model-check")
 
 
-@figure("comparison-model-check-v1", source=f"{SOURCE}/kafka-model-check-v1")
-def comparison_model_check_v1(ctx: Context) -> str:
+@figure("kafka-profile-first-check", source=f"{SOURCE}/kafka-model-check-v1")
+def kafka_profile_first_check(ctx: Context) -> str:
     return model_check_block(ctx.results / "comparison" / "kafka-model-check-v1")
 
 
@@ -331,64 +420,3 @@ def comparison_zombie(ctx: Context) -> str:
         lines.append("")
     return "\n".join(lines).rstrip()
 
-
-KAFKA4_PREFIX = "compare-apache-kafka-4"
-KAFKA4_PROTOCOLS = ("zk-range", "zk-leader-range", "eager-range", "cooperative-sticky",
-                    "static-range", "consumer-uniform", "consumer-range",
-                    "static-consumer-uniform", "static-consumer-range")
-KAFKA4_COLUMNS = (("time_to_stable_s", "stable s"), ("members_paused", "paused"),
-                  ("members_idle", "idle"), ("partitions_revoked", "revoked"),
-                  ("partition_seconds_unavailable", "part·s"),
-                  ("group_rebalances", "rebal."), ("duplicates", "dups"), ("lost", "lost"))
-
-
-def kafka4_value(run: dict[str, Any], key: str) -> Any:
-    """A metric of a run, or one of its extras (``partitions_revoked``, ``members_idle``)."""
-    if key in run["metrics"]:
-        return run["metrics"][key]
-    return ((run.get("details") or {}).get("extra_metrics") or {}).get(key)
-
-
-def kafka4_table(runs: Sequence[dict[str, Any]]) -> list[str]:
-    """Protocols x events of one Apache Kafka 4 chunk: medians over the repeats that ran."""
-    protocols = [p for p in KAFKA4_PROTOCOLS if any(r["protocol"] == p for r in runs)]
-    head = ["event", "protocol", "n"] + [short for _, short in KAFKA4_COLUMNS]
-    lines = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
-    for event in EVENTS:
-        for protocol in protocols:
-            cell = select(runs, protocol, event)
-            if not cell:
-                continue
-            ok = [r for r in cell if r["status"] == "ok"]
-            values = ([num(median_of(ok, key, lambda r, k=key: kafka4_value(r, k)))
-                       for key, _ in KAFKA4_COLUMNS] if ok
-                      else [f"**{cell[0]['status']}**"] + [""] * (len(KAFKA4_COLUMNS) - 1))
-            lines.append("| " + " | ".join([event, protocol, f"{len(ok)}/{len(cell)}",
-                                            *values]) + " |")
-    return lines
-
-
-@figure("comparison-kafka4", source=f"{SOURCE}/{KAFKA4_PREFIX}*")
-def comparison_kafka4(ctx: Context) -> str:
-    """Every protocol, KIP-848's among them, against one Apache Kafka 4 broker: one table per
-    committed chunk, headed by the KIP-848 heartbeat its broker gave the groups."""
-    chunks = folders(ctx, KAFKA4_PREFIX)
-    if not chunks:
-        return "_No Apache Kafka 4 runs committed yet._"
-    lines: list[str] = []
-    for folder in chunks:
-        meta = read_provenance(folder)
-        runs = load_runs(folder)
-        hb = meta.extra.get("consumer_heartbeat_interval_ms")
-        source = meta.extra.get("consumer_heartbeat_source", "")
-        ok = [r for r in runs if r["status"] == "ok"]
-        lost = sum(int(r["metrics"].get("lost") or 0) for r in ok)
-        lines += [f"`{folder.name}`: KIP-848 heartbeat {hb} ms"
-                  + (f" ({source})" if source else "") + f"; {meta.conditions()}; "
-                  f"`{meta.command}`", ""]
-        lines += kafka4_table(runs)
-        lines += ["", f"Records lost over the chunk's {len(ok)} measured runs: {lost}."]
-        reasons = sorted({r["reason"] for r in runs if r["status"] != "ok" and r.get("reason")})
-        lines += [f"Not measured: \"{reason}\"." for reason in reasons]
-        lines.append("")
-    return "\n".join(lines).rstrip()

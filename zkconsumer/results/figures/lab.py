@@ -37,8 +37,8 @@ def load(folder: Path) -> tuple[list[RunResult], dict[str, Any]]:
 def provenance_line(folder: Path, source: str) -> str:
     """Where a table comes from: command, revision, date, machine, load, broker."""
     meta = read_provenance(folder)
-    return (f"Measured {meta.conditions()}; raw data `results/{source}/`. Reproduce with:\n\n"
-            f"    {meta.command}\n")
+    return (f"`results/{source}/` (broker {meta.broker or 'none'}; revision, date and load in its "
+            f"`meta.json`); reproduce:\n\n    {meta.command}\n")
 
 
 def _block(ctx: Context, source: str, body: Callable[[Path], str]) -> str:
@@ -60,7 +60,7 @@ def _herd_plot(runs: Sequence[RunResult], fits: dict[str, Any], path: Path) -> P
     for key, fit in fits.items():
         pts = fit["points"]
         xs, ys = [p[0] for p in pts], [p[1] for p in pts]
-        ax.plot(xs, ys, marker="o", label=f"{key} (slope {fit['slope']:.2f})")
+        ax.plot(xs, ys, marker="o", label=f"{key}, real, one run per N (slope {fit['slope']:.2f})")
     sizes = sorted({r.members for r in runs})
     if sizes:
         ref = [fits[k]["points"][0][1] for k in fits if fits[k]["points"]] or [1]
@@ -92,13 +92,25 @@ def _join_constant(runs: Sequence[RunResult], protocol: str, event: str) -> list
     return out
 
 
+def runs_note(runs: Sequence[RunResult]) -> str:
+    """How many runs each row is: a row of one run is that run, not a median."""
+    counts: dict[tuple[str, str, int], int] = {}
+    for r in runs:
+        key = (r.protocol, r.event, r.members)
+        counts[key] = counts.get(key, 0) + 1
+    sizes = sorted(set(counts.values()))
+    if sizes == [1]:
+        return "Each row is one run (one event at one N); the fits are over those single runs."
+    return ("Runs per row: " + ", ".join(str(n) for n in sizes) + "; each row is their median.")
+
+
 @figure("experiments/herd", source=HERD)
 def herd(ctx: Context) -> str:
     def body(folder: Path) -> str:
         runs, doc = load(folder)
         fits = doc.get("fits") or {}
         svg = _herd_plot(runs, fits, ctx.figures / "herd-requests.svg")
-        lines = [herd_table(runs), "", fits_table(fits), "",
+        lines = [runs_note(runs), "", herd_table(runs), "", fits_table(fits), "",
                  f"![requests per event against N, log-log]({ctx.plot_link(svg.name)})", ""]
         for event in ("join", "leave"):
             consts = _join_constant(runs, "zk-range", event)

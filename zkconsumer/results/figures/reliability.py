@@ -51,6 +51,29 @@ def _yes(value: object) -> str:
     return "yes" if value else "**no**"
 
 
+def duplicates_per_episode(episodes: list[dict[str, str]]) -> str:
+    """How many records one interruption left to be delivered again, per cause: a run of
+    duplicates shows as many per episode, a cause with no episode is said to have none."""
+    by_cause: dict[str, list[int]] = {}
+    for e in episodes:
+        by_cause.setdefault(e["cause"], []).append(int(e["duplicates"]))
+    parts = []
+    for cause in CAUSES:
+        sizes = sorted(by_cause.get(cause, []))
+        if not sizes:
+            if cause in ("kill", "expire", "pause", "zk-leader-kill"):
+                parts.append(f"{cause}: no episode")
+            continue
+        med = sizes[len(sizes) // 2] if len(sizes) % 2 else (
+            (sizes[len(sizes) // 2 - 1] + sizes[len(sizes) // 2]) / 2)
+        if len(sizes) == 1:
+            parts.append(f"{cause}: {sizes[0]} (one episode)")
+        else:
+            parts.append(f"{cause}: median {med:g}, range {sizes[0]}–{sizes[-1]} "
+                         f"({len(sizes)} episodes)")
+    return "Duplicates per episode, by cause: " + "; ".join(parts) + "."
+
+
 def chaos_block(folder: Path, source: str) -> str:
     """The run's verdict, its figures and its duplicates by cause."""
     report, causes, episodes = _load(folder)
@@ -59,12 +82,8 @@ def chaos_block(folder: Path, source: str) -> str:
     dup = int(report["duplicates"])
     executed = report.get("actions_executed", {})
     lines = [
-        f"Run: `{meta.command}` at revision `{meta.short_revision}`, {meta.date}, broker "
-        f"{meta.broker}, {meta.machine.get('cores')} cores, load average (1/5/15 min) "
-        + (f"{meta.load_text('loadavg_end')} when its files were analysed, right after it "
-           "ended (the run itself recorded none)" if meta.extra.get("analysed_by") else
-           f"{meta.load_text()} at the start, {meta.load_text('loadavg_end')} at the end")
-        + f". Raw data: `results/{source}/`.",
+        f"`results/{source}/` (one run; broker {meta.broker}; revision, date and load in its "
+        f"`meta.json`); reproduce: `{meta.command}`.",
         "",
         "| verdict (exit status 0) | lost | verify | stray znodes | settled | drained |",
         "|---|---|---|---|---|---|",
@@ -94,6 +113,7 @@ def chaos_block(folder: Path, source: str) -> str:
             lines.append(f"| {cause} | {n:,} | {_pct(n, dup)} | {per_cause.get(cause, 0)} | "
                          f"{CAUSE_MEANING[cause]} |")
     lines.append(f"| total | {int(causes['duplicates']):,} | | {len(episodes)} | |")
+    lines += ["", duplicates_per_episode(episodes)]
     context: Counter[str] = Counter()
     context_dups: Counter[str] = Counter()
     for e in episodes:

@@ -22,13 +22,13 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from zkconsumer.results.provenance import read_provenance, short_revision
+from zkconsumer.results.figures.scale_findings import spread
+from zkconsumer.results.provenance import read_provenance
 from zkconsumer.results.registry import Context, figure
-from zkconsumer.tables import median
+from zkconsumer.tables import median, relative_error
 
 log = logging.getLogger(__name__)
 
-_FIT_COMMAND = re.compile(r"fitted by `zkconsumer spark fit [^`]*`")
 _MEASURED = re.compile(r"^measured by calibrate ")
 
 SCALE = "scale"
@@ -55,27 +55,34 @@ def _calibration_value(value: Any) -> str:
     return str(value)
 
 
-def _meta_line(folder: Path) -> str:
-    p = read_provenance(folder)
-    load = p.machine.get("loadavg", [])
-    end = p.machine.get("loadavg_end", [])
-    return (f"`{p.command}` at revision `{p.short_revision}`, {p.date}, {p.machine.get('cores')} "
-            f"cores, load average {load[0] if load else '?'} at the start and "
-            f"{end[0] if end else '?'} at the end")
+def source_line(folder: Path, results: Path) -> str:
+    """Where a table comes from: its results folder and the one command that reproduces it
+    (date, revision, machine and load stay in the folder's ``meta.json``)."""
+    command = read_provenance(folder).command
+    return f"`{folder.relative_to(results.parent)}/`; reproduce: `{command}`"
+
+
+def origin_text(origin: str) -> str:
+    """A parameter's recorded origin, short: measured and fitted parameters name the command
+    (shown once above the table), constants and assumptions keep their rule."""
+    if _MEASURED.match(origin):
+        return "measured (`calibrate`)"
+    if origin.startswith("fitted by "):
+        return "fitted (`spark fit`)"
+    return origin.replace("|", "/")
 
 
 @figure("scale-calibration", source=f"results/{CAL}")
 def calibration_table(ctx: Context) -> str:
     cal = _json(ctx.results / CAL / "calibration.json")
     origins = cal.get("provenance", {})
-    lines = [f"From `results/{CAL}/calibration.json`; measured by {_meta_line(ctx.results / CAL)}.",
+    prov = read_provenance(ctx.results / CAL)
+    lines = [f"From `results/{CAL}/calibration.json` (measured {prov.date[:10]} on "
+             f"{prov.machine.get('cores')} cores; the commands above).",
              "", "| parameter | value | origin |", "|---|---|---|"]
     for name in sorted(k for k in cal if k not in ("version", "source", "provenance")):
-        origin = _FIT_COMMAND.sub("fitted by `zkconsumer spark fit` (the command above)",
-                                  origins.get(name, "NOT RECORDED"))
-        origin = _MEASURED.sub("measured by `zkconsumer calibrate` (the command above), ",
-                               origin)
-        lines.append(f"| `{name}` | {_calibration_value(cal[name])} | {origin.replace('|', '/')} |")
+        origin = origin_text(origins.get(name, "NOT RECORDED"))
+        lines.append(f"| `{name}` | {_calibration_value(cal[name])} | {origin} |")
     return "\n".join(lines)
 
 
@@ -142,54 +149,76 @@ def plan(ctx: Context) -> str:
         f"Disjoint: {val['disjoint_from_fitting']}."])
 
 
-def _score_table(score: dict[str, Any]) -> list[str]:
-    checks = score["checks"]
-    ok = sum(c["ok"] for c in checks)
-    prov = score["provenance"]
-    source = score["calibration_source"]
-    source = source if len(source) <= 160 else source[:157] + "..."
-    lines = [f"{ok} of {len(checks)} cells within tolerance; scored by `{prov['command']}` at "
-             f"revision `{short_revision(prov['revision'])}` ({prov['date']}; calibration: "
-             f"{source}).",
-             "", "| protocol | N | P | event | session | real runs (settled) | requests real / "
-             "sim (err) | attempts real / sim | time to stable real / sim s (err) | ok |",
-             "|---|---|---|---|---|---|---|---|---|---|"]
-    for c in checks:
-        lines.append(
-            f"| {c['protocol']} | {c['members']} | {c['partitions']} | {c['event']} | "
-            f"{c['session_timeout_ms'] / 1000:g} s | {c['real_runs']} ({c['real_settled']}) | "
-            f"{c['real_requests']:,.0f} / {c['sim_requests']:,.0f} "
-            f"({_err(c['real_requests'], c['sim_requests'])}) | "
-            f"{c['real_attempts']:g} / {c['sim_attempts']:g} | {_t(c['real_tts'])} / "
-            f"{_t(c['sim_tts'])} ({_err(c['real_tts'], c['sim_tts'])}) | "
-            f"{'yes' if c['ok'] else 'no: ' + _flags(c)} |")
-    return lines
-
-
 def _flags(c: dict[str, Any]) -> str:
     return "".join(f for f, ok in (("R", c["requests_ok"]), ("A", c["attempts_ok"]),
                                    ("T", c["tts_ok"])) if not ok)
-
-
-def _err(real: float | None, sim: float | None) -> str:
-    if real is None or sim is None:
-        return "—"
-    return f"{100 * abs(sim - real) / max(abs(real), 1e-3):.0f}%"
 
 
 def _t(x: float | None) -> str:
     return "—" if x is None else f"{x:.2f}"
 
 
+CellKey = tuple[str, int, int, str]
+
+
+def real_observations(folders: Sequence[Path]) -> dict[CellKey, list[dict[str, str]]]:
+    """Every real run of the sweeps in ``folders``, by (protocol, N, P, event)."""
+    out: dict[CellKey, list[dict[str, str]]] = {}
+    for folder in folders:
+        for r in _sweep(folder):
+            key = (r["protocol"], int(r["members"]), int(r["partitions"]), r["event"])
+            out.setdefault(key, []).append(r)
+    return out
+
+
+def real_spread(rows: Sequence[dict[str, str]], column: str, fmt: str) -> str:
+    """The real median of a column with its range over the runs."""
+    values = [float(r[column]) for r in rows if r[column] not in ("", None)]
+    return spread(values, fmt) if values else "—"
+
+
+def _key(c: dict[str, Any]) -> CellKey:
+    return (c["protocol"], c["members"], c["partitions"], c["event"])
+
+
+def _score_table(score: dict[str, Any], real: dict[CellKey, list[dict[str, str]]]
+                 ) -> list[str]:
+    checks = score["checks"]
+    ok = sum(c["ok"] for c in checks)
+    lines = [f"{ok} of {len(checks)} cells within tolerance. Real: median of each cell's runs "
+             f"(range); simulated: median of {score.get('sim_seeds', 5)} draws.",
+             "", "| protocol | N | P | event | session | real runs (settled) | requests real / "
+             "sim (err) | attempts real / sim | time to stable real / sim s (err) | ok |",
+             "|---|---|---|---|---|---|---|---|---|---|"]
+    for c in checks:
+        rows = real.get(_key(c), [])
+        lines.append(
+            f"| {c['protocol']} | {c['members']} | {c['partitions']} | {c['event']} | "
+            f"{c['session_timeout_ms'] / 1000:g} s | {c['real_runs']} ({c['real_settled']}) | "
+            f"{real_spread(rows, 'coordination_requests', ',.0f')} / "
+            f"{c['sim_requests']:,.0f} ({relative_error(c['real_requests'], c['sim_requests'])}"
+            f") | {c['real_attempts']:g} / {c['sim_attempts']:g} | "
+            f"{real_spread(rows, 'time_to_stable_s', '.2f')} / {_t(c['sim_tts'])} "
+            f"({relative_error(c['real_tts'], c['sim_tts'], '.2f', ' s')}) | "
+            f"{'yes' if c['ok'] else 'no: ' + _flags(c)} |")
+    return lines
+
+
+def _sweep_folders(ctx: Context, sub: str) -> list[Path]:
+    return sorted(p.parent for p in (ctx.results / SCALE / sub).glob("*/sweep.csv"))
+
+
 @figure("scale-fitting", source=f"results/{SCALE}/fitting")
 def fitting(ctx: Context) -> str:
     report = _json(ctx.results / CAL / "fit-report.json")
     fitted = ", ".join(f"`{k}` = {v:g}" for k, v in report["fitted"].items())
-    lines = [f"`{report['provenance']['command']}`: {fitted} (fitting loss "
-             f"{report['loss_before']:g} -> {report['loss_after']:g}; every candidate's loss in "
-             f"`results/{CAL}/fit-report.json`). The fitting cells scored with the result "
-             "(not a validation: these are the runs it was fitted to):", ""]
-    lines += _score_table(_json(ctx.results / SCALE / "fitting" / "score.json"))
+    score = _json(ctx.results / SCALE / "fitting" / "score.json")
+    lines = [f"Fitted: {fitted} (fitting loss {report['loss_before']:g} -> "
+             f"{report['loss_after']:g}; every candidate's loss in "
+             f"`results/{CAL}/fit-report.json`). The fitting cells scored with the result (not a "
+             f"validation: these are the runs it was fitted to; `results/{SCALE}/fitting/`; "
+             f"reproduce: `{score['provenance']['command']}`):", ""]
+    lines += _score_table(score, real_observations(_sweep_folders(ctx, "fitting")))
     return "\n".join(lines)
 
 
@@ -198,18 +227,57 @@ def _scores(ctx: Context) -> list[Path]:
                   for p in d.glob("score*.json"))
 
 
+def _sim_cell(c: dict[str, Any]) -> tuple[str, str, str]:
+    return (f"{c['sim_requests']:,.0f} ({relative_error(c['real_requests'], c['sim_requests'])})",
+            f"{c['sim_attempts']:g}",
+            f"{_t(c['sim_tts'])} ({relative_error(c['real_tts'], c['sim_tts'], '.2f', ' s')})")
+
+
 @figure("scale-validation", source=f"results/{SCALE}/validation-*")
 def validation(ctx: Context) -> str:
-    out: list[str] = []
-    for path in _scores(ctx):
-        score = _json(path)
-        out += [f"**`{path.relative_to(ctx.results.parent)}`**: {score.get('label', '')}", ""]
-        out += _score_table(score)
-        out.append("")
+    """Every scoring of the held-out runs side by side, with the real runs' range."""
+    scores = [(path, _json(path)) for path in _scores(ctx)]
+    real = real_observations(_sweep_folders(ctx, "validation-1"))
+    names = [path.parent.name for path, _ in scores]
+    by_cell: dict[CellKey, dict[str, dict[str, Any]]] = {}
+    for (_path, score), name in zip(scores, names, strict=True):
+        for c in score["checks"]:
+            by_cell.setdefault(_key(c), {})[name] = c
+    sims = " / ".join(f"sim {i + 1}" for i in range(len(names)))
+    out = ["| protocol | N | P | event | real runs (settled) | requests: real / " + sims
+           + " (err) | attempts: real / " + sims + " | time to stable s: real / " + sims
+           + " (err) | out of tolerance: " + " / ".join(str(i + 1) for i in range(len(names)))
+           + " |", "|---|---|---|---|---|---|---|---|---|"]
+    for key in sorted(by_cell):
+        cells = by_cell[key]
+        first = next(iter(cells.values()))
+        rows = real.get(key, [])
+        sim = [_sim_cell(cells[n]) if n in cells else ("—", "—", "—") for n in names]
+        out.append(
+            "| " + " | ".join(str(x) for x in key) + f" | {first['real_runs']} "
+            f"({first['real_settled']}) | "
+            + " / ".join([real_spread(rows, "coordination_requests", ",.0f"),
+                          *(s[0] for s in sim)]) + " | "
+            + " / ".join([f"{first['real_attempts']:g}", *(s[1] for s in sim)]) + " | "
+            + " / ".join([real_spread(rows, "time_to_stable_s", ".2f"), *(s[2] for s in sim)])
+            + " | " + " / ".join((_flags(cells[n]) or "pass") if n in cells else "—"
+                                 for n in names) + " |")
+    out.append("")
+    for i, (path, score) in enumerate(scores, 1):
+        checks = score["checks"]
+        out.append(f"- sim {i}: `{path.relative_to(ctx.results.parent)}`, "
+                   f"{sum(c['ok'] for c in checks)} of {len(checks)} cells within tolerance; "
+                   f"{score.get('label', '')}; simulated: median of "
+                   f"{score.get('sim_seeds', 5)} draws.")
+    if scores:
+        out += ["", "Real: median of each cell's runs (range), from "
+                f"`results/{SCALE}/validation-1/*/sweep.csv`. R, A, T: requests, attempts, time "
+                f"to stable out of tolerance. Reproduce the last scoring: "
+                f"`{scores[-1][1]['provenance']['command']}`."]
     missing = _unscored_cells(ctx)
     if missing:
-        out += [f"**Not run**: {len(missing)} planned held-out cells have no real runs "
-                "committed, so no score (see *Not done*):", "",
+        out += ["", f"**Not run**: {len(missing)} planned held-out cells have no real runs "
+                "committed, so no score:", "",
                 "| protocol | N | P | events | session |", "|---|---|---|---|---|"]
         out += [f"| {proto} | {n} | {p} | {', '.join(events)} | {session / 1000:g} s |"
                 for proto, n, p, events, session in missing]
@@ -249,21 +317,35 @@ def _duration(seconds: float | None) -> str:
     return f"{seconds:.2f} s" if seconds < 10 else f"{seconds:.1f} s"
 
 
+def _duration_spread(values: Sequence[float]) -> str:
+    """A simulated time's median with its range, in the units of :func:`_duration`."""
+    if not values:
+        return "never"
+    med = statistics.median(values)
+    digits = ",.0f" if med >= 120 else ".1f" if med >= 10 else ".2f"
+    lo, hi = format(min(values), digits), format(max(values), digits)
+    return _duration(med) + ("" if lo == hi else f" (range {lo}–{hi} s)")
+
+
 @figure("scale-sim-joins", source=f"results/{SWEEP}")
 def sim_joins(ctx: Context) -> str:
     rows, rows3 = _sweep(ctx.results / SWEEP), _sweep(ctx.results / SWEEP3)
     protocols = sorted({r["protocol"] for r in rows}, key=lambda x: (x.startswith("kip"), x))
     header = " | ".join(f"N = {n:,}" for n in JOIN_SIZES)
-    lines = [f"Joins at P = {HEADLINE_P}, medians over seeds (`results/{SWEEP}`: "
-             f"{_meta_line(ctx.results / SWEEP)}).", "",
-             f"| protocol | {header} |", "|---|" + "---|" * len(JOIN_SIZES)]
+    draws = min(len(_cell(rows, p, n, HEADLINE_P, "join")) for p in protocols
+                for n in JOIN_SIZES)
+    lines = [f"Joins at P = {HEADLINE_P}, simulated: median of {draws} draws (seeds) per cell, "
+             "range in brackets where the draws differ; "
+             f"{source_line(ctx.results / SWEEP, ctx.results)}.",
+             "", f"| protocol | {header} |", "|---|" + "---|" * len(JOIN_SIZES)]
     for protocol in protocols:
         cells = [_cell(rows, protocol, n, HEADLINE_P, "join") for n in JOIN_SIZES]
         star = "*" if protocol == "kip848" else ""
         lines.append(f"| {protocol}{star} requests | " + " | ".join(
-            f"{_column_median(c, 'coordination_requests') or 0:,.0f}" for c in cells) + " |")
+            spread([float(r["coordination_requests"]) for r in c]) for c in cells) + " |")
         lines.append(f"| {protocol}{star} time to stable | " + " | ".join(
-            _duration(_column_median(c, "time_to_stable_s")) for c in cells) + " |")
+            _duration_spread([float(r["time_to_stable_s"]) for r in c if r["time_to_stable_s"]])
+            for c in cells) + " |")
     cal = _json(ctx.results / CAL / "calibration.json")
     headline = _cell(rows, "zk-range", HEADLINE_N, HEADLINE_P, "join")
     head = _column_median(headline, "time_to_stable_s")
@@ -273,7 +355,8 @@ def sim_joins(ctx: Context) -> str:
     service = cal["zk_read_service_us"]
     lines += ["", f"**Headline, a model figure**: a zk-range join at N = {HEADLINE_N:,} (P = "
               f"{HEADLINE_P}) costs {reqs:,.0f} ZooKeeper requests and is stable after "
-              f"{_duration(head)} on one ZooKeeper server. *Caveat, next to it*: no run here "
+              f"{_duration(head)} on one ZooKeeper server (median of {len(headline)} draws). "
+              "*Caveat, next to it*: no run here "
               f"loads a server with 10^8 reads; the time is the simulator's, bound by the "
               f"server's read service time, {service:g} us per read as measured on this "
               f"machine's embedded server (above). With the labelled 3-server extrapolation "
@@ -293,41 +376,16 @@ def _plot(ctx: Context, rows: Sequence[dict[str, str]]) -> str:
             pts = [(n, _column_median(_cell(rows, protocol, n, HEADLINE_P, "join"), column))
                    for n in sizes]
             pts = [(n, v) for n, v in pts if v]
-            ax.plot([n for n, _ in pts], [v for _, v in pts], marker="o", label=protocol)
+            draws = len(_cell(rows, protocol, sizes[0], HEADLINE_P, "join"))
+            ax.plot([n for n, _ in pts], [v for _, v in pts], marker="o",
+                    label=f"{protocol}, simulated (median of {draws} draws)")
     for ax, title in zip(axes, ("requests per join", "time to stable (s)"), strict=True):
         ax.set_xscale("log")
         ax.set_yscale("log")
         ax.set_xlabel("members N")
-        ax.set_title(f"{title}, P = {HEADLINE_P} (simulated)")
+        ax.set_title(f"{title}, P = {HEADLINE_P}, simulated only", fontsize=9)
         ax.grid(True, which="both", alpha=0.3)
     axes[0].legend(fontsize=8)
     fig.tight_layout()
     save_svg(fig, ctx.figures / "scale-sim-joins.svg")
     return f"![simulated joins vs N]({ctx.plot_link('scale-sim-joins.svg')})"
-
-
-@figure("scale-real-runs", source=f"results/{SCALE}/fitting")
-def real_runs(ctx: Context) -> str:
-    """The committed real sweeps (fitting and held-out), medians over their runs."""
-    lines = ["| folder | protocol | N | P | event | session | runs (settled) | requests | "
-             "attempts | conflicts | time to stable s | load at start / end |",
-             "|---|---|---|---|---|---|---|---|---|---|---|---|"]
-    folders = sorted(p.parent for p in (ctx.results / SCALE).glob("*/*/sweep.csv"))
-    for folder in folders:
-        meta = read_provenance(folder).machine
-        load = f"{meta.get('loadavg', ['?'])[0]} / {meta.get('loadavg_end', ['?'])[0]}"
-        rows = _sweep(folder)
-        keys = sorted({(r["protocol"], int(r["members"]), int(r["partitions"]), r["event"],
-                        r.get("session_timeout_ms", "")) for r in rows})
-        for proto, n, p, event, session in keys:
-            cell = [r for r in _cell(rows, proto, n, p, event)
-                    if r.get("session_timeout_ms", "") == session]
-            tts = _column_median(cell, "time_to_stable_s")
-            settled = sum(r["time_to_stable_s"] not in ("", None) for r in cell)
-            lines.append(
-                f"| `{folder.relative_to(ctx.results.parent)}` | {proto} | {n} | {p} | {event} "
-                f"| {float(session or 0) / 1000:g} s | {len(cell)} ({settled}) | "
-                f"{_column_median(cell, 'coordination_requests') or 0:,.0f} | "
-                f"{_column_median(cell, 'rebalance_attempts') or 0:g} | "
-                f"{_column_median(cell, 'conflicts') or 0:g} | {_t(tts)} | {load} |")
-    return "\n".join(lines)

@@ -20,6 +20,7 @@ from collections import defaultdict
 from pathlib import Path
 from typing import Any
 
+from zkconsumer.results.figures.scale_findings import spread
 from zkconsumer.results.provenance import read_provenance
 from zkconsumer.results.registry import Context, figure
 
@@ -43,12 +44,15 @@ def leave_and_jitter(ctx: Context) -> str:
     raw = _json(ctx.results / CAL / "measured.measurements.json")
     cal = _json(ctx.results / CAL / "measured.json")
     leaves = raw["leaves"]
-    lines = ["| leave | partitions owned | wake ms | shutdown ms | registration gone ms |",
-             "|---|---|---|---|---|"]
-    for i, s in enumerate(leaves, 1):
-        gone = "—" if s["gone_ms"] is None else f"{s['gone_ms']:.1f}"
-        lines.append(f"| {i} | {s['partitions']} | {s['wake_ms']:.1f} | {s['shutdown_ms']:.1f} "
-                     f"| {gone} |")
+    gone = [x["gone_ms"] for x in leaves if x["gone_ms"] is not None]
+    lines = ["| clean leaves | partitions owned | wake ms | shutdown ms | registration gone ms |",
+             "|---|---|---|---|---|",
+             f"| {len(leaves)} | {spread([x['partitions'] for x in leaves], 'g')} | "
+             f"{spread([x['wake_ms'] for x in leaves], '.1f')} | "
+             f"{spread([x['shutdown_ms'] for x in leaves], '.1f')} | "
+             f"{spread(gone, '.1f') if gone else '—'} |",
+             "", "Median (range) over the leaves; each leave is in "
+             f"`results/{CAL}/measured.measurements.json`."]
     lines += ["", f"`leave_wake_ms` = {cal['leave_wake_ms']:g}, `leave_shutdown_ms` = "
               f"{cal['leave_shutdown_ms']:g} (the medians of {len(leaves)} leaves).", "",
               "| durations measured | samples | median ms | robust CV |", "|---|---|---|---|"]
@@ -62,42 +66,6 @@ def leave_and_jitter(ctx: Context) -> str:
     return "\n".join(lines)
 
 
-def _scores(ctx: Context) -> list[tuple[str, dict[str, Any]]]:
-    out = []
-    for d in sorted((ctx.results / SCALE).glob("validation-*")):
-        if (d / "score.json").is_file():
-            out.append((d.name, _json(d / "score.json")))
-    return out
-
-
-def _flags(c: dict[str, Any]) -> str:
-    if c["ok"]:
-        return "pass"
-    return "".join(f for f, ok in (("R", c["requests_ok"]), ("A", c["attempts_ok"]),
-                                   ("T", c["tts_ok"])) if not ok)
-
-
-@figure("scale-validation-compare", source=f"results/{SCALE}/validation-*")
-def scorings(ctx: Context) -> str:
-    scores = _scores(ctx)
-    names = [n for n, _ in scores]
-    by_cell: dict[tuple[Any, ...], dict[str, str]] = defaultdict(dict)
-    for name, score in scores:
-        for c in score["checks"]:
-            by_cell[tuple(c[k] for k in CELL)][name] = _flags(c)
-    lines = ["| protocol | N | P | event | " + " | ".join(f"`{n}`" for n in names) + " |",
-             "|---|---|---|---|" + "---|" * len(names)]
-    for cell in sorted(by_cell):
-        lines.append("| " + " | ".join(str(x) for x in cell) + " | "
-                     + " | ".join(by_cell[cell].get(n, "—") for n in names) + " |")
-    totals = ", ".join(f"`{n}`: {sum(c['ok'] for c in s['checks'])} of {len(s['checks'])} "
-                       f"(calibration: {s['calibration_source'].split(' against ')[0]})"
-                       for n, s in scores)
-    lines += ["", f"Cells within tolerance: {totals}. R, A, T: requests, attempts, time to "
-              "stable out of tolerance."]
-    return "\n".join(lines)
-
-
 @figure("scale-request-types", source=f"results/{TYPES}/request-types.csv")
 def request_types(ctx: Context) -> str:
     path = ctx.results / TYPES / "request-types.csv"
@@ -105,13 +73,17 @@ def request_types(ctx: Context) -> str:
         rows = list(csv.DictReader(fh))
     counts: dict[tuple[Any, ...], dict[str, list[int]]] = defaultdict(lambda: defaultdict(list))
     counted: dict[str, bool] = {}
+    seeds: dict[tuple[Any, ...], set[str]] = defaultdict(set)
     for r in rows:
+        seeds[(r["protocol"], int(r["members"]), int(r["partitions"]), r["event"])].add(r["seed"])
         cell = (r["protocol"], int(r["members"]), int(r["partitions"]), r["event"])
         counts[cell][r["request"]].append(int(r["count"]))
         counted[r["request"]] = r["counted"] == "True"
     prov = read_provenance(path.parent)
-    lines = [f"Medians over each cell's real runs (`{path.relative_to(ctx.results.parent)}`: "
-             f"`{prov.command}` at revision `{prov.short_revision}`, {prov.date}; the raw "
+    runs = sorted({len(s) for s in seeds.values()})
+    n = f"{runs[0]} to {runs[-1]}" if runs[0] != runs[-1] else str(runs[0])
+    lines = [f"Real runs only: median of {n} runs per cell "
+             f"(`{path.relative_to(ctx.results.parent)}`; reproduce: `{prov.command}`; the raw "
              "records it reads are the runs' local output, not committed). Columns marked * "
              "are not in `coordination_requests` (offset commits); the counted columns of "
              "each run add up to its `coordination_requests` in the sweep (the command checks "

@@ -1,30 +1,34 @@
 """Generated blocks of docs/split-brain-at-scale.md, from ``results/splitbrain/``.
 
-- ``splitbrain-real``: the real runs (every ``real-*/sweep.csv``), one line per run;
-- ``splitbrain-validation``: the simulator against those runs (``validation/checks.csv``);
-- ``splitbrain-validation-3`` to ``-5``: the changed simulator against new held-out runs
-  (``validation-N/checks.csv``, ``validation-N/unscored.csv``);
-- ``splitbrain-giveup``: simulated probability that some member gives up in a storm, vs N and
-  ``rebalance.max.retries`` (``sim-storm-r*/``), with a plot;
+- ``splitbrain-real``: the real runs (every ``real-*/sweep.csv``), one line per run that ran its
+  scenario; the others are counted under it and listed in docs/validation-split-brain.md;
+- ``splitbrain-giveup``, ``splitbrain-giveup-here``: simulated share of seeds in which some
+  member gives up in a storm, vs N and ``rebalance.max.retries`` (``sim-storm-r*/``,
+  ``sim-here-storm-r*/``), with a plot; the second beside the real runs that formed;
 - ``splitbrain-zombie``: simulated double-owned partition-seconds vs N and the cut-off fraction
   (``sim-zombie-f*/``), log-log plot.
+
+The scorings of the simulator against the real runs are in :mod:`.splitbrain_validation`, the
+formation table in :mod:`.splitbrain_formation`, the findings in :mod:`.splitbrain_findings`.
 """
 
 from __future__ import annotations
 
-import csv
 import json
 import logging
 import re
+import shlex
 import statistics
 from collections import defaultdict
+from enum import Enum
 from pathlib import Path
 from typing import Any
 
 from zkconsumer.results.ancestry import Fix, read_fix
-from zkconsumer.results.exclusions import sweep_rows
+from zkconsumer.results.exclusions import PREFIX, formation_verdict, sweep_rows
+from zkconsumer.results.figures.splitbrain_text import sizes as sizes_text
+from zkconsumer.results.figures.splitbrain_text import wilson
 from zkconsumer.results.plotting import pyplot, save_svg
-from zkconsumer.results.provenance import read_provenance, short_revision
 from zkconsumer.results.registry import Context, figure
 from zkconsumer.tables import fmt
 
@@ -33,6 +37,7 @@ log = logging.getLogger(__name__)
 AREA = "splitbrain"
 BROKER = ("eager-range", "cooperative-sticky")
 FIX_FOLDER = "fix-leader-watch"   # which real runs predate the leader-mode watch fix
+FORMATION_FOLDER = "fix-formation-check"  # which real runs predate the job's formation check
 PRE_FIX_MARK = "†"
 
 
@@ -40,7 +45,7 @@ def rows_of(folder: Path) -> list[dict[str, str]]:
     return sweep_rows(folder)
 
 
-def _meta(folder: Path) -> dict[str, Any]:
+def meta(folder: Path) -> dict[str, Any]:
     path = folder / "meta.json"
     return json.loads(path.read_text()) if path.is_file() else {}
 
@@ -54,166 +59,139 @@ def decimal(v: float | None, digits: int = 1) -> str:
     return fmt(None if v is None else float(v), digits, thousands=True)
 
 
-def provenance_lines(folders: list[Path]) -> list[str]:
-    return [f"- `{d.name}`: {read_provenance(d).conditions()}: `{read_provenance(d).command}`"
-            for d in folders if (d / "meta.json").is_file()]
+def folders_line(folders: list[Path]) -> str:
+    """Where a table's runs are: the folders only; each folder's ``meta.json`` holds the full
+    command, revision, machine and load."""
+    names = ", ".join(f"`{d.name}`" for d in folders)
+    return (f"Results: {names} under `results/{AREA}/` (each folder's `meta.json` holds its "
+            "full command, revision, machine and load).")
 
 
-def fix_of(ctx: Context) -> Fix | None:
-    folder = ctx.results / AREA / FIX_FOLDER
-    return read_fix(folder) if (folder / "meta.json").is_file() else None
+def reproduce(folder: Path, placeholders: dict[str, str]) -> str:
+    """The command of ``folder``'s run with ``--out DIR`` and each option of ``placeholders``
+    given its placeholder (the value the table's folders differ in)."""
+    words = shlex.split(str(meta(folder).get("command", "")))
+    for i in range(len(words) - 1):
+        if words[i] == "--out":
+            words[i + 1] = "DIR"
+        elif words[i] in placeholders:
+            words[i + 1] = placeholders[words[i]]
+    return f"Reproduce: `{' '.join(words)}`."
 
 
-def _fix_note(fix: Fix, pre: list[str]) -> list[str]:
-    """The sentence under the real table that names the rows measured without the fix."""
-    which = "; ".join(pre) if pre else "none"
-    return ["", f"{PRE_FIX_MARK} measured before the leader-mode fix {fix.commit[:10]} "
-                f"(\"{fix.subject}\"): a row is pre-fix when its protocol is one the fix "
-                f"changes ({', '.join(fix.protocols)}) and its revision does not descend from "
-                f"that commit (`git merge-base --is-ancestor`, stored in "
-                f"`results/{AREA}/{FIX_FOLDER}/runs.csv`). Pre-fix rows: {which}. "
-                "Rows of other protocols at those revisions are unaffected by it."]
+def fix_of(ctx: Context, folder: str = FIX_FOLDER) -> Fix | None:
+    """The stored ancestry of the real runs against a commit (``results.ancestry``)."""
+    path = ctx.results / AREA / folder
+    return read_fix(path) if (path / "meta.json").is_file() else None
+
+
+class RowKind(Enum):
+    """What a real sweep row measured: its scenario, or why not."""
+
+    SHOWN = "ran its scenario"
+    NOT_APPLICABLE = "not applicable"
+    NOT_FORMED = "the group did not form"
+    EXCLUDED = "excluded"
+    FAILED = "failed"
+
+
+def row_kind(row: dict[str, str]) -> RowKind:
+    if row["applicable"] != "true":
+        return RowKind.NOT_APPLICABLE
+    if not row["reason"]:
+        return RowKind.SHOWN
+    if row["reason"].startswith(PREFIX):
+        return RowKind.EXCLUDED
+    return RowKind.NOT_FORMED if formation_verdict(row) is False else RowKind.FAILED
+
+
+def real_rows(ctx: Context) -> list[tuple[str, dict[str, str]]]:
+    """(folder name, row) of every real run, in folder order."""
+    return [(d.name, r) for d in sorted((ctx.results / AREA).glob("real-*")) for r in rows_of(d)]
+
+
+def legacy_storms(ctx: Context) -> list[dict[str, Any]]:
+    """The legacy (``zk-range``) storms whose group was started together by a job that
+    checked formation (its revision contains the check, :data:`FORMATION_FOLDER`): per run,
+    ``run``, ``budget``, ``members``, ``seed``, ``formed`` (True, False, or None for a run that
+    failed otherwise or was excluded) and the row itself. Before the check a group that lost
+    members was declared formed, so earlier runs say nothing about formation."""
+    check = fix_of(ctx, FORMATION_FOLDER)
+    out = []
+    for run, r in real_rows(ctx):
+        if (r["protocol"], r["scenario"]) != ("zk-range", "storm"):
+            continue
+        if check is None or check.predates(run, "zk-range"):
+            continue
+        if "--formation one-at-a-time" in str(meta(ctx.results / AREA / run).get("command")):
+            continue
+        out.append({"run": run, "budget": int(r["rebalance_max_retries"]),
+                    "members": int(r["members"]), "seed": int(r["seed"]),
+                    "formed": formation_verdict(r), "row": r})
+    return out
 
 
 @figure("splitbrain-real", source="results/splitbrain/real-*")
 def real_runs(ctx: Context) -> str:
-    folders = sorted((ctx.results / AREA).glob("real-*"))
-    rows = [(d.name, r) for d in folders for r in rows_of(d)]
+    rows = real_rows(ctx)
     if not rows:
         return "No real runs committed yet."
-    revision = {d.name: short_revision(str(_meta(d).get("revision", "?"))) for d in folders}
     fix = fix_of(ctx)
-    lines = ["| scenario | protocol | N | P | seed | double-owned part·s | zombie deliveries | "
-             "delivered twice | offsets back | zombies stopped s | conflicts | rollbacks | "
-             "max attempts | stale decisions | given up (members) | unowned part·s | "
-             "stable s | verify | repaired | lost | revision |", "|" + "---|" * 21]
-    na: dict[tuple[str, str, str, str], str] = {}
-    pre = []
-    for run, r in sorted(rows, key=lambda x: (x[1]["scenario"], x[1]["protocol"],
-                                              int(x[1]["members"]), _meta_date(ctx, x[0]))):
-        if r["applicable"] != "true" or r["reason"]:
-            na[(r["protocol"], r["scenario"], r["members"], r["seed"])] = \
-                f"{r['reason']} (`{run}`)"
-            continue
-        rev = revision[run]
-        if fix is not None and fix.predates(run, r["protocol"]):
-            rev += f" {PRE_FIX_MARK}"
-            pre.append(f"{r['protocol']} {r['scenario']} N = {r['members']} (`{run}`)")
-        gu = f"{r['rebalances_given_up']} ({r['gave_up_members']})"
+    date = {run: str(meta(ctx.results / AREA / run).get("date", "")) for run, _ in rows}
+    shown = [(run, r) for run, r in rows if row_kind(r) is RowKind.SHOWN]
+    parts = sorted({r["partitions"] for _, r in shown})
+    lines = [f"P = {', '.join(parts)} in every run; `retries` is the run's "
+             "`rebalance.max.retries` (the storm's budget, `--max-retries`; 10 for the other "
+             "scenarios); `run` is the results folder.", "",
+             "| scenario | protocol | retries | N | seed | double-owned part·s | "
+             "zombie deliveries | delivered twice | offsets back | zombies stopped s | "
+             "conflicts | rollbacks | max attempts | stale decisions | given up (members) | "
+             "unowned part·s | stable s | verify | repaired | lost | run |", "|" + "---|" * 21]
+    for run, r in sorted(shown, key=lambda x: (
+            x[1]["scenario"], x[1]["protocol"], int(x[1]["rebalance_max_retries"]),
+            int(x[1]["members"]), int(x[1]["seed"]), date[x[0]])):
+        mark = f" {PRE_FIX_MARK}" if fix is not None and fix.predates(run, r["protocol"]) \
+            else ""
         verify = {"true": "ok", "false": "FAILED"}.get(r["verify_ok"], "—")
         lines.append(
-            f"| {r['scenario']} | {r['protocol']} | {r['members']} | {r['partitions']} | "
-            f"{r['seed']} | {decimal(num(r['double_owned_partition_s']))} | "
+            f"| {r['scenario']} | {r['protocol']} | {r['rebalance_max_retries']} | "
+            f"{r['members']} | {r['seed']} | {decimal(num(r['double_owned_partition_s']))} | "
             f"{r['zombie_deliveries']} | {r['delivered_twice']} | {r['offsets_went_back']} | "
             f"{decimal(num(r['zombie_stop_s']))} | {r['conflicts']} | {r['rollbacks']} | "
-            f"{r['attempts_max']} | {r['stale_decisions']} | {gu} | "
-            f"{decimal(num(r['unowned_partition_s']))} | {decimal(num(r['time_to_stable_s']))} | "
-            f"{verify} | {'yes' if r['repaired'] == 'true' else 'no'} | {r['lost']} | {rev} |")
+            f"{r['attempts_max']} | {r['stale_decisions']} | "
+            f"{r['rebalances_given_up']} ({r['gave_up_members']}) | "
+            f"{decimal(num(r['unowned_partition_s']))} | "
+            f"{decimal(num(r['time_to_stable_s']))} | {verify} | "
+            f"{'yes' if r['repaired'] == 'true' else 'no'} | {r['lost']} | `{run}`{mark} |")
     if fix is not None:
-        lines += _fix_note(fix, pre)
-    if na:
-        lines += ["", "Not applicable or failed:", ""]
-        lines += [f"- {p} / {s} / N = {n} / seed {seed}: {why}"
-                  for (p, s, n, seed), why in sorted(na.items())]
-    lines += ["", "Runs (raw data, command, revision, machine and load in each folder's "
-                  "`meta.json`):", "", *provenance_lines(folders)]
+        lines += ["", f"{PRE_FIX_MARK} measured before the leader-mode fix {fix.commit[:10]} "
+                      f"(\"{fix.subject}\"); which runs predate it, and how that is decided: "
+                      "[validation-split-brain.md](validation-split-brain.md)."]
+    lines += ["", not_shown(rows), "", folders_line(sorted({ctx.results / AREA / run
+                                                              for run, _ in rows})),
+              "Reproduce a row: `zkconsumer spark split-brain --mode real --members N "
+              "--partitions 64 --protocols PROTOCOL --scenarios SCENARIO --first-seed SEED "
+              "--seeds 1 --max-retries RETRIES --tasks 2 --out DIR` (the other options as in "
+              "the run's `meta.json`)."]
     return "\n".join(lines)
 
 
-def _meta_date(ctx: Context, run: str) -> str:
-    return str(_meta(ctx.results / AREA / run).get("date", ""))
-
-
-@figure("splitbrain-validation", source="results/splitbrain/validation")
-def validation(ctx: Context) -> str:
-    """The first scoring (validation-plan.md), its plan's cells listed here."""
-    folder = ctx.results / AREA / "validation"
-    return _validation_block(folder, lambda cells: _unscored(ctx, cells))
-
-
-@figure("splitbrain-validation-3", source="results/splitbrain/validation-3")
-def validation_3(ctx: Context) -> str:
-    """The scoring of validation-plan-3.json's new runs; its unscored cells come with it."""
-    return _planned_validation(ctx.results / AREA / "validation-3")
-
-
-@figure("splitbrain-validation-4", source="results/splitbrain/validation-4")
-def validation_4(ctx: Context) -> str:
-    """The scoring of validation-plan-4.json: the legacy storm under a budget of 2."""
-    return _planned_validation(ctx.results / AREA / "validation-4")
-
-
-@figure("splitbrain-validation-5", source="results/splitbrain/validation-5")
-def validation_5(ctx: Context) -> str:
-    """The scoring of validation-plan-5.json: the first formation model, budget 1."""
-    return _planned_validation(ctx.results / AREA / "validation-5")
-
-
-def _planned_validation(folder: Path) -> str:
-    def missing(_: set[tuple[str, ...]]) -> list[str]:
-        path = folder / "unscored.csv"
-        with open(path, newline="") as fh:
-            rows = list(csv.DictReader(fh))
-        if not rows:
-            return ["Every cell of the plan is scored."]
-        return ["Cells of the plan without a score:", "",
-                *(f"- {r['protocol']} {r['scenario']} N = {r['members']} seed {r['seed']}: "
-                  f"{r['reason']}" for r in rows)]
-    return _validation_block(folder, missing)
-
-
-def _validation_block(folder: Path, unscored: Any) -> str:
-    path = folder / "checks.csv"
-    if not path.is_file():
-        return "No validation committed yet."
-    with open(path, newline="") as fh:
-        checks = list(csv.DictReader(fh))
-    cells: dict[tuple[str, ...], bool] = {}
-    for c in checks:
-        key = (c["protocol"], c["scenario"], c["members"], c["seed"])
-        cells[key] = cells.get(key, True) and c["ok"] == "True"
-    legacy = {k: ok for k, ok in cells.items() if k[0] == "zk-range"}
-    lines = [f"**{sum(cells.values())} of {len(cells)} cells** "
-             f"({sum(c['ok'] == 'True' for c in checks)} of {len(checks)} metric checks) "
-             "within the tolerances fixed in advance. Of them, the legacy (`zk-range`) cells, "
-             "the only ones whose metrics the model computes from timing rather than from a "
-             f"protocol's guarantee: **{sum(legacy.values())} of {len(legacy)}**.", "",
-             "| protocol | scenario | N | seed | metric | real | sim (median of 5 draws) | "
-             "rule | ok | run |", "|---|---|---|---|---|---|---|---|---|---|"]
-    for c in sorted(checks, key=lambda c: (c["scenario"], c["protocol"], int(c["members"]),
-                                           int(c["seed"] or 0), c["metric"])):
-        lines.append(f"| {c['protocol']} | {c['scenario']} | {c['members']} | "
-                     f"{c['seed'] or 'all'} | {c['metric']} | "
-                     f"{decimal(num(c['real']), 2)} | {decimal(num(c['sim']), 2)} | "
-                     f"{c['rule']} | {'yes' if c['ok'] == 'True' else '**no**'} | "
-                     f"{'`' + c['run'] + '`' if c.get('run') else '—'} |")
-    return "\n".join(lines + ["", *unscored(set(cells)), "", *provenance_lines([folder])])
-
-
-# The cells results/splitbrain/validation-plan.md names (scenario, N, protocols), seed 1.
-PLAN_CELLS = [(sc, n, p) for sc, sizes, protocols in (
-    ("zombie", (100, 200), ("zk-range", "zk-leader-range")),
-    ("storm", (100, 200), ("zk-range", "zk-leader-range", *BROKER)),
-    ("stale-view", (50, 100), ("zk-range", "zk-leader-range", *BROKER)))
-    for n in sizes for p in protocols]
-
-
-def _unscored(ctx: Context, scored: set[tuple[str, ...]]) -> list[str]:
-    """The plan's cells without a score, each with the reason a real run recorded (or "not
-    run")."""
-    done = {(sc, int(n), p) for p, sc, n, _seed in scored}
-    failed = {}
-    for d in sorted((ctx.results / AREA).glob("real-*")):
-        for r in rows_of(d):
-            if r["reason"] and r["applicable"] == "true":
-                failed[(r["scenario"], int(r["members"]), r["protocol"])] = \
-                    f"{r['reason']} (`{d.name}`)"
-    missing = [c for c in PLAN_CELLS if c not in done]
-    if not missing:
-        return ["Every cell of the plan is scored."]
-    return [f"Cells of the plan without a score ({len(missing)} of {len(PLAN_CELLS)}):", "",
-            *(f"- {p} {sc} N = {n}: {failed.get((sc, n, p), 'not run')}"
-              for sc, n, p in missing)]
+def not_shown(rows: list[tuple[str, dict[str, str]]]) -> str:
+    """One sentence counting the real rows that did not run their scenario, by kind."""
+    counts: dict[RowKind, int] = defaultdict(int)
+    for _, r in rows:
+        counts[row_kind(r)] += 1
+    parts = [f"{counts[k]} {what}" for k, what in (
+        (RowKind.NOT_FORMED, "legacy storms whose group did not form (counted in the formation "
+                             "table below)"),
+        (RowKind.NOT_APPLICABLE, "not applicable (zombie for broker groups)"),
+        (RowKind.FAILED, "failed otherwise"),
+        (RowKind.EXCLUDED, "excluded with a reason")) if counts[k]]
+    if not parts:
+        return "Every real run ran its scenario."
+    return (f"Not in the table ({sum(counts[k] for k in RowKind if k is not RowKind.SHOWN)} "
+            f"of {len(rows)} real rows): {'; '.join(parts)}; each listed with its reason in "
+            "[validation-split-brain.md](validation-split-brain.md).")
 
 
 def by_cell(rows: list[dict[str, str]], metric: str) -> dict[tuple[str, int], list[float]]:
@@ -261,9 +239,33 @@ def suffix(folder: Path, prefix: str) -> str:
     return folder.name.removeprefix(prefix)
 
 
-def _giveup_block(ctx: Context, prefix: str, svg: str, title: str) -> str:
-    folders = sorted((ctx.results / AREA).glob(f"{prefix}*"),
-                     key=lambda d: int(re.sub(r"\D", "", d.name.removeprefix(prefix)) or 0))
+def sweep_folders(ctx: Context, prefix: str) -> list[Path]:
+    """The simulated sweeps ``prefix*``, in the order of the number their names end with."""
+    return sorted((ctx.results / AREA).glob(f"{prefix}*"),
+                  key=lambda d: float(re.sub(r"[^\d.]", "", suffix(d, prefix)) or 0))
+
+
+def gave_up(values: list[float]) -> int:
+    """Seeds of a simulated cell in which some member gave up (``p_give_up`` is 0 or 1 per
+    seed)."""
+    return sum(v > 0 for v in values)
+
+
+def real_giveups(ctx: Context) -> dict[tuple[int, int], tuple[int, int]]:
+    """(budget, N) -> (runs with a give-up, runs) over the legacy storms that formed
+    (:func:`legacy_storms`)."""
+    out: dict[tuple[int, int], tuple[int, int]] = {}
+    for s in legacy_storms(ctx):
+        if s["formed"]:
+            k, n = out.get((s["budget"], s["members"]), (0, 0))
+            out[(s["budget"], s["members"])] = (
+                k + ((num(s["row"]["rebalances_given_up"]) or 0) > 0), n + 1)
+    return out
+
+
+def _giveup_block(ctx: Context, prefix: str, svg: str, title: str,
+                  real: dict[tuple[int, int], tuple[int, int]] | None = None) -> str:
+    folders = sweep_folders(ctx, prefix)
     if not folders:
         return "No simulated storm committed yet."
     plt = pyplot()
@@ -271,26 +273,50 @@ def _giveup_block(ctx: Context, prefix: str, svg: str, title: str) -> str:
     sizes = sorted({int(r["members"]) for d in folders for r in rows_of(d)})
     header = ["protocol", "retries", *(f"N={n:,}" for n in sizes)]
     lines = ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
+    colour: dict[str, str] = {}  # a budget's real points in the colour of its simulated line
     for d in folders:
         retries = suffix(d, prefix)
         probs = by_cell(rows_of(d), "p_give_up")
+        late = unsettled(rows_of(d))
         for protocol in sorted({p for p, _ in probs}):
-            pts = [(n, statistics.fmean(probs[(protocol, n)])) for n in sizes
-                   if (protocol, n) in probs]
-            late = unsettled(rows_of(d))
-            lines.append(f"| {protocol} | {retries} | " + " | ".join(
-                f"{statistics.fmean(probs[(protocol, n)]):.2f}"
-                f"{'*' if (protocol, n) in late else ''}" if (protocol, n) in probs else "—"
-                for n in sizes) + " |")
+            cells = {n: probs[(protocol, n)] for n in sizes if (protocol, n) in probs}
+            lines.append(f"| {protocol} (simulated) | {retries} | " + " | ".join(
+                f"{gave_up(cells[n])}/{len(cells[n])}{'*' if (protocol, n) in late else ''}"
+                if n in cells else "—" for n in sizes) + " |")
             if protocol == "zk-range" or retries == "1":
-                label = f"{protocol}, retries {retries}" if protocol == "zk-range" else \
-                    f"{protocol} (any budget)"
-                ax.plot([n for n, _ in pts], [p for _, p in pts],
-                        "-o" if protocol == "zk-range" else ":", markersize=3, label=label)
-    finish_plot(fig, ax, ctx.figures / svg, "members N", "P(some member gives up)", title,
-                log_y=False)
-    return "\n".join([f"![P(give up) vs N]({ctx.plot_link(svg)})", "",
-                      *lines, "", UNSETTLED_NOTE, "", *provenance_lines(folders)])
+                label = f"{protocol}, retries {retries} (simulated)" \
+                    if protocol == "zk-range" else f"{protocol}, any budget (simulated)"
+                [line] = ax.plot(list(cells), [gave_up(v) / len(v) for v in cells.values()],
+                                 "-o" if protocol == "zk-range" else ":", markersize=3,
+                                 label=label)
+                if protocol == "zk-range":
+                    colour[retries] = line.get_color()
+    for budget in sorted({b for b, _ in real or {}}):
+        cells_r = {n: kn for (b, n), kn in (real or {}).items() if b == budget}
+        lines.append(f"| zk-range (real, runs that formed) | {budget} | " + " | ".join(
+            f"{cells_r[n][0]}/{cells_r[n][1]}" if n in cells_r else "—" for n in sizes) + " |")
+        pts = sorted(cells_r.items())
+        ys = [k / n for _, (k, n) in pts]
+        ci = [wilson(k, n) for _, (k, n) in pts]
+        ax.errorbar([n for n, _ in pts], ys,
+                    yerr=[[max(0.0, y - lo) for y, (lo, _) in zip(ys, ci, strict=True)],
+                          [max(0.0, hi - y) for y, (_, hi) in zip(ys, ci, strict=True)]],
+                    fmt="s", markersize=5, capsize=2, markerfacecolor="none",
+                    color=colour.get(str(budget), "black"),
+                    label=f"zk-range, retries {budget} (real runs, 95 % interval)")
+    finish_plot(fig, ax, ctx.figures / svg, "members N", "share of runs where some member "
+                "gives up", title, log_y=False)
+    note = ("Each cell: runs in which some member gave up / runs (simulated: seeds, one run "
+            "each).")
+    if real:
+        outside = sorted({n for _, n in real} - set(sizes))
+        note += (" Real rows: the legacy storms started together that formed, from the "
+                 "formation table's run set; the others lost members before the storm." +
+                 (f" Real runs at sizes this sweep does not have ({sizes_text(outside)}) are "
+                  "counted in the findings." if outside else ""))
+    return "\n".join([f"![P(give up) vs N]({ctx.plot_link(svg)})", "", *lines, "", note,
+                      UNSETTLED_NOTE, "", folders_line(folders),
+                      reproduce(folders[0], {"--max-retries": "RETRIES"})])
 
 
 @figure("splitbrain-giveup", source="results/splitbrain/sim-storm-r*")
@@ -302,12 +328,20 @@ def give_up(ctx: Context) -> str:
 @figure("splitbrain-giveup-here", source="results/splitbrain/sim-here-storm-r*")
 def give_up_here(ctx: Context) -> str:
     return _giveup_block(ctx, "sim-here-storm-r", "splitbrain-giveup-here.svg",
-                         "storm: members in 2 processes on this machine (simulated)")
+                         "storm: members in 2 processes on this machine", real_giveups(ctx))
+
+
+def median_range(values: list[float]) -> str:
+    """A simulated cell over its seeds: "median (min–max)", or "v (all n)" when they agree."""
+    lo, hi = min(values), max(values)
+    if lo == hi:
+        return f"{lo:,.1f} (all {len(values)})"
+    return f"{statistics.median(values):,.1f} ({lo:,.1f}–{hi:,.1f})"
 
 
 @figure("splitbrain-zombie", source="results/splitbrain/sim-zombie-f*")
 def zombie(ctx: Context) -> str:
-    folders = sorted((ctx.results / AREA).glob("sim-zombie-f*"))
+    folders = sweep_folders(ctx, "sim-zombie-f")
     if not folders:
         return "No simulated zombie sweep committed yet."
     plt = pyplot()
@@ -315,23 +349,28 @@ def zombie(ctx: Context) -> str:
     sizes = sorted({int(r["members"]) for d in folders for r in rows_of(d)})
     header = ["protocol", "cut-off fraction", *(f"N={n:,}" for n in sizes)]
     lines = ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
+    seeds = set()
     for d in folders:
         frac = suffix(d, "sim-zombie-f")
         dbl = by_cell(rows_of(d), "double_owned_partition_s")
-        for protocol in sorted({p for p, _ in dbl}):
-            pts = [(n, statistics.median(dbl[(protocol, n)])) for n in sizes
-                   if (protocol, n) in dbl]
-            late = unsettled(rows_of(d))
-            lines.append(f"| {protocol} | {frac} | " + " | ".join(
-                f"{statistics.median(dbl[(protocol, n)]):,.1f}"
-                f"{'*' if (protocol, n) in late else ''}" if (protocol, n) in dbl else "—"
-                for n in sizes) + " |")
-            shown = [(n, v) for n, v in pts if v > 0]
+        late = unsettled(rows_of(d))
+        for protocol in sorted({p for p, _ in dbl if p in ("zk-range", "zk-leader-range")}):
+            cells = {n: dbl[(protocol, n)] for n in sizes if (protocol, n) in dbl}
+            seeds |= {len(v) for v in cells.values()}
+            lines.append(f"| {protocol} (simulated) | {frac} | " + " | ".join(
+                f"{median_range(cells[n])}{'*' if (protocol, n) in late else ''}"
+                if n in cells else "—" for n in sizes) + " |")
+            shown = [(n, statistics.median(v)) for n, v in cells.items()
+                     if statistics.median(v) > 0]
             if shown:
                 ax.plot([n for n, _ in shown], [v for _, v in shown], "-o", markersize=3,
-                        label=f"{protocol}, fraction {frac}")
+                        label=f"{protocol}, fraction {frac} (simulated median)")
     finish_plot(fig, ax, ctx.figures / "splitbrain-zombie.svg", "members N",
-                "double-owned partition·s (median)",
+                "double-owned partition·s (median of the seeds)",
                 "zombie: cut 2 sessions, P = 64 (simulated; 0 is not drawn)", log_y=True)
+    n_seeds = " or ".join(map(str, sorted(seeds)))
     return "\n".join([f"![double-owned vs N]({ctx.plot_link('splitbrain-zombie.svg')})", "",
-                      *lines, "", UNSETTLED_NOTE, "", *provenance_lines(folders)])
+                      *lines, "", f"Each cell: median (lowest–highest) double-owned "
+                      f"partition·s over {n_seeds} seeds. {UNSETTLED_NOTE}", "",
+                      folders_line(folders),
+                      reproduce(folders[0], {"--zombie-fraction": "FRACTION"})])

@@ -1,194 +1,202 @@
-"""The ``splitbrain-findings`` block of docs/split-brain-at-scale.md: statements computed from
-the committed real runs and simulated sweeps under ``results/splitbrain/``, so that the page's
-reading never quotes a number by hand."""
+"""The ``splitbrain-findings`` block that opens docs/split-brain-at-scale.md: what the real runs
+and the simulated sweeps under ``results/splitbrain/`` showed, each number with how many runs
+it rests on and its spread (or a 95 % interval for a count), real and simulated told apart."""
 
 from __future__ import annotations
 
-import re
-import statistics
+import csv
 from typing import Any
 
 from zkconsumer.results.figures.splitbrain import (
     AREA,
     BROKER,
-    PRE_FIX_MARK,
+    RowKind,
     by_cell,
-    decimal,
     fix_of,
+    gave_up,
+    legacy_storms,
+    median_range,
     num,
+    real_rows,
+    row_kind,
     rows_of,
     suffix,
+    sweep_folders,
 )
+from zkconsumer.results.figures.splitbrain_formation import formation_cells, formation_statement
+from zkconsumer.results.figures.splitbrain_text import runs, share, sizes, span
 from zkconsumer.results.registry import Context, figure
 
-
-def _sizes_where(rows: list[dict[str, Any]], protocol: str, scenario: str, metric: str
-                 ) -> tuple[list[int], list[int]]:
-    """(sizes run, sizes where ``metric`` > 0) of the real rows of one protocol/scenario."""
-    run, hit = set(), set()
-    for r in rows:
-        if (r["protocol"], r["scenario"]) != (protocol, scenario) or r["reason"]:
-            continue
-        run.add(int(r["members"]))
-        if (num(r.get(metric)) or 0) > 0:
-            hit.add(int(r["members"]))
-    return sorted(run), sorted(hit)
+Row = dict[str, Any]
 
 
-def _sum(rows: list[dict[str, Any]], protocols: tuple[str, ...], metric: str) -> float:
-    return sum(num(r.get(metric)) or 0 for r in rows
-               if r["protocol"] in protocols and not r["reason"])
+def values(rows: list[Row], metric: str) -> list[float]:
+    return [v for r in rows if (v := num(r.get(metric))) is not None]
 
 
-def _leader(post: list[dict[str, Any]], scenario: str) -> tuple[list[dict[str, Any]], str]:
-    """The leader-mode rows of ``scenario`` measured with the fix, and their sizes as text."""
-    rows = [r for r in post if r["protocol"] == "zk-leader-range" and r["scenario"] == scenario
-            and not r["reason"]]
-    return rows, ", ".join(sorted({r["members"] for r in rows}, key=int))
+def shown(ctx: Context) -> list[Row]:
+    """The real rows that ran their scenario, each with ``run`` and ``pre_fix``."""
+    fix = fix_of(ctx)
+    return [{**r, "run": run, "pre_fix": fix is not None and fix.predates(run, r["protocol"])}
+            for run, r in real_rows(ctx) if row_kind(r) is RowKind.SHOWN]
 
 
-def _leader_zombie(post: list[dict[str, Any]]) -> str:
-    rows, sizes = _leader(post, "zombie")
-    if not rows:
-        return "no zombie run of the fenced leader mode with the fix yet."
-    lead = ("zk-leader-range",)
-    return (f"the fenced leader mode (runs with the fix, N = {sizes}) double-owned "
-            f"{decimal(_sum(rows, lead, 'double_owned_partition_s'))} partition·s with "
-            f"{int(_sum(rows, lead, 'offsets_went_back'))} offsets going back: its zombies "
-            "stopped fetching when their client suspended the connection, before their "
-            "sessions could expire.")
+def pick(rows: list[Row], protocols: tuple[str, ...], scenario: str) -> list[Row]:
+    return [r for r in rows if r["protocol"] in protocols and r["scenario"] == scenario
+            and not r["pre_fix"]]
 
 
-def _leader_storm(post: list[dict[str, Any]]) -> str:
-    rows, sizes = _leader(post, "storm")
-    if not rows:
-        return "Leader mode: no storm run with the fix yet"
-    lead = ("zk-leader-range",)
-    return (f"Leader mode (runs with the fix, N = {sizes}): "
-            f"{int(_sum(rows, lead, 'rebalances_given_up'))} given up, "
-            f"{int(_sum(rows, lead, 'conflicts'))} conflicts")
+def where(rows: list[Row]) -> str:
+    return f"{sizes(int(r['members']) for r in rows)}; {runs(len(rows))}"
 
 
-def _storm_findings(real: list[dict[str, Any]], post: list[dict[str, Any]]) -> list[str]:
-    """One statement per retry budget of the real storms: groups that did not form, then
-    give-ups among those that did, then the leader mode and the broker groups."""
+def zombie_real(rows: list[Row]) -> str:
+    legacy = pick(rows, ("zk-range",), "zombie")
+    leader = pick(rows, ("zk-leader-range",), "zombie")
+    return (f"- **Zombie, real** (two client processes). Legacy group ({where(legacy)}): "
+            f"double-owned partition·s {span(values(legacy, 'double_owned_partition_s'))}, "
+            f"deliveries by a zombie while another member owned the partition "
+            f"{span(values(legacy, 'zombie_deliveries'), digits=0)}, zombies stopped fetching "
+            f"after {span(values(legacy, 'zombie_stop_s'), ' s')}, records delivered twice "
+            f"{span(values(legacy, 'delivered_twice'), digits=0)}. Fenced leader mode with the "
+            f"fix ({where(leader)}): double-owned "
+            f"{span(values(leader, 'double_owned_partition_s'))}, zombies stopped after "
+            f"{span(values(leader, 'zombie_stop_s'), ' s')}.")
+
+
+def zombie_sim(ctx: Context) -> str:
+    parts, leader = [], []
+    for d in sweep_folders(ctx, "sim-zombie-f"):
+        dbl = by_cell(rows_of(d), "double_owned_partition_s")
+        legacy = {n: v for (p, n), v in dbl.items() if p == "zk-range"}
+        pos = [n for n, v in legacy.items() if sorted(v)[len(v) // 2] > 0]
+        first = min(legacy) if legacy else None
+        head = (f"at N = {first:,}, median (lowest–highest) {median_range(legacy[first])} "
+                f"over {len(legacy[first])} seeds" if first in pos else "")
+        parts.append(f"fraction {suffix(d, 'sim-zombie-f')}: a median above 0 "
+                     f"{'at ' + sizes(pos) if pos else 'at no N measured'}"
+                     f"{'; ' + head if head else ''}")
+        leader += [x for (p, _), v in dbl.items() if p == "zk-leader-range" for x in v]
+    return (f"- **Zombie, simulated** (one host per member; legacy double-owned partition·s "
+            f"per cell of seeds, by cut-off fraction): {'; '.join(parts)}. Leader mode: "
+            f"{span(leader, what='seed')}." if parts else "")
+
+
+def stale_real(rows: list[Row]) -> str:
+    legacy = pick(rows, ("zk-range",), "stale-view")
+    leader = pick(rows, ("zk-leader-range",), "stale-view")
+    broker = pick(rows, BROKER, "stale-view")
+    return (f"- **Stale view, real.** Legacy group ({where(legacy)}): owner conflicts "
+            f"{span(values(legacy, 'conflicts'), digits=0)}, time to stable "
+            f"{span(values(legacy, 'time_to_stable_s'), ' s')}. Leader mode with the fix "
+            f"({where(leader)}) and broker groups ({where(broker)}): conflicts "
+            f"{span(values(leader + broker, 'conflicts'), digits=0)}.")
+
+
+def storm_real(ctx: Context, rows: list[Row]) -> str:
+    """Give-ups and end states of the legacy storms that formed, per budget; then the others."""
     out = []
-    storms = [r for r in real if r["scenario"] == "storm"]
-    for budget in sorted({r["rebalance_max_retries"] for r in storms}, key=int):
-        rows = [r for r in storms if r["rebalance_max_retries"] == budget]
-        legacy = [r for r in rows if r["protocol"] == "zk-range"]
-        unformed = [r for r in legacy if "did not form" in r["reason"]]
-        run, hit = _sizes_where(rows, "zk-range", "storm", "rebalances_given_up")
-        formed = [r for r in legacy if not r["reason"]]
-        other = len(legacy) - len(formed) - len(unformed)
-
-        def sizes(rs: list[dict[str, Any]]) -> str:
-            return ", ".join(sorted({r["members"] for r in rs}, key=int)) or "none"
-        text = (f"- **Storm, real, `rebalance.max.retries` {budget}.** Legacy runs: the group, "
-                f"started together, did not form (initial members gave up their first "
-                f"rebalance and exited) in {len(unformed)} (N = {sizes(unformed)}); it formed "
-                f"in {len(formed)} (N = {sizes(formed)})"
-                f"{f'; {other} more are failed or excluded rows (see above)' if other else ''}.")
-        if formed:
-            text += (f" Where it formed, members gave up a rebalance during the storm at N = "
-                     f"{', '.join(map(str, hit)) or 'none'} of {', '.join(map(str, run))} "
-                     f"({int(_sum(rows, ('zk-range',), 'rebalances_given_up'))} rebalances "
-                     "given up in all).")
-        if any(r["protocol"] == "zk-leader-range" for r in rows):
-            text += " " + _leader_storm([r for r in post if r in rows]) + "."
-        if any(r["protocol"] in BROKER and not r["reason"] for r in rows):
-            text += (f" Broker groups: {int(_sum(rows, BROKER, 'rebalances_given_up'))} given "
-                     f"up, {int(_sum(rows, BROKER, 'conflicts'))} conflicts.")
-        out.append(text)
-    return out
+    formed = [s for s in legacy_storms(ctx) if s["formed"]]
+    for budget in sorted({s["budget"] for s in formed}):
+        rs = [s["row"] for s in formed if s["budget"] == budget]
+        k = sum((num(r["rebalances_given_up"]) or 0) > 0 for r in rs)
+        stuck = [r for r in rs if r["verify_ok"] == "false"]
+        out.append(f"budget {budget} ({sizes(int(r['members']) for r in rs)}): some member "
+                   f"gave up a rebalance during the storm in {share(k, len(rs))}; "
+                   f"{len(stuck)} of them ended with partitions nobody owned (verify failed), "
+                   f"{int(sum(values(stuck, 'lost'))):,} acknowledged records undelivered at "
+                   f"the end{for_good(stuck)}")
+    leader = pick(rows, ("zk-leader-range",), "storm")
+    broker = pick(rows, BROKER, "storm")
+    return (f"- **Storm, real** (legacy groups of the formation run set that formed): "
+            f"{'; '.join(out)}. Leader mode with the fix ({where(leader)}) and broker groups "
+            f"({where(broker)}): rebalances given up "
+            f"{span(values(leader + broker, 'rebalances_given_up'), digits=0)}.")
 
 
-def _lost(real: list[dict[str, Any]]) -> str:
-    """Acknowledged records not delivered by the end of their run: in runs measured before the
-    fix, in runs whose group ended stuck (the verify tool failed with the group not stable:
-    partitions nobody owned, the uncontrollable outcome), and elsewhere."""
-    everyone = tuple({r["protocol"] for r in real})
-    def ended_stuck(r: dict[str, Any]) -> bool:
-        return r["verify_ok"] == "false" and r["stable_at_end"] == "false"
-
-    pre = [r for r in real if r["pre_fix"]]
-    stuck = [r for r in real if not r["pre_fix"] and ended_stuck(r)]
-    rest = [r for r in real if not r["pre_fix"] and not ended_stuck(r)]
-    where = sorted({f"{r['protocol']} {r['scenario']} N = {r['members']} retries "
-                    f"{r['rebalance_max_retries']}" for r in stuck if (num(r["lost"]) or 0) > 0})
-    return (f"- **Lost** (acknowledged records not delivered by the end of the run): "
-            f"{int(_sum(real, everyone, 'lost'))} over all "
-            f"{sum(not r['reason'] for r in real)} real runs: {int(_sum(pre, everyone, 'lost'))} "
-            f"in runs measured before the fix, {int(_sum(stuck, everyone, 'lost'))} in runs "
-            f"whose group ended with partitions nobody owned (the verify tool failed; "
-            f"{', '.join(where) or 'none'}), {int(_sum(rest, everyone, 'lost'))} in the "
-            f"others.{_for_good(real)}")
-
-
-def _for_good(real: list[dict[str, Any]]) -> str:
-    """Of the undelivered records, those below the committed offset, where it was read."""
-    measured = [r for r in real if num(r.get("lost_for_good")) is not None]
-    if not measured:
+def for_good(rows: list[Row]) -> str:
+    """Of the undelivered records, those below their partition's committed offset (lost for
+    good), in the runs that read the committed offsets at the end."""
+    read = [r for r in rows if num(r.get("lost_for_good")) is not None]
+    if not read:
         return ""
-    undelivered = [r for r in measured if (num(r["lost"]) or 0) > 0]
-    total = int(sum(num(r["lost"]) or 0 for r in measured))
-    skipped = int(sum(num(r["lost_for_good"]) or 0 for r in measured))
-    return (f" In the {len(measured)} runs that read the committed offsets at the end, "
-            f"{total} records were undelivered (in {len(undelivered)} runs), {skipped} of them "
-            f"below their partition's committed offset (lost for good); the others were still "
-            f"ahead of it.")
+    return (f" ({int(sum(values(read, 'lost_for_good'))):,} of the "
+            f"{int(sum(values(read, 'lost'))):,} in the {runs(len(read))} that read the "
+            "committed offsets were below them, lost for good; the rest wait for an owner)")
+
+
+def storm_sim(ctx: Context, prefix: str, placement: str) -> str:
+    """Per budget, the seeds in which some legacy member gave up, at every N; the budgets
+    without any give-up merged; the other protocols' total."""
+    zero, parts, other_k, other_n = [], [], 0, 0
+    folders = sweep_folders(ctx, prefix)
+    if not folders:
+        return ""
+    for d in folders:
+        probs = by_cell(rows_of(d), "p_give_up")
+        legacy = {n: v for (p, n), v in sorted(probs.items()) if p == "zk-range"}
+        if not any(gave_up(v) for v in legacy.values()):
+            zero.append(suffix(d, prefix))
+        else:
+            parts.append(f"budget {suffix(d, prefix)}: " + ", ".join(
+                f"{gave_up(v)}/{len(v)}" for v in legacy.values()) + f" at {sizes(legacy)}")
+        others = [v for (p, _), v in probs.items() if p != "zk-range"]
+        other_k += sum(gave_up(v) for v in others)
+        other_n += sum(len(v) for v in others)
+    if zero:
+        parts.append(f"budget {', '.join(zero)}: no give-up at any N measured")
+    return (f"- **Storm, simulated ({placement})**, seeds in which some legacy member gave up: "
+            f"{'; '.join(parts)}. Leader mode and broker groups: {other_k} of {other_n} seeds.")
+
+
+def plan4(ctx: Context) -> str:
+    """The budget-2 storm scored against the model (plan 4): real vs expected counts."""
+    path = ctx.results / AREA / "validation-4" / "checks.csv"
+    if not path.is_file():
+        return ""
+    with open(path, newline="") as fh:
+        rows = sorted((r for r in csv.DictReader(fh) if r["metric"] == "runs_with_give_up"),
+                      key=lambda r: int(r["members"]))
+    real = ", ".join(f"{float(r['real']):.0f} of {r['rule'].removeprefix('binomial95-of-')}"
+                     for r in rows)
+    sim = ", ".join(f"{float(r['sim']):.1f}" for r in rows)
+    ok = sum(r["ok"] == "True" for r in rows)
+    at = sizes(int(r["members"]) for r in rows)
+    return (f"- **Budget 2, real against modelled** (plan 4, {at}): runs with a give-up "
+            f"{real} (real); expected {sim} (model); {ok} of {len(rows)} "
+            "counts within the 95 % binomial tolerance.")
+
+
+def formation_real(ctx: Context) -> str:
+    cells = formation_cells(legacy_storms(ctx))
+    return (f"- **Formation, real** (the formation table's run set): "
+            f"{' '.join(formation_statement(b, c) for b, c in sorted(cells.items()))}"
+            if cells else "")
+
+
+def leader_defect(rows: list[Row]) -> str:
+    pre = [r for r in rows if r["pre_fix"] and r["verify_ok"] == "false"]
+    if not pre:
+        return ""
+    after = [r for r in rows if not r["pre_fix"] and r["protocol"] == "zk-leader-range"
+             and any((r["scenario"], r["members"]) == (p["scenario"], p["members"])
+                     for p in pre)]
+    bad = "; ".join(f"{r['scenario']} N = {r['members']} (`{r['run']}`, one run): verify "
+                    f"failed, {int(num(r['lost']) or 0):,} records undelivered" for r in pre)
+    good = "; ".join(f"{r['scenario']} N = {r['members']} (`{r['run']}`, one run): verify "
+                     f"{'ok' if r['verify_ok'] == 'true' else 'failed'}, "
+                     f"{int(num(r['lost']) or 0):,} undelivered" for r in after)
+    return (f"- **Leader-mode defect (lost assignment watch), real.** Before its fix: {bad}. "
+            f"After: {good or 'not re-run yet'}.")
 
 
 @figure("splitbrain-findings", source="results/splitbrain")
 def findings(ctx: Context) -> str:
-    base = ctx.results / AREA
-    fix = fix_of(ctx)
-    real = [{**r, "pre_fix": fix is not None and fix.predates(d.name, r["protocol"])}
-            for d in sorted(base.glob("real-*")) for r in rows_of(d)]
-    post = [r for r in real if not r["pre_fix"]]
-    out = []
-    if real:
-        run, hit = _sizes_where(real, "zk-range", "zombie", "double_owned_partition_s")
-        out.append(f"- **Zombie, real.** The legacy group double-owned partitions at N = "
-                   f"{', '.join(map(str, hit)) or 'none'} of {', '.join(map(str, run))} "
-                   f"({decimal(_sum(real, ('zk-range',), 'double_owned_partition_s'))} partition·s "
-                   f"in all, {int(_sum(real, ('zk-range',), 'zombie_deliveries'))} deliveries by "
-                   f"zombies while another member owned the partition, "
-                   f"{int(_sum(real, ('zk-range',), 'offsets_went_back'))} committed offsets "
-                   f"going back); {_leader_zombie(post)}")
-        out += _storm_findings(real, post)
-        bad = [f"{r['protocol']} {r['scenario']} N = {r['members']}"
-               f"{' ' + PRE_FIX_MARK if r['pre_fix'] else ''}" for r in real
-               if r["verify_ok"] == "false" or r["repaired"] == "true"]
-        out.append(f"- **Wrong state at the end of the observation** (verify failed or a repair "
-                   f"was needed; {PRE_FIX_MARK}: measured before the fix): "
-                   f"{', '.join(bad) or 'none'}.")
-        out.append(_lost(real))
-    storms = [(d, "one host per member") for d in base.glob("sim-storm-r*")] + \
-        [(d, "this machine's placement") for d in base.glob("sim-here-storm-r*")]
-    for d, where in sorted(storms, key=lambda x: (x[1], int(re.sub(r"\D", "", x[0].name)))):
-        probs = by_cell(rows_of(d), "p_give_up")
-        legacy = sorted((n, statistics.fmean(v)) for (p, n), v in probs.items()
-                        if p == "zk-range")
-        likely = [n for n, p in legacy if p >= 0.5]
-        some = [n for n, p in legacy if p > 0]
-        others = max((statistics.fmean(v) for (p, _), v in probs.items() if p != "zk-range"),
-                     default=0.0)
-        retries = re.sub(r"\D", "", d.name)
-        out.append(f"- **Storm, simulated ({where}), retries {retries}**: some legacy "
-                   f"member gives up with probability ≥ 0.5 at N = "
-                   f"{', '.join(map(str, likely)) or 'none'} and with a probability above 0 "
-                   f"at N = {', '.join(map(str, some)) or 'none'} (of "
-                   f"{', '.join(str(n) for n, _ in legacy)}); the highest probability for the "
-                   f"other protocols is {others:.2f}.")
-    for d in sorted(base.glob("sim-zombie-f*")):
-        dbl = by_cell(rows_of(d), "double_owned_partition_s")
-        legacy = sorted((n, statistics.median(v)) for (p, n), v in dbl.items()
-                        if p == "zk-range")
-        pos = [n for n, v in legacy if v > 0]
-        leader = max((max(v) for (p, _), v in dbl.items() if p == "zk-leader-range"),
-                     default=0.0)
-        out.append(f"- **Zombie, simulated, fraction {suffix(d, 'sim-zombie-f')}**: legacy "
-                   f"double ownership (median > 0) at N = {', '.join(map(str, pos)) or 'none'}"
-                   f"; leader mode: {decimal(leader)} partition·s at most.")
-    return "\n".join(out) if out else "No results committed yet."
+    rows = shown(ctx)
+    out = [zombie_real(rows), zombie_sim(ctx), stale_real(rows), formation_real(ctx),
+           storm_real(ctx, rows), plan4(ctx)] if rows else []
+    out += [storm_sim(ctx, "sim-here-storm-r", "this machine's placement"),
+            storm_sim(ctx, "sim-storm-r", "one host per member")]
+    if rows:
+        out.append(leader_defect(rows))
+    return "\n".join(x for x in out if x) or "No results committed yet."
