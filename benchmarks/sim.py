@@ -3,7 +3,7 @@
 Targets (the simulator's requirement): one simulated event at N = 10,000 in under 60 s on one
 core; a grid of at least 100 configurations in under 15 minutes on Spark ``local[2]``. This
 script measures both: the big event in this process (CPU time, one core), and the grid as the
-``spark herd --mode sim`` job runs it (:func:`zkconsumer.spark.sweep.sweep_dataframe` on
+``spark herd --mode sim`` job runs it (:func:`zkconsumer.spark.herd.sweep.sweep_dataframe` on
 ``--master``, default ``local[2]``, wall time including the Spark session start).
 
     .venv/bin/python benchmarks/sim.py
@@ -28,7 +28,7 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from zkconsumer.sim import EVENTS, Calibration, SimConfig, simulate
-from zkconsumer.spark.grid import Cell, cells
+from zkconsumer.spark.herd.grid import Cell, cells
 
 BIG_TARGET_S = 60.0
 GRID_TARGET_S = 15 * 60.0
@@ -75,8 +75,8 @@ def time_big(protocols: Sequence[str], members: int, partitions: int, cal: Calib
 
 def time_grid(configs: list[Cell], master: str, serial: bool, cal: Calibration
               ) -> list[dict[str, object]]:
+    from zkconsumer.spark.herd.sweep import SimSettings, sweep_dataframe
     from zkconsumer.spark.session import spark_session
-    from zkconsumer.spark.sweep import SimSettings, sweep_dataframe
 
     print(f"grid of {len(configs)} configurations ({len(PROTOCOLS)} protocols x N in "
           f"{GRID_MEMBERS} x P in {GRID_PARTITIONS} x {len(EVENTS)} events x seeds):")

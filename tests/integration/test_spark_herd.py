@@ -12,8 +12,8 @@ import pytest
 
 from zkconsumer.cli.main import build_parser
 from zkconsumer.sim import SimConfig, simulate
-from zkconsumer.spark.herd import run
-from zkconsumer.spark.tables import TABLE_COLUMNS
+from zkconsumer.spark.herd.job import run
+from zkconsumer.spark.herd.tables import TABLE_COLUMNS
 
 REQUIRED = ("protocol", "members", "partitions", "event", "seed", "coordination_requests",
             "rebalance_attempts", "conflicts", "time_to_stable_s", "members_paused",

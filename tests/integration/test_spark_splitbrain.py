@@ -14,8 +14,8 @@ import pytest
 
 from zkconsumer.cli.main import build_parser
 from zkconsumer.scenarios.splitbrain import Kind, ScenarioParams, plan
-from zkconsumer.spark.splitbrain import run
-from zkconsumer.spark.splitbrain_table import TABLE_COLUMNS
+from zkconsumer.spark.splitbrain.job import run
+from zkconsumer.spark.splitbrain.table import TABLE_COLUMNS
 
 SESSION_S = 2.0
 FAST = ["--partitions", "6", "--tasks", "2", "--session-timeout-ms", str(int(SESSION_S * 1000)),

@@ -87,6 +87,10 @@ ONE_HOME = {
     "parse_mntr": "zkconsumer.lab.mntr",
     "Timing": "zkconsumer.scenarios.timing",
     "ScenarioParams": "zkconsumer.scenarios.splitbrain",
+    "host_task": "zkconsumer.spark.task_host",
+    "run_stage": "zkconsumer.spark.task_host",
+    "write_tables": "zkconsumer.spark.summary",
+    "summary_text": "zkconsumer.spark.summary",
 }
 
 

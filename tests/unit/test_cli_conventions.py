@@ -58,3 +58,9 @@ def test_connection_options_take_kafkas_spellings_too(short, flags):
     long_only = [path for path, parser in COMMANDS.items() for a in options(parser)
                  if flags[1] in a.option_strings and short not in a.option_strings]
     assert long_only == []
+
+
+def test_no_help_page_prints_an_escaped_percent_sign():
+    """argparse expands ``%%`` in option help but prints a description as written."""
+    doubled = [path for path, parser in COMMANDS.items() if "%%" in parser.format_help()]
+    assert doubled == []

@@ -62,7 +62,7 @@ def test_a_spread_shows_the_range_only_when_the_observations_differ() -> None:
 
 
 def test_the_validation_table_prints_a_real_zero_as_an_absolute_miss() -> None:
-    from zkconsumer.spark.validate import PLAN_TOLERANCES, Check, validation_table
+    from zkconsumer.spark.herd.validate import PLAN_TOLERANCES, Check, validation_table
 
     check = Check(protocol="eager-range", members=24, partitions=6, event="join", real_runs=1,
                   real_requests=5.0, sim_requests=101.0, real_attempts=0.0, sim_attempts=1.0,

@@ -10,8 +10,8 @@ import pytest
 
 from zkconsumer.scenarios.splitbrain import Kind
 from zkconsumer.sim.calibration import Calibration
-from zkconsumer.sim.formation import formation_plan, simulate_formation, start_offsets
-from zkconsumer.spark.splitbrain_validate import (
+from zkconsumer.sim.splitbrain.formation import formation_plan, simulate_formation, start_offsets
+from zkconsumer.spark.splitbrain.validate import (
     ValidationPlan,
     formation_checks,
     formation_rows,
@@ -87,7 +87,7 @@ def test_formation_is_scored_from_completed_and_not_formed_runs_only(tmp_path):
 
 
 def test_a_plan_cell_whose_group_did_not_form_is_listed_as_counted_in_runs_formed(tmp_path):
-    from zkconsumer.spark.splitbrain_validate import unscored
+    from zkconsumer.spark.splitbrain.validate import unscored
 
     reason = "failed: x: the group did not form: 3 of 10 initial members exited"
     _run(tmp_path / "a", [(10, 1, f'"{reason}"', 1), (10, 2, "failed: interrupted", 1)],

@@ -121,7 +121,7 @@ def _sweep(folder: Path, date: str, rows: list[dict[str, str]]) -> None:
 
 
 def test_validation_scores_the_newest_run_of_a_cell_and_never_a_pre_fix_row(tmp_path) -> None:
-    from zkconsumer.spark.splitbrain_validate import load_rows
+    from zkconsumer.spark.splitbrain.validate import load_rows
 
     old, new = tmp_path / "real-old", tmp_path / "real-new"
     _sweep(old, "2026-01-01T00:00:00Z", [

@@ -10,7 +10,12 @@ import json
 from pathlib import Path
 
 from zkconsumer.results.comparison_data import import_compare
-from zkconsumer.results.portable import portable_command, portable_path, relocated_command
+from zkconsumer.results.portable import (
+    current_command,
+    portable_command,
+    portable_path,
+    relocated_command,
+)
 from zkconsumer.results.provenance import capture, copy_provenance, write_provenance
 
 ROOT = "/work/wt/checkout"
@@ -108,3 +113,13 @@ def test_imported_comparison_names_where_its_data_is_committed(tmp_path: Path) -
     copy_provenance(out, dest, root=tmp_path)
     assert (json.loads((dest / "meta.json").read_text())["command"]
             == "zkconsumer experiment compare --out results/comparison/cmp")
+
+
+def test_a_tool_that_became_a_verb_is_shown_as_the_verb_with_its_arguments() -> None:
+    assert (current_command("python -m zkconsumer.sim.kafka_check results/comparison --seen a")
+            == "zkconsumer sim kafka-check results/comparison --seen a")
+    assert (current_command("python -m zkconsumer.spark.splitbrain_validate --real r --out D")
+            == "zkconsumer spark validate-split-brain --real r --out D")
+    assert current_command("python -m zkconsumer.sim.kafka_checker x") == (
+        "python -m zkconsumer.sim.kafka_checker x")
+    assert current_command("zkconsumer spark herd --out D") == "zkconsumer spark herd --out D"

@@ -9,7 +9,11 @@ from zkconsumer.sim import PROTOCOLS, SimConfig, simulate
 from zkconsumer.sim.leader import LeaderGroup
 from zkconsumer.sim.legacy import LegacyGroup
 from zkconsumer.sim.models import MODELS
-from zkconsumer.spark.control import (
+from zkconsumer.spark.herd.grid import cells
+from zkconsumer.spark.herd.tables import TABLE_COLUMNS, to_record
+from zkconsumer.spark.herd.validate import Check
+from zkconsumer.spark.script import parse_ints
+from zkconsumer.spark.task_control import (
     FORMED,
     TaskStatus,
     drained,
@@ -17,9 +21,6 @@ from zkconsumer.spark.control import (
     group_idle,
     group_stable,
 )
-from zkconsumer.spark.grid import cells, parse_ints
-from zkconsumer.spark.tables import TABLE_COLUMNS, to_record
-from zkconsumer.spark.validate import Check
 
 
 def test_grid_is_the_full_product_without_impossible_cells_most_expensive_first():

@@ -14,8 +14,8 @@ from zkconsumer.sim import Calibration
 from zkconsumer.sim.calibration import parameter_names
 from zkconsumer.sim.origins import CONSTANT_VALUES, CONSTANTS, FITTED, MEASURED, missing_origins
 from zkconsumer.sim.zkmodel import ensemble_read_service_us
-from zkconsumer.spark.fit import FIT_GRIDS, fit, loss
-from zkconsumer.spark.validate import Check, Tolerances, validate
+from zkconsumer.spark.herd.fit import FIT_GRIDS, fit, loss
+from zkconsumer.spark.herd.validate import Check, Tolerances, validate
 
 REPO = Path(__file__).resolve().parents[2]
 MEASURED_MS = {"read_ms": 1.5, "read_cpu_ms": 0.4, "write_ms": 3.0, "write_cpu_ms": 0.6,

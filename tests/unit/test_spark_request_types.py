@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from zkconsumer.spark.request_types import raw_windows, totals_mismatch, type_rows
+from zkconsumer.spark.herd.request_types import raw_windows, totals_mismatch, type_rows
 
 WINDOWS = [{"run_id": "r1", "protocol": "eager-range", "members": 8, "partitions": 40,
             "event": "crash", "seed": 0},

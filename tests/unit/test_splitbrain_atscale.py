@@ -15,7 +15,7 @@ from zkconsumer.scenarios.splitbrain import (
     task_of,
     zombie_count,
 )
-from zkconsumer.spark.splitbrain_metrics import Window, run_metrics
+from zkconsumer.spark.splitbrain.metrics import Window, run_metrics
 
 P = ScenarioParams()
 
@@ -181,7 +181,7 @@ def test_an_undelivered_record_below_the_committed_offset_is_lost_for_good():
 
 def test_a_storm_may_start_from_one_member_but_a_split_needs_two():
     from zkconsumer.cli.main import build_parser
-    from zkconsumer.spark.splitbrain import grid
+    from zkconsumer.spark.splitbrain.job import grid
 
     def cells(*argv: str) -> list:
         return grid(build_parser().parse_args(["spark", "split-brain", "--mode", "sim",
@@ -213,7 +213,7 @@ def test_formation_auto_forms_leader_mode_member_by_member_only_under_a_small_bu
 
 def test_the_reproduce_line_names_a_formation_only_when_one_was_chosen():
     from zkconsumer.cli.main import build_parser
-    from zkconsumer.spark.splitbrain import command_line
+    from zkconsumer.spark.splitbrain.job import command_line
 
     def line(*argv: str) -> str:
         return command_line(build_parser().parse_args(
@@ -225,7 +225,7 @@ def test_the_reproduce_line_names_a_formation_only_when_one_was_chosen():
 
 def test_the_reproduce_line_names_the_calibration_file_the_simulator_used():
     from zkconsumer.cli.main import build_parser
-    from zkconsumer.spark.splitbrain import command_line
+    from zkconsumer.spark.splitbrain.job import command_line
 
     args = build_parser().parse_args(["spark", "split-brain", "--mode", "sim", "--out", "o",
                                       "--calibration", "results/cal.json"])
@@ -236,7 +236,7 @@ def test_the_reproduce_line_names_the_calibration_file_the_simulator_used():
 
 
 def test_the_process_start_skew_is_the_spread_of_each_processs_first_initial_rebalance():
-    from zkconsumer.spark.splitbrain_metrics import process_start_skew_ms
+    from zkconsumer.spark.splitbrain.metrics import process_start_skew_ms
 
     def started(ts, m, i=0):
         return {"k": "co", "ts": ts, "m": m, "i": i, "w": "rebalance_started"}

@@ -6,7 +6,7 @@ from __future__ import annotations
 import csv
 from pathlib import Path
 
-from zkconsumer.spark.splitbrain_outcome import (
+from zkconsumer.spark.splitbrain.outcome import (
     Outcome,
     exit_status,
     not_formed_text,
@@ -14,7 +14,7 @@ from zkconsumer.spark.splitbrain_outcome import (
     outcome_rows,
     tally,
 )
-from zkconsumer.spark.splitbrain_table import summary_markdown
+from zkconsumer.spark.splitbrain.table import summary_markdown
 
 RESULTS = Path(__file__).resolve().parents[2] / "results" / "splitbrain"
 
@@ -100,7 +100,7 @@ def test_job_rows_not_formed_timed_out_not_applicable_and_measured():
 
 
 def _aggregate(**over: object) -> dict[str, object]:
-    from zkconsumer.spark.splitbrain_table import SUMMARY
+    from zkconsumer.spark.splitbrain.table import SUMMARY
 
     base = {"mode": "real", "scenario": "zombie", "protocol": "zk-range", "partitions": 30,
             "members": 36, "outcome": "measured", "runs": 1, **{c: 0 for c, _, _ in SUMMARY}}

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from zkconsumer.scenarios.splitbrain import ScenarioParams
 from zkconsumer.scenarios.timing import Timing
-from zkconsumer.sim.splitbrain import SplitSimSettings, double_owned, simulate_cell
-from zkconsumer.spark.splitbrain_real import SplitCellKey
-from zkconsumer.spark.splitbrain_validate import judge, rules
+from zkconsumer.sim.splitbrain.simulate import SplitSimSettings, double_owned, simulate_cell
+from zkconsumer.spark.splitbrain.real import SplitCellKey
+from zkconsumer.spark.splitbrain.validate import judge, rules
 
 TIMING = Timing(session_timeout_ms=6000, rebalance_backoff_ms=1000, rebalance_max_retries=10,
                 quiet_s=2.5)
@@ -72,7 +72,7 @@ def _legacy_model(actions, members=3, retries=1):
 
     from zkconsumer.scenarios.splitbrain import Plan, member_name
     from zkconsumer.sim.calibration import Calibration
-    from zkconsumer.sim.splitbrain_legacy import LegacySplitModel
+    from zkconsumer.sim.splitbrain.legacy import LegacySplitModel
 
     cal = Calibration(client_read_cpu_ms=100.0, fetcher_stop_min_ms=0.0,
                       fetcher_stop_max_ms=0.0, watch_delivery_ms=0.0, zk_connect_ms=0.0)
@@ -109,7 +109,7 @@ def test_an_idle_member_leaves_at_once():
 def test_a_validation_plan_fixes_the_cells_and_names_the_unscored_ones(tmp_path):
     import json
 
-    from zkconsumer.spark.splitbrain_validate import ValidationPlan, unscored
+    from zkconsumer.spark.splitbrain.validate import ValidationPlan, unscored
 
     path = tmp_path / "plan.json"
     path.write_text(json.dumps({"calibration": "cal.json", "draws": 3, "cells": [
@@ -136,7 +136,7 @@ def test_a_validation_plan_fixes_the_cells_and_names_the_unscored_ones(tmp_path)
 
 
 def test_a_pooled_give_up_check_is_a_binomial_range_over_the_runs():
-    from zkconsumer.spark.splitbrain_validate import binomial_range, pooled_checks
+    from zkconsumer.spark.splitbrain.validate import binomial_range, pooled_checks
 
     assert binomial_range(5, 0.0) == (0, 0)
     assert binomial_range(5, 1.0) == (5, 5)
@@ -156,7 +156,7 @@ def test_a_plan_may_replace_a_pairs_rules_but_not_with_an_unknown_rule(tmp_path)
 
     import pytest
 
-    from zkconsumer.spark.splitbrain_validate import ValidationPlan
+    from zkconsumer.spark.splitbrain.validate import ValidationPlan
 
     path = tmp_path / "plan.json"
     path.write_text(json.dumps({"cells": [["zk-range", "storm", 10, 1]],

@@ -23,8 +23,8 @@ def register(sub: Any) -> None:
     kc = verbs.add_parser(
         "kafka-check", help="the Kafka coordinator profile against Kafka 2.4.1 runs",
         description="Simulate every scored cell of the Kafka 2.4.1 comparison runs and compare "
-                    "the medians with the plan's tolerances (requests 10%%, time to stable "
-                    "20%%); also writes the Tansu-timed and Kafka-modelled profiles side by "
+                    "the medians with the plan's tolerances (requests 10%, time to stable "
+                    "20%); also writes the Tansu-timed and Kafka-modelled profiles side by "
                     "side at larger N.")
     kc.add_argument("results", type=Path, nargs="?", default=Path("results/comparison"),
                     help="the comparison results folder (default: results/comparison)")

@@ -7,7 +7,8 @@
     zkconsumer spark request-types --raw DIR [--raw DIR ...] --out FILE.csv
     zkconsumer spark validate-split-brain --real DIR [--real DIR ...] --out DIR
 
-The same jobs run under ``spark-submit`` (``zkconsumer/spark/herd.py``); see docs/scale.md.
+The same jobs run under ``spark-submit`` (``zkconsumer/spark/herd/job.py``,
+``zkconsumer/spark/splitbrain/job.py``); see docs/scale.md.
 """
 
 from __future__ import annotations
@@ -23,7 +24,7 @@ from typing import Any
 
 
 def register(sub: Any) -> None:
-    from zkconsumer.spark.herd import add_arguments  # first: MissingExtra before any parser
+    from zkconsumer.spark.herd.job import add_arguments  # first: MissingExtra before any parser
 
     spark = sub.add_parser("spark", help="the herd sweep on Spark: real consumers or simulated")
     verbs = spark.add_subparsers(dest="spark_verb", metavar="SUBVERB")
@@ -41,8 +42,8 @@ def register(sub: Any) -> None:
         "validate", help="the simulator against real runs (requests, attempts, time to stable)",
         description="Simulate every real row of a real-mode sweep (same protocol, N, P, "
                     "event, seed and settings) and compare the medians with the plan's "
-                    "tolerances (default: requests within 10%%, attempts equal, time to stable "
-                    "within 20%%).")
+                    "tolerances (default: requests within 10%, attempts equal, time to stable "
+                    "within 20%).")
     val.add_argument("--real", required=True, type=Path, action="append",
                      help="a real-mode output directory (its sweep.csv); may repeat")
     val.add_argument("--calibration", type=Path, default=None,
@@ -58,7 +59,7 @@ def register(sub: Any) -> None:
                      help="what these runs are (e.g. held-out validation), kept in --json")
     val.set_defaults(func=run_validate)
 
-    from zkconsumer.spark.fit import add_fit_arguments
+    from zkconsumer.spark.herd.fit import add_fit_arguments
 
     fit = verbs.add_parser(
         "fit", help="fit the broker group timings to real runs",
@@ -69,7 +70,7 @@ def register(sub: Any) -> None:
     add_fit_arguments(fit)
     fit.set_defaults(func=run_fit)
 
-    from zkconsumer.spark.request_types import add_arguments as type_arguments
+    from zkconsumer.spark.herd.request_types import add_arguments as type_arguments
 
     types = verbs.add_parser(
         "request-types", help="real runs' coordination requests by request type",
@@ -79,7 +80,7 @@ def register(sub: Any) -> None:
     type_arguments(types)
     types.set_defaults(func=run_request_types)
 
-    from zkconsumer.spark.splitbrain import add_arguments as split_arguments
+    from zkconsumer.spark.splitbrain.job import add_arguments as split_arguments
 
     split = verbs.add_parser(
         "split-brain", help="zombie, stale-view and storm at scale: real members or simulated",
@@ -92,7 +93,7 @@ def register(sub: Any) -> None:
     split_arguments(split)
     split.set_defaults(func=run_split_brain)
 
-    from zkconsumer.spark.splitbrain_validate import add_arguments as split_validate_arguments
+    from zkconsumer.spark.splitbrain.validate import add_arguments as split_validate_arguments
 
     split_val = verbs.add_parser(
         "validate-split-brain", help="the split-brain simulator against real runs",
@@ -115,32 +116,32 @@ def _bad_input_exits_2(run: Callable[[argparse.Namespace], int],
 
 
 def run_herd(args: argparse.Namespace) -> int:
-    from zkconsumer.spark.herd import run
+    from zkconsumer.spark.herd.job import run
 
     return _bad_input_exits_2(run, args)
 
 
 def run_split_brain(args: argparse.Namespace) -> int:
-    from zkconsumer.spark.splitbrain import run
+    from zkconsumer.spark.splitbrain.job import run
 
     return _bad_input_exits_2(run, args)
 
 
 def run_validate_split_brain(args: argparse.Namespace) -> int:
-    from zkconsumer.spark.splitbrain_validate import run
+    from zkconsumer.spark.splitbrain.validate import run
 
     return _bad_input_exits_2(run, args)
 
 
 def run_request_types(args: argparse.Namespace) -> int:
-    from zkconsumer.spark.request_types import run
+    from zkconsumer.spark.herd.request_types import run
 
     return _bad_input_exits_2(run, args)
 
 
 def run_validate(args: argparse.Namespace) -> int:
     from zkconsumer.sim import Calibration
-    from zkconsumer.spark.validate import (
+    from zkconsumer.spark.herd.validate import (
         Tolerances,
         check_to_dict,
         load_real_rows,
@@ -198,6 +199,6 @@ def run_validate(args: argparse.Namespace) -> int:
 
 
 def run_fit(args: argparse.Namespace) -> int:
-    from zkconsumer.spark.fit import run_fit_command
+    from zkconsumer.spark.herd.fit import run_fit_command
 
     return _bad_input_exits_2(run_fit_command, args)

@@ -97,3 +97,23 @@ def _relative(path: PurePosixPath, base: PurePosixPath) -> PurePosixPath | None:
         return path.relative_to(base)
     except ValueError:
         return None
+
+
+# Tools that were run as ``python -m MODULE`` before they became verbs: a recorded command keeps
+# what was run, a reader is shown what runs today (same arguments, same outputs).
+RENAMED_TOOLS = {
+    "python -m zkconsumer.spark.splitbrain_validate": "zkconsumer spark validate-split-brain",
+    "python -m zkconsumer.sim.kafka_check": "zkconsumer sim kafka-check",
+    "python -m zkconsumer.results.ancestry": "zkconsumer results ancestry",
+    "python -m zkconsumer.results.comparison_data": "zkconsumer results import-comparison",
+}
+
+
+def current_command(command: str) -> str:
+    """``command`` as it is spelled today: a tool run through ``python -m`` before it became a
+    ``zkconsumer`` verb is named by its verb (:data:`RENAMED_TOOLS`)."""
+    for old, new in RENAMED_TOOLS.items():
+        if command.startswith(old + " ") or command == old:
+            return new + command[len(old):]
+    return command
+

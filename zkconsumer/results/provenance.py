@@ -15,7 +15,13 @@ from dataclasses import asdict, dataclass, field
 from datetime import datetime, timezone
 from pathlib import Path
 
-from zkconsumer.results.portable import CHECKOUT, portable_command, portable_path, relocated_command
+from zkconsumer.results.portable import (
+    CHECKOUT,
+    current_command,
+    portable_command,
+    portable_path,
+    relocated_command,
+)
 
 META_FILE = "meta.json"
 
@@ -121,7 +127,9 @@ def copy_provenance(src: Path, dest: Path, root: Path = CHECKOUT) -> Path:
 
 
 def read_provenance(folder: Path) -> Provenance:
+    """``folder``'s ``meta.json``, its command spelled as it runs today
+    (:func:`~zkconsumer.results.portable.current_command`); the file keeps what was run."""
     data = json.loads((folder / META_FILE).read_text())
-    return Provenance(command=data["command"], revision=data["revision"], date=data["date"],
-                      machine=data["machine"], broker=data.get("broker", ""),
+    return Provenance(command=current_command(data["command"]), revision=data["revision"],
+                      date=data["date"], machine=data["machine"], broker=data.get("broker", ""),
                       extra=data.get("extra", {}))

@@ -65,7 +65,7 @@ class SimConfig:
     # The window requests are counted in, around [event, stable]: 0, 0 counts exactly that. A
     # measurement that samples cumulative counters counts from its last sample before the event
     # to its last sample before the stable instant plus a slack, so a steady group's heartbeats
-    # in those margins count there too (spark.validate passes the real runs' margins).
+    # in those margins count there too (spark.herd.validate passes the real runs' margins).
     count_from_s: float = 0.0  # seconds before the event
     count_until_s: float = 0.0  # seconds after the stable instant
     max_time_s: float = 86400.0  # a legacy herd at N = 10,000 runs for hours (server-bound)

@@ -29,7 +29,7 @@ MEASURED = (
     "jitter_cv", "leave_wake_ms", "leave_shutdown_ms",
 )
 
-# Fitted by ``spark fit`` (zkconsumer.spark.fit.FIT_GRIDS): the broker's group timings, which
+# Fitted by ``spark fit`` (zkconsumer.spark.herd.fit.FIT_GRIDS): the broker's group timings, which
 # no request round trip can measure, read off real rebalances instead.
 FITTED = (
     "broker_join_start_ms", "broker_join_window_factor", "broker_session_check_factor",

@@ -1,17 +1,19 @@
-"""Spark jobs of the lab: real consumers hosted by Spark tasks, and the simulator sweep.
+"""Spark jobs of the lab: real consumers hosted by Spark tasks, and the simulator on executors.
 
-Both are ``spark-submit``-able (``spark-submit zkconsumer/spark/herd.py --mode real|sim ...``)
-and wrapped by ``zkconsumer spark herd``; they run on ``local[*]`` unless ``--master`` names a
-cluster. See ``docs/scale.md``.
+One package per job, each ``spark-submit``-able through its ``job.py`` and wrapped by a
+``zkconsumer spark ...`` verb; they run on ``local[*]`` unless ``--master`` names a cluster.
+See ``docs/scale.md`` and ``docs/split-brain-at-scale.md``.
 
-- :mod:`.real`: the driver side of ``--mode real`` (topic, run directory in ZooKeeper, the
-  Spark stage, metrics with Spark); :mod:`.real_task`: what one task does with its connectors.
-- :mod:`.sweep`: ``--mode sim``, the simulator over a parameter grid.
-- :mod:`.tables`: the sweep table's schema and files; :mod:`.summary`: summary.md and plots.
-- :mod:`.validate`: the simulator against real runs.
+- :mod:`.herd`: the herd sweep (``spark-submit zkconsumer/spark/herd/job.py --mode real|sim``),
+  its validation against real runs, the fit, the request types;
+- :mod:`.splitbrain`: the split-brain sweep (``spark-submit zkconsumer/spark/splitbrain/job.py``)
+  and its validation.
+
+What both jobs use, beside them: :mod:`.session` (the SparkSession), :mod:`.script` (the
+``spark-submit`` entry), :mod:`.progress` (cells done on the driver), :mod:`.task_control` (the
+run directory in ZooKeeper through which a real run's driver and tasks agree).
 """
 
 from zkconsumer.extras import require
 
 require("spark", "zkconsumer.spark")  # before anything that needs it
-

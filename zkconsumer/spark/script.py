@@ -1,4 +1,5 @@
-"""The ``spark-submit`` entry shared by the Spark jobs: parse, log, run, map bad input to 2."""
+"""The ``spark-submit`` entry shared by the Spark jobs: parse, log, run, map bad input to 2; and
+the comma-separated integer lists (``--members``, ``--partitions``) both jobs take."""
 
 from __future__ import annotations
 
@@ -25,3 +26,13 @@ def script_main(prog: str, description: str,
     except ValueError as exc:
         print(f"{prog}: error: {exc}", file=sys.stderr)
         return 2
+
+
+def parse_ints(text: str) -> tuple[int, ...]:
+    try:
+        values = tuple(int(x) for x in text.split(",") if x.strip())
+    except ValueError:
+        raise ValueError(f"{text!r}: expected comma-separated integers") from None
+    if not values or min(values) < 1:
+        raise ValueError(f"{text!r}: expected comma-separated integers >= 1")
+    return values

@@ -1,125 +1,68 @@
-"""``summary.md`` and the plots of a sweep, from Spark aggregates (never the raw rows).
+"""What every Spark job writes into ``--out``: the sweep table, ``summary.md`` and its plots.
 
-The table is grouped by (mode, protocol, partitions, event, members) in Spark; only the
-aggregate, one line per group, comes back to the driver to be printed and plotted. Plots: per
-event, requests per event, time to stable and conflicts against N, one line per protocol (and
-partition count), log-log.
+The jobs differ in what they aggregate and plot (:mod:`.herd.summary`, :mod:`.splitbrain.table`:
+different columns, statistics and outcomes), not in how a sweep's files are laid out. Here is
+the layout both follow: ``sweep.parquet`` (Spark's directory) and a single-file ``sweep.csv`` in
+the table's column order; a summary that opens with the title, the command to reproduce it
+(portable: no machine's folders), the job's notes and a legend, then one Markdown table and
+whatever the job lists after it; the plots written last, as a view that may fail without
+losing the files already written.
 """
 
 from __future__ import annotations
 
 import logging
-from collections.abc import Sequence
+import shutil
+from collections.abc import Callable, Iterable, Sequence
 from pathlib import Path
 from typing import Any
 
-from zkconsumer.results.plotting import pyplot
 from zkconsumer.results.portable import portable_command
-from zkconsumer.tables import fmt
 
 log = logging.getLogger(__name__)
 
-PLOTS = (
-    ("requests", "coordination requests per event", "requests_vs_n.png"),
-    ("time_to_stable_s", "time to stable (s)", "time_to_stable_vs_n.png"),
-    ("conflicts", "owner-znode conflicts per event", "conflicts_vs_n.png"),
-)
+
+def write_tables(df: Any, out_dir: Path, columns: Sequence[str], order: Sequence[str]
+                 ) -> list[Path]:
+    """``sweep.parquet`` (Spark's directory layout) and a single-file ``sweep.csv``: ``columns``
+    of ``df``, rows sorted by ``order``."""
+    out_dir.mkdir(parents=True, exist_ok=True)
+    parquet = out_dir / "sweep.parquet"
+    ordered = df.select(*columns).orderBy(*order)
+    ordered.write.mode("overwrite").parquet(str(parquet))
+    csv_dir = out_dir / "_sweep_csv"
+    ordered.coalesce(1).write.mode("overwrite").option("header", True).csv(str(csv_dir))
+    csv = out_dir / "sweep.csv"
+    shutil.move(str(next(csv_dir.glob("part-*.csv"))), csv)
+    shutil.rmtree(csv_dir, ignore_errors=True)
+    return [parquet, csv]
 
 
-def aggregate(df: Any) -> list[dict[str, Any]]:
-    """Medians over seeds (and maxima where a worst case matters), one dict per group."""
-    from pyspark.sql import functions as F
-
-    keys = ["mode", "protocol", "partitions", "event", "members"]
-    agg = (df.groupBy(*keys).agg(
-        F.count(F.lit(1)).alias("runs"),
-        F.percentile_approx("coordination_requests", 0.5).alias("requests"),
-        F.max("rebalance_attempts").alias("max_attempts"),
-        F.percentile_approx("rebalance_attempts", 0.5).alias("attempts"),
-        F.avg("conflicts").alias("conflicts"),
-        F.percentile_approx("time_to_stable_s", 0.5).alias("time_to_stable_s"),
-        F.max("time_to_stable_s").alias("max_time_to_stable_s"),
-        F.percentile_approx("members_paused", 0.5).alias("members_paused"),
-        F.sum("failed_rebalances").alias("failed_rebalances"),
-        F.sum("lost").alias("lost"),
-        F.sum(F.when(F.col("time_to_stable_s").isNull(), 1).otherwise(0)).alias("unstable"),
-        F.max(F.col("simulated_only").cast("int")).alias("simulated_only"),
-    ).orderBy(*keys))
-    return [r.asDict() for r in agg.collect()]
-
-
-def summary_markdown(aggregates: Sequence[dict[str, Any]], title: str,
-                     command: str | None = None, notes: Sequence[str] = ()) -> str:
+def summary_text(title: str, command: str | None, notes: Sequence[str], legend: str,
+                 header: Sequence[str], rows: Iterable[Sequence[str]],
+                 after: Sequence[str] = ()) -> str:
+    """The summary: title, the command to reproduce it (when there is one), the notes, the
+    legend, a Markdown table of ``header`` and ``rows`` (cells already formatted), then the
+    lines ``after`` the table."""
     lines = [f"# {title}", ""]
     if command:
         lines += ["Reproduce:", "", "```", portable_command(command), "```", ""]
     lines += list(notes) + ([""] if notes else [])
-    lines += ["Medians over seeds; `max att.` is the worst seed; `lost` and `failed` are sums. "
-              "Rows marked * are simulated only (no broker here implements the protocol).", ""]
-    header = ("| mode | protocol | P | event | N | runs | requests/event | attempts | max att. | "
-              "conflicts | time to stable (s) | paused | failed | lost | unstable |")
-    lines += [header, "|" + "|".join(["---"] * (header.count("|") - 1)) + "|"]
-    for a in aggregates:
-        star = "*" if a.get("simulated_only") else ""
-        cells = [fmt(a[k], 1 if k == "conflicts" else 2, thousands=True) for k in (
-            "requests", "attempts", "max_attempts", "conflicts", "time_to_stable_s",
-            "members_paused", "failed_rebalances", "lost", "unstable")]
-        lines.append(
-            f"| {a['mode']} | {a['protocol']}{star} | {a['partitions']} | {a['event']} | "
-            f"{a['members']:,} | {a['runs']} | " + " | ".join(cells) + " |")
+    lines += [legend, ""]
+    lines += ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
+    lines += ["| " + " | ".join(cells) + " |" for cells in rows]
+    lines += after
     return "\n".join(lines) + "\n"
 
 
-def write_plots(aggregates: Sequence[dict[str, Any]], out_dir: Path, prefix: str = ""
-                ) -> list[Path]:
-    """One PNG per metric: a panel per event, a line per (protocol, P), log-log axes."""
-    plt = pyplot()
-
-    events = sorted({a["event"] for a in aggregates})
-    written = []
-    for metric, label, name in PLOTS:
-        fig, axes = plt.subplots(1, max(1, len(events)), figsize=(5 * max(1, len(events)), 4),
-                                 squeeze=False)
-        for ax, event in zip(axes[0], events, strict=False):
-            lines = sorted({(a["mode"], a["protocol"], a["partitions"]) for a in aggregates
-                            if a["event"] == event})
-            only = {a["protocol"] for a in aggregates if a.get("simulated_only")}
-            for mode, protocol, parts in lines:
-                pts = sorted((a["members"], a[metric]) for a in aggregates
-                             if (a["mode"], a["protocol"], a["partitions"], a["event"])
-                             == (mode, protocol, parts, event)
-                             and a[metric] is not None and a[metric] > 0)
-                if not pts:
-                    continue
-                style = "-o" if mode == "sim" else "--s"
-                ax.plot([p[0] for p in pts], [p[1] for p in pts], style, markersize=3,
-                        label=f"{protocol}{' (simulated only)' if protocol in only else ''} "
-                              f"P={parts}" + (" (real)" if mode == "real" else ""))
-            ax.set_xscale("log")
-            ax.set_yscale("log")
-            ax.set_title(event)
-            ax.set_xlabel("members N (before the event)")
-            ax.set_ylabel(label)
-            ax.grid(True, which="both", alpha=0.3)
-            if ax.get_legend_handles_labels()[0]:
-                ax.legend(fontsize=6)
-        fig.tight_layout()
-        path = out_dir / f"{prefix}{name}"
-        fig.savefig(path, dpi=110)
-        plt.close(fig)
-        written.append(path)
-    return written
-
-
-def write_summary(df: Any, out_dir: Path, title: str, command: str | None = None,
-                  notes: Sequence[str] = ()) -> list[Path]:
-    """``summary.md`` and the plots; returns the paths written."""
-    aggregates = aggregate(df)
+def write_summary(out_dir: Path, text: str, plots: Callable[[], list[Path]]) -> list[Path]:
+    """``summary.md`` holding ``text``, then the plots ``plots`` writes; returns the paths
+    written. A plot that fails is logged: the tables and the summary are on disk already."""
     path = out_dir / "summary.md"
-    path.write_text(summary_markdown(aggregates, title, command, notes))
+    path.write_text(text)
     written = [path]
     try:
-        written += write_plots(aggregates, out_dir)
-    except Exception:  # the plots are a view; the table and summary are on disk already
+        written += plots()
+    except Exception:  # the plots are a view; the tables and summary are on disk already
         log.exception("plotting failed; sweep.parquet, sweep.csv and summary.md are complete")
     return written

@@ -178,6 +178,6 @@ def child(parent: str, name: str) -> str:
 
 
 def spark_run(run_id: str) -> str:
-    """The Spark herd job's run directory (``zkconsumer.spark.control``)."""
+    """The Spark herd job's run directory (``zkconsumer.spark.task_control``)."""
     return child(SPARK_RUNS, _check("spark run", run_id, _LEGAL_NAME, MAX_NAME_LENGTH))
 

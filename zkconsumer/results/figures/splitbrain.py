@@ -29,6 +29,7 @@ from zkconsumer.results.exclusions import PREFIX, formation_verdict, sweep_rows
 from zkconsumer.results.figures.splitbrain_text import sizes as sizes_text
 from zkconsumer.results.figures.splitbrain_text import wilson
 from zkconsumer.results.plotting import pyplot, save_svg
+from zkconsumer.results.portable import current_command
 from zkconsumer.results.registry import Context, figure
 from zkconsumer.tables import fmt
 
@@ -70,7 +71,7 @@ def folders_line(folders: list[Path]) -> str:
 def reproduce(folder: Path, placeholders: dict[str, str]) -> str:
     """The command of ``folder``'s run with ``--out DIR`` and each option of ``placeholders``
     given its placeholder (the value the table's folders differ in)."""
-    words = shlex.split(str(meta(folder).get("command", "")))
+    words = shlex.split(current_command(str(meta(folder).get("command", ""))))
     for i in range(len(words) - 1):
         if words[i] == "--out":
             words[i + 1] = "DIR"

@@ -43,9 +43,9 @@ from zkconsumer.results.exclusions import NOT_FORMED, formation_verdict, sweep_r
 from zkconsumer.scenarios.splitbrain import ScenarioParams
 from zkconsumer.scenarios.timing import Timing
 from zkconsumer.sim.calibration import Calibration
-from zkconsumer.sim.formation import p_formed
-from zkconsumer.sim.splitbrain import SplitSimSettings, simulate_cell
-from zkconsumer.spark.splitbrain_real import SplitCellKey
+from zkconsumer.sim.splitbrain.formation import p_formed
+from zkconsumer.sim.splitbrain.simulate import SplitSimSettings, simulate_cell
+from zkconsumer.spark.splitbrain.real import SplitCellKey
 from zkconsumer.tables import median
 
 log = logging.getLogger(__name__)

@@ -43,12 +43,3 @@ def cost_estimate(cell: Cell) -> float:
         return float(cell.members) ** 2 / 50.0 + cell.members + cell.partitions
     return float(cell.members) + cell.partitions
 
-
-def parse_ints(text: str) -> tuple[int, ...]:
-    try:
-        values = tuple(int(x) for x in text.split(",") if x.strip())
-    except ValueError:
-        raise ValueError(f"{text!r}: expected comma-separated integers") from None
-    if not values or min(values) < 1:
-        raise ValueError(f"{text!r}: expected comma-separated integers >= 1")
-    return values

@@ -1,30 +1,28 @@
-"""The split-brain sweep's table (one row per mode, protocol, scenario, N, P, seed), its files,
-``summary.md`` and plots.
+"""The split-brain sweep's table (one row per mode, protocol, scenario, N, P, seed), its summary
+table and plots; the files are written as every job's (:mod:`zkconsumer.spark.summary`).
 
 Aggregation is Spark's (medians and sums per mode, protocol, scenario, N, P); only the aggregate
 comes back to the driver, over the measured runs. A row with ``applicable = false`` is a cell the
 scenario has no meaning for, with the reason; a run whose group did not form, or that failed,
-carries its reason too (:mod:`.splitbrain_outcome`); their metrics are null.
+carries its reason too (:mod:`.outcome`); their metrics are null.
 """
 
 from __future__ import annotations
 
 import logging
-import shutil
 from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from zkconsumer.results.portable import portable_command
-from zkconsumer.spark.splitbrain_outcome import (
+from zkconsumer.spark.splitbrain.outcome import (
     KEYS,
     ORDER,
     Outcome,
     OutcomeRow,
     outcome_of,
-    outcome_rows,
     stuck_text,
 )
+from zkconsumer.spark.summary import summary_text
 from zkconsumer.tables import fmt
 
 log = logging.getLogger(__name__)
@@ -48,6 +46,8 @@ SCHEMA_FIELDS: tuple[tuple[str, str], ...] = (
     ("lost_for_good", "long"),
 )
 TABLE_COLUMNS = tuple(name for name, _ in SCHEMA_FIELDS)
+# the order of the rows in sweep.parquet and sweep.csv
+TABLE_ORDER = ("mode", "scenario", "protocol", "partitions", "members", "seed")
 _CASTS = {"string": str, "int": int, "long": int, "double": float, "boolean": bool}
 
 
@@ -69,19 +69,12 @@ def rows_to_df(spark: Any, rows: Iterable[Mapping[str, Any]]) -> Any:
                                  schema_ddl() + ", outcome string")
 
 
-def write_tables(df: Any, out_dir: Path) -> list[Path]:
-    """``sweep.parquet`` and a single-file ``sweep.csv``."""
-    out_dir.mkdir(parents=True, exist_ok=True)
-    ordered = df.select(*TABLE_COLUMNS).orderBy("mode", "scenario", "protocol", "partitions",
-                                                 "members", "seed")
-    ordered.write.mode("overwrite").parquet(str(out_dir / "sweep.parquet"))
-    csv_dir = out_dir / "_sweep_csv"
-    ordered.coalesce(1).write.mode("overwrite").option("header", True).csv(str(csv_dir))
-    shutil.move(str(next(csv_dir.glob("part-*.csv"))), out_dir / "sweep.csv")
-    shutil.rmtree(csv_dir, ignore_errors=True)
-    return [out_dir / "sweep.parquet", out_dir / "sweep.csv"]
-
-
+LEGEND = ("Medians over seeds (`given up`, `offsets back`, `verify failed`, `lost`: sums; "
+          "`max attempts`, `zombies stopped s`: worst seed). `outcome`: measured, or what "
+          "the runs came to instead (a group that did not form under its retry budget "
+          "never reached the event; `budget`: rebalance.max.retries; a group that ended "
+          "stuck left records undelivered after the committed offsets). — : no such "
+          "figure.")
 # (column, how it is aggregated over seeds, header)
 SUMMARY = (
     ("double_owned_partition_s", "median", "double-owned part·s"),
@@ -132,18 +125,8 @@ def summary_markdown(aggregates: Sequence[dict[str, Any]], outcomes: Sequence[Ou
     """The summary: one table row per cell's measured runs (``aggregates``) and one per cell's
     runs that came to another outcome (``outcomes``: a group that did not form is a result and
     reads as one), then the failed runs' errors and the not-applicable cells' reasons."""
-    lines = [f"# {title}", "", "Reproduce:", "", "```", portable_command(command), "```", "",
-             *notes, "",
-             "Medians over seeds (`given up`, `offsets back`, `verify failed`, `lost`: sums; "
-             "`max attempts`, `zombies stopped s`: worst seed). `outcome`: measured, or what "
-             "the runs came to instead (a group that did not form under its retry budget "
-             "never reached the event; `budget`: rebalance.max.retries; a group that ended "
-             "stuck left records undelivered after the committed offsets). — : no such "
-             "figure.",
-             ""]
     header = ["mode", "scenario", "protocol", "P", "N", "runs", "outcome",
               *(h for _, _, h in SUMMARY)]
-    lines += ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
     table: list[tuple[tuple[Any, ...], list[Any]]] = []
     for a in aggregates:
         key = tuple(a[k] for k in KEYS)
@@ -156,18 +139,18 @@ def summary_markdown(aggregates: Sequence[dict[str, Any]], outcomes: Sequence[Ou
             continue
         table.append(((*o.key(), ORDER[o.outcome]), [*o.key(), o.runs, o.text,
                                                      *(None for _ in SUMMARY)]))
-    for _, cells in sorted(table, key=lambda kv: kv[0]):
-        lines.append("| " + " | ".join(_cell(c) for c in cells) + " |")
+    rows = [[_cell(c) for c in cells] for _, cells in sorted(table, key=lambda kv: kv[0])]
+    after: list[str] = []
     failed = [(o, r) for o in outcomes if o.outcome is Outcome.FAILED for r in o.reasons]
     if failed:
-        lines += ["", "Failed (harness errors):", ""]
-        lines += [f"- {o.protocol} / {o.scenario} N={o.members}: {r}" for o, r in failed]
+        after += ["", "Failed (harness errors):", ""]
+        after += [f"- {o.protocol} / {o.scenario} N={o.members}: {r}" for o, r in failed]
     na = {(o.protocol, o.scenario): o.reasons[0] for o in outcomes
           if o.outcome is Outcome.NOT_APPLICABLE}
     if na:
-        lines += ["", "Not applicable:", ""]
-        lines += [f"- {p} / {s}: {why}" for (p, s), why in sorted(na.items())]
-    return "\n".join(lines) + "\n"
+        after += ["", "Not applicable:", ""]
+        after += [f"- {p} / {s}: {why}" for (p, s), why in sorted(na.items())]
+    return summary_text(title, command, notes, LEGEND, header, rows, after)
 
 
 PLOTS = (
@@ -211,17 +194,3 @@ def write_plots(aggregates: Sequence[dict[str, Any]], out_dir: Path) -> list[Pat
         written.append(out_dir / name)
     return written
 
-
-def write_summary(df: Any, rows: Iterable[Mapping[str, Any]], out_dir: Path, title: str,
-                  command: str, notes: Sequence[str]) -> list[Path]:
-    """``summary.md`` (measured runs aggregated by Spark from ``df``; the others, few, listed
-    from ``rows``, the same runs) and the plots; returns the paths written."""
-    aggregates = aggregate(df)
-    path = out_dir / "summary.md"
-    path.write_text(summary_markdown(aggregates, outcome_rows(rows), title, command, notes))
-    written = [path]
-    try:
-        written += write_plots(aggregate(df, by_outcome=False), out_dir)
-    except Exception:  # the plots are a view; the tables and summary are on disk already
-        log.exception("plotting failed; sweep.parquet, sweep.csv and summary.md are complete")
-    return written

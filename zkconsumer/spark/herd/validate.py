@@ -28,7 +28,7 @@ from typing import Any
 
 from zkconsumer.lab.spec import Timing
 from zkconsumer.sim import PROTOCOLS, Calibration, SimConfig, simulate
-from zkconsumer.spark.real_metrics import SAMPLE_AFTER_S
+from zkconsumer.spark.herd.metrics import SAMPLE_AFTER_S
 from zkconsumer.tables import median, relative_error
 
 log = logging.getLogger(__name__)
@@ -61,7 +61,7 @@ class Tolerances:
 PLAN_TOLERANCES = Tolerances()
 # The lab names its members m00000, m00001, ... in start order, and the joiner of a join is
 # the next one, so ids sort in start order; the victim of a crash or leave is m00000, rank 0
-# (``zkconsumer.spark.real_task.RealCell``).
+# (``zkconsumer.spark.herd.task.RealCell``).
 LAB_MEMBER_ORDER = "start"
 LAB_VICTIM_RANK = 0
 

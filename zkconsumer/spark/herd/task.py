@@ -1,20 +1,20 @@
 """What one Spark task of ``--mode real`` does: host its share of real connectors.
 
 A task starts its members (threads; the crash victim in its own process so that its crash is a
-SIGKILL), checks in at the ZooKeeper barrier, and publishes what its members fetch every
-half second (:mod:`.control`). Task 0 also runs the scenario: once the whole group is stable it
-applies the event (it hosts the joiner and the victim), waits until the whole group is stable
-again, and after the driver stopped producing, until everything was delivered; then it tells
-every task to stop. Each task then returns its members' records as rows: the executors' files
-are never read by the driver (on a cluster it could not).
+SIGKILL), checks in at the ZooKeeper barrier, and publishes what its members fetch every half
+second (:mod:`zkconsumer.spark.task_control`). Task 0 also runs the scenario: once the whole
+group is stable it applies the event (it hosts the joiner and the victim), waits until the whole
+group is stable again, and after the driver stopped producing, until everything was delivered;
+then it tells every task to stop. Each task then returns its members' records as rows: the
+executors' files are never read by the driver (on a cluster it could not). The frame around
+the scenario (scratch folder, status publisher, barrier, stop order, record lines) is
+:mod:`zkconsumer.spark.task_host`'s, the same as the split-brain job's.
 """
 
 from __future__ import annotations
 
 import json
 import logging
-import shutil
-import tempfile
 import time
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -22,19 +22,16 @@ from pathlib import Path
 from typing import Any
 
 from zkconsumer.lab.group import LabGroup
-from zkconsumer.lab.intervals import build_intervals, fetchers_at
-from zkconsumer.lab.records import Timeline
 from zkconsumer.lab.spec import Timing
-from zkconsumer.spark.control import (
+from zkconsumer.spark.task_control import (
     FORMED,
     STATUS_INTERVAL_S,
     RunDirectory,
-    StatusPublisher,
-    TaskStatus,
     drained,
     formation_state,
     wait_for,
 )
+from zkconsumer.spark.task_host import GroupStatusPublisher, await_stop, host_task, join_barrier
 
 log = logging.getLogger(__name__)
 
@@ -81,72 +78,40 @@ def name(i: int) -> str:
     return f"m{i:05d}"
 
 
-class _Publisher(StatusPublisher):
-    """Polls the task's record files and publishes its :class:`TaskStatus`."""
-
-    def __init__(self, task: int, group: LabGroup, run: RunDirectory, partitions: int) -> None:
-        super().__init__(task, run, name=f"spark-status-t{task}")
-        self.group = group
-        self.partitions = partitions
-
-    def status(self) -> TaskStatus:
-        with self.lock:
-            self.group.tail.poll()
-            now = time.time()
-            records = self.group.records
-            intervals = build_intervals(records, now + 3600.0, Timeline.FETCHING)
-            who = fetchers_at(intervals, self.partitions, now)
-            live = [m for m in self.group.members if self.group.handles[m].alive()]
-            fetching = set().union(*who) if who else set()
-            top = records.highest_delivered()
-            last = max((e.ts for e in records.timeline), default=0.0)
-        return TaskStatus(task=self.task, at=now, fetchers=[len(s) for s in who], live=len(live),
-                          idle=sum(1 for m in live if m not in fetching), last_change=last,
-                          delivered_max=top)
-
-
 def run_task(task: int, cell: RealCell) -> Iterator[tuple[Any, ...]]:
     """The body of task ``task``: yields record rows (see :data:`RECORD_DDL`)."""
-    from zkconsumer.admin.cluster import zk_session
+    def members(records_dir: Path) -> LabGroup:
+        return LabGroup(protocol=cell.protocol, topic=cell.topic, group=cell.group,
+                        partitions=cell.partitions, zk_connect=cell.zk_connect,
+                        bootstrap=cell.bootstrap, timing=cell.timing, records_dir=records_dir,
+                        processes=False)
 
-    records_dir = Path(tempfile.mkdtemp(prefix=f"zkc-spark-{cell.run_id}-t{task}-"))
-    group = LabGroup(protocol=cell.protocol, topic=cell.topic, group=cell.group,
-                     partitions=cell.partitions, zk_connect=cell.zk_connect,
-                     bootstrap=cell.bootstrap, timing=cell.timing, records_dir=records_dir,
-                     processes=False)
-    try:
-        with zk_session(cell.zk_connect) as client:
-            run = RunDirectory(client, cell.run_id)
-            publisher = _Publisher(task, group, run, cell.partitions)
-            try:
-                _host(task, cell, group, run, publisher)
-            finally:
-                publisher.halt.set()
-                publisher.join(10)
-                group.stop_all()
-        yield from _rows(task, cell, records_dir)
-    finally:
-        shutil.rmtree(records_dir, ignore_errors=True)
+    def publisher(group: LabGroup, run: RunDirectory) -> GroupStatusPublisher:
+        return GroupStatusPublisher(task, group, run, cell.partitions, name=f"spark-status-t{task}")
+
+    def host(group: LabGroup, run: RunDirectory, status: GroupStatusPublisher) -> None:
+        _host(task, cell, group, run, status)
+
+    for line in host_task(task, cell.run_id, cell.zk_connect, f"zkc-spark-{cell.run_id}-t{task}-",
+                          members, publisher, host):
+        try:
+            rec = json.loads(line)
+        except ValueError:
+            continue
+        yield _row(task, cell.run_id, rec, line)
 
 
 def _host(task: int, cell: RealCell, group: LabGroup, run: RunDirectory,
-          publisher: _Publisher) -> None:
+          publisher: GroupStatusPublisher) -> None:
     t = cell.timing
     for member in cell.member_names(task):
         if member != cell.joiner:
             group.spawn(member, own_process=member == cell.victim and cell.event == "crash")
     publisher.start()
-    run.ready(task)
-    everyone = wait_for(lambda: run.ready_count() >= cell.tasks, t.formation_deadline_s)
-    if not everyone:
-        raise RuntimeError(f"task {task}: only {run.ready_count()} of {cell.tasks} tasks reached "
-                           f"the barrier within {t.formation_deadline_s:.0f} s (too few "
-                           "executor slots for --tasks?)")
+    join_barrier(run, task, cell.tasks, t.formation_deadline_s)
     if task == 0:
         _coordinate(cell, group, run, publisher)
-    stop = wait_for(lambda: run.get("stop"), _total_deadline(t))
-    if stop is None:
-        log.error("task %d: no stop order within the run's deadline; stopping", task)
+    await_stop(run, task, _total_deadline(t))
 
 
 def _total_deadline(t: Timing) -> float:
@@ -154,7 +119,7 @@ def _total_deadline(t: Timing) -> float:
 
 
 def _coordinate(cell: RealCell, group: LabGroup, run: RunDirectory,
-                publisher: _Publisher) -> None:
+                publisher: GroupStatusPublisher) -> None:
     """Task 0: stable group -> event -> stable again -> (driver stops producing) -> drained."""
     t = cell.timing
 
@@ -202,19 +167,6 @@ def _apply(cell: RealCell, group: LabGroup) -> float:
     if cell.event == "crash":
         return group.kill(cell.victim or "")
     raise ValueError(f"real mode runs join, leave and crash, not {cell.event!r}")
-
-
-def _rows(task: int, cell: RealCell, records_dir: Path) -> Iterator[tuple[Any, ...]]:
-    for path in sorted(records_dir.glob("*.jsonl")):
-        with open(path, encoding="utf-8") as fh:
-            for line in fh:
-                if not line.endswith("\n"):
-                    continue  # a line cut by SIGKILL
-                try:
-                    rec = json.loads(line)
-                except ValueError:
-                    continue
-                yield _row(task, cell.run_id, rec, line.strip())
 
 
 def _row(task: int, run_id: str, rec: dict[str, Any], raw: str) -> tuple[Any, ...]:

@@ -15,8 +15,8 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from zkconsumer.sim import Calibration, SimConfig, simulate
-from zkconsumer.spark.grid import Cell
-from zkconsumer.spark.tables import schema_ddl, to_record
+from zkconsumer.spark.herd.grid import Cell
+from zkconsumer.spark.herd.tables import schema_ddl, to_record
 
 log = logging.getLogger(__name__)
 

@@ -2,18 +2,19 @@
 
 For each cell of the grid (protocol x N x P x event x seed), one after another:
 
-1. create the topic and the run directory in ZooKeeper (:mod:`.control`), start a steady
-   producer here on the driver (what the broker acknowledged is the reference for ``lost``);
+1. create the topic and the run directory in ZooKeeper (:mod:`zkconsumer.spark.task_control`),
+   start a steady producer here on the driver (what the broker acknowledged is the reference
+   for ``lost``);
 2. run one Spark stage of ``tasks`` tasks in barrier mode (all tasks are scheduled together or
    none: they wait for each other on the ZooKeeper barrier, so a task left waiting for a free
-   slot would deadlock the run); each hosts its share of the members (:mod:`.real_task`);
+   slot would deadlock the run); each hosts its share of the members (:mod:`.task`);
 3. when task 0 reports the group settled after the event, stop producing and publish the last
    acknowledged offsets, so the tasks can drain; the tasks return their records as rows, which
    go straight to ``OUT/records/<run>`` (Parquet) together with ``OUT/produced/<run>`` and
    the event window ``OUT/windows/<run>.json``: the
    stage runs exactly once (a cached DataFrame could be evicted and recomputed, which would
    rerun the consumers), and the raw observations stay beside the table for auditing;
-4. at the end, :func:`.real_metrics.metrics_table` computes every run's metrics with Spark.
+4. at the end, :func:`.metrics.metrics_table` computes every run's metrics with Spark.
 
 ZooKeeper and the broker must be reachable from the executors: on a cluster pass ``--zk`` and
 ``--bootstrap`` (or set ``ZKCONSUMER_ZK``/``ZKCONSUMER_BOOTSTRAP``); without them the driver
@@ -35,10 +36,11 @@ from typing import Any
 from zkconsumer.lab.drivers import get_driver
 from zkconsumer.lab.producer import SteadyProducer
 from zkconsumer.lab.spec import Timing
-from zkconsumer.spark.control import RunDirectory, stop_producing
-from zkconsumer.spark.grid import Cell
-from zkconsumer.spark.real_metrics import PRODUCED_DDL, WINDOW_DDL, metrics_table
-from zkconsumer.spark.real_task import RECORD_DDL, RealCell, run_task
+from zkconsumer.spark.herd.grid import Cell
+from zkconsumer.spark.herd.metrics import PRODUCED_DDL, WINDOW_DDL, metrics_table
+from zkconsumer.spark.herd.task import RECORD_DDL, RealCell, run_task
+from zkconsumer.spark.task_control import RunDirectory, stop_producing
+from zkconsumer.spark.task_host import run_stage
 
 log = logging.getLogger(__name__)
 
@@ -58,13 +60,6 @@ class RealSettings:
         t = self.timing
         return replace(t, formation_deadline_s=t.formation_deadline_s + members * 2.0,
                        event_deadline_s=t.event_deadline_s + members * 1.0)
-
-
-def _job(cell: RealCell) -> Any:
-    def body(it: Any) -> Any:
-        for task in it:
-            yield from run_task(task, cell)
-    return body
 
 
 def run_cell(spark: Any, cell: Cell, settings: RealSettings) -> tuple[Any, Any, dict[str, Any]]:
@@ -95,11 +90,9 @@ def run_cell(spark: Any, cell: Cell, settings: RealSettings) -> tuple[Any, Any, 
                                    name=f"spark-producer-{run_id}", daemon=True)
         stopper.start()
         started = time.time()
+        records_path = f"{settings.out_dir}/records/{run_id}"
         try:
-            sc = spark.sparkContext
-            rdd = sc.parallelize(range(tasks), tasks).barrier().mapPartitions(_job(rc))
-            records_path = f"{settings.out_dir}/records/{run_id}"
-            spark.createDataFrame(rdd, RECORD_DDL).write.mode("overwrite").parquet(records_path)
+            run_stage(spark, tasks, run_task, rc, RECORD_DDL, records_path)
         finally:
             producer.stop()
             stopper.join(5)
@@ -110,7 +103,7 @@ def run_cell(spark: Any, cell: Cell, settings: RealSettings) -> tuple[Any, Any, 
     count = records.count()
     acked = [(run_id, p.partition, p.offset, p.seq) for p in producer.produced]
     produced_path = f"{settings.out_dir}/produced/{run_id}"
-    (spark.createDataFrame(sc.parallelize(acked, max(1, tasks)), PRODUCED_DDL)
+    (spark.createDataFrame(spark.sparkContext.parallelize(acked, max(1, tasks)), PRODUCED_DDL)
      .write.mode("overwrite").parquet(produced_path))
     produced = spark.read.parquet(produced_path)
     event_ts, settled_ts = done.get("event_ts"), done.get("settled_ts")

@@ -2,23 +2,23 @@
 
 Every task starts its share of the members (threads), each behind its own fault proxy on its
 coordination side (ZooKeeper for ``zk-*``, the broker for broker groups; a ZooKeeper member's
-fetchers reach the broker directly), checks in at the run directory's barrier and publishes
-what its members fetch (:mod:`.control`). Task 0 waits for the whole group to be stable and
-announces the event instant a second ahead; then every task applies *its own members'* actions
-of the scenario plan (:mod:`zkconsumer.scenarios.splitbrain`) at their offsets from that
-instant: cut, heal, delay, join, leave. Task 0 ends the observation when the group is stable
-again or nothing has changed anywhere for ``idle_s`` (a group that gave up changes nothing),
-reads the verify tool's verdict (ZooKeeper groups), and if the group is not stable applies a
-*repair* event (one more join, at most three times) so that every record can still be
+fetchers reach the broker directly), checks in at the run directory's barrier and publishes what
+its members fetch (:mod:`zkconsumer.spark.task_control`). Task 0 waits for the whole group to be
+stable and announces the event instant a second ahead; then every task applies *its own
+members'* actions of the scenario plan (:mod:`zkconsumer.scenarios.splitbrain`) at their offsets
+from that instant: cut, heal, delay, join, leave. Task 0 ends the observation when the group is
+stable again or nothing has changed anywhere for ``idle_s`` (a group that gave up changes
+nothing), reads the verify tool's verdict (ZooKeeper groups), and if the group is not stable
+applies a *repair* event (one more join, at most three times) so that every record can still be
 delivered; then, as in the herd job, the driver stops producing and the tasks drain and stop.
-Tasks return their members' raw records.
+Tasks return their members' raw records. The frame around the scenario (scratch folder, status
+publisher, barrier, stop order, record lines) is :mod:`zkconsumer.spark.task_host`'s, the same
+as the herd job's.
 """
 
 from __future__ import annotations
 
 import logging
-import shutil
-import tempfile
 import threading
 import time
 from collections.abc import Iterator
@@ -26,8 +26,7 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
-from zkconsumer.lab.intervals import build_intervals, fetchers_at
-from zkconsumer.lab.records import Coord, Timeline
+from zkconsumer.lab.records import Coord, RunRecords
 from zkconsumer.lab.splitbrain.proxies import MemberProxies, ProxiedGroup
 from zkconsumer.scenarios.splitbrain import (
     Action,
@@ -38,19 +37,18 @@ from zkconsumer.scenarios.splitbrain import (
     task_of,
 )
 from zkconsumer.scenarios.timing import Timing
-from zkconsumer.spark.control import (
+from zkconsumer.spark.splitbrain.outcome import FORMATION_TIMED_OUT
+from zkconsumer.spark.task_control import (
     FORMED,
     STATUS_INTERVAL_S,
     RunDirectory,
-    StatusPublisher,
-    TaskStatus,
     drained,
     formation_state,
     group_idle,
     group_stable,
     wait_for,
 )
-from zkconsumer.spark.splitbrain_outcome import FORMATION_TIMED_OUT
+from zkconsumer.spark.task_host import GroupStatusPublisher, await_stop, host_task, join_barrier
 
 log = logging.getLogger(__name__)
 
@@ -86,72 +84,58 @@ class SplitCell:
         return member_name(99_999 - k)
 
 
-class _Publisher(StatusPublisher):
-    """Publishes the task's :class:`TaskStatus`; ``last_change`` is the last instant any of its
-    members recorded a timeline or coordination change or a rebalance request."""
+class _Publisher(GroupStatusPublisher):
+    """``last_change`` is the last instant any of the task's members recorded a timeline or
+    coordination change or a rebalance request (a storm's retries show in the requests)."""
 
     def __init__(self, task: int, group: ProxiedGroup, run: RunDirectory,
                  partitions: int) -> None:
-        super().__init__(task, run, name=f"split-status-t{task}")
-        self.group = group
-        self.partitions = partitions
+        super().__init__(task, group, run, partitions, name=f"split-status-t{task}")
         self._totals: dict[tuple[str, int], int] = {}
         self._activity = 0.0
 
-    def status(self) -> TaskStatus:
-        with self.lock:
-            self.group.tail.poll()
-            now = time.time()
-            records = self.group.records
-            for s in records.requests[-500:]:
-                total = sum(v for k, v in s.counts.items() if k in REBALANCE_COUNTERS)
-                key = (s.member, s.incarnation)
-                if self._totals.get(key) != total:
-                    self._totals[key] = total
-                    self._activity = max(self._activity, s.ts)
-            who = fetchers_at(build_intervals(records, now + 3600.0, Timeline.FETCHING),
-                              self.partitions, now)
-            live = [m for m in self.group.members if self.group.handles[m].alive()]
-            fetching = set().union(*who) if who else set()
-            top = records.highest_delivered()
-            last = max([self._activity, *(e.ts for e in records.timeline[-200:]),
-                        *(c.ts for c in records.coord[-200:] if c.what != "commit_ok")])
-        return TaskStatus(task=self.task, at=now, fetchers=[len(s) for s in who], live=len(live),
-                          idle=sum(1 for m in live if m not in fetching), last_change=last,
-                          delivered_max=top)
+    def last_change(self, records: RunRecords) -> float:
+        for s in records.requests[-500:]:
+            total = sum(v for k, v in s.counts.items() if k in REBALANCE_COUNTERS)
+            key = (s.member, s.incarnation)
+            if self._totals.get(key) != total:
+                self._totals[key] = total
+                self._activity = max(self._activity, s.ts)
+        return max([self._activity, *(e.ts for e in records.timeline[-200:]),
+                    *(c.ts for c in records.coord[-200:] if c.what != "commit_ok")])
 
 
 def run_task(task: int, cell: SplitCell) -> Iterator[tuple[Any, ...]]:
     """The body of task ``task``: yields ``(run_id, task, raw record line)``."""
-    from zkconsumer.admin.cluster import zk_session
-
-    records_dir = Path(tempfile.mkdtemp(prefix=f"zkc-split-{cell.run_id}-t{task}-"))
     proxies = MemberProxies(cell.family, cell.zk_connect, cell.bootstrap)
-    group = ProxiedGroup(proxies, protocol=cell.protocol, topic=cell.topic, group=cell.group,
-                         partitions=cell.partitions, zk_connect=cell.zk_connect,
-                         bootstrap=cell.bootstrap, timing=cell.timing, records_dir=records_dir,
-                         processes=False)
-    try:
-        with zk_session(cell.zk_connect) as client:
-            run = RunDirectory(client, cell.run_id)
-            publisher = _Publisher(task, group, run, cell.partitions)
-            try:
-                _host(task, cell, group, proxies, run, publisher)
-            finally:
-                publisher.halt.set()
-                publisher.join(10)
-                for proxy in proxies.by_member.values():
-                    proxy.heal()
-                    proxy.set_latency(0.0, 0.0)
-                group.stop_all()
-                proxies.stop_all()
-        for path in sorted(records_dir.glob("*.jsonl")):
-            with open(path, encoding="utf-8") as fh:
-                for line in fh:
-                    if line.endswith("\n") and line.strip():
-                        yield (cell.run_id, task, line.strip())
-    finally:
-        shutil.rmtree(records_dir, ignore_errors=True)
+
+    def members(records_dir: Path) -> ProxiedGroup:
+        return ProxiedGroup(proxies, protocol=cell.protocol, topic=cell.topic, group=cell.group,
+                            partitions=cell.partitions, zk_connect=cell.zk_connect,
+                            bootstrap=cell.bootstrap, timing=cell.timing,
+                            records_dir=records_dir, processes=False)
+
+    def publisher(group: ProxiedGroup, run: RunDirectory) -> _Publisher:
+        return _Publisher(task, group, run, cell.partitions)
+
+    def host(group: ProxiedGroup, run: RunDirectory, status: _Publisher) -> None:
+        _host(task, cell, group, proxies, run, status)
+
+    def stop(group: ProxiedGroup) -> None:
+        _heal_all(proxies)
+        group.stop_all()
+        proxies.stop_all()
+
+    for line in host_task(task, cell.run_id, cell.zk_connect, f"zkc-split-{cell.run_id}-t{task}-",
+                          members, publisher, host, stop):
+        yield (cell.run_id, task, line)
+
+
+def _heal_all(proxies: MemberProxies) -> None:
+    """The fault is over for everybody: no cut, no added latency."""
+    for proxy in proxies.by_member.values():
+        proxy.heal()
+        proxy.set_latency(0.0, 0.0)
 
 
 def _host(task: int, cell: SplitCell, group: ProxiedGroup, proxies: MemberProxies,
@@ -165,11 +149,7 @@ def _host(task: int, cell: SplitCell, group: ProxiedGroup, proxies: MemberProxie
             if task_of(m, cell.tasks) == task:
                 group.spawn(m)
         publisher.start()
-    run.ready(task)
-    if not wait_for(lambda: run.ready_count() >= cell.tasks, t.formation_deadline_s):
-        raise RuntimeError(f"task {task}: only {run.ready_count()} of {cell.tasks} tasks reached "
-                           f"the barrier within {t.formation_deadline_s:.0f} s (too few "
-                           "executor slots for --tasks?)")
+    join_barrier(run, task, cell.tasks, t.formation_deadline_s)
     coordinator = None
     if task == 0:
         coordinator = threading.Thread(target=_coordinate, args=(cell, group, run, publisher),
@@ -181,11 +161,8 @@ def _host(task: int, cell: SplitCell, group: ProxiedGroup, proxies: MemberProxie
         _apply(cell.plan.for_task(task, cell.tasks), float(event["ts"]), group, proxies,
                publisher)
         if wait_for(lambda: run.get("end"), total):
-            for proxy in proxies.by_member.values():  # the fault is over for everybody
-                proxy.heal()
-                proxy.set_latency(0.0, 0.0)
-    if wait_for(lambda: run.get("stop"), total) is None:
-        log.error("task %d: no stop order within the run's deadline; stopping", task)
+            _heal_all(proxies)
+    await_stop(run, task, total)
     if coordinator is not None:
         coordinator.join(10)
 

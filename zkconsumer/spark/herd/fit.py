@@ -8,7 +8,7 @@
 answers a JoinGroup, when it notices a dead session, how Tansu's coordinator paces its
 rounds) only show in whole rebalances. They are fitted here: each parameter of
 :data:`FIT_GRIDS` in turn (two passes), every candidate value is scored by simulating the
-fitting runs' cells exactly as ``spark validate`` does (:func:`zkconsumer.spark.validate.
+fitting runs' cells exactly as ``spark validate`` does (:func:`zkconsumer.spark.herd.validate.
 validate`), and the value with the smallest :func:`loss` is kept (the current one on a tie).
 Only the cells of the protocols a parameter acts on are simulated for it.
 
@@ -31,7 +31,7 @@ from pathlib import Path
 from typing import Any
 
 from zkconsumer.sim import Calibration
-from zkconsumer.spark.validate import Check, load_real_rows, validate
+from zkconsumer.spark.herd.validate import Check, load_real_rows, validate
 
 log = logging.getLogger(__name__)
 

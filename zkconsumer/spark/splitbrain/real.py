@@ -4,8 +4,8 @@ For each cell (protocol x scenario x N x P x seed), one after another: create th
 run directory, start a steady producer and a committed-offsets watcher here on the driver (what
 the broker acknowledged is the reference for ``lost``; the watcher catches a committed offset
 going backwards), run one barrier stage of ``tasks`` tasks hosting the members
-(:mod:`.splitbrain_task`), write their raw records to ``OUT/records/<run>`` (Parquet), then
-compute the run's metrics on the executors (:func:`.splitbrain_metrics.run_metrics` over the
+(:mod:`.task`), write their raw records to ``OUT/records/<run>`` (Parquet), then
+compute the run's metrics on the executors (:func:`.metrics.run_metrics` over the
 run's records, grouped by run). A cell the scenario has no meaning for is a row with
 ``applicable = false`` and the reason.
 """
@@ -36,10 +36,11 @@ from zkconsumer.scenarios.splitbrain import (
     plan,
 )
 from zkconsumer.scenarios.timing import Timing
-from zkconsumer.spark.control import RunDirectory, stop_producing
-from zkconsumer.spark.splitbrain_metrics import Window, process_start_skew_ms, run_metrics
-from zkconsumer.spark.splitbrain_outcome import is_formation_outcome
-from zkconsumer.spark.splitbrain_task import RECORD_DDL, SplitCell, run_task, scaled
+from zkconsumer.spark.splitbrain.metrics import Window, process_start_skew_ms, run_metrics
+from zkconsumer.spark.splitbrain.outcome import is_formation_outcome
+from zkconsumer.spark.splitbrain.task import RECORD_DDL, SplitCell, run_task, scaled
+from zkconsumer.spark.task_control import RunDirectory, stop_producing
+from zkconsumer.spark.task_host import run_stage
 
 log = logging.getLogger(__name__)
 
@@ -138,9 +139,7 @@ def run_real_cell(spark: Any, key: SplitCellKey, s: RealSettings) -> dict[str, A
                                    name=f"split-producer-{run_id}", daemon=True)
         stopper.start()
         try:
-            sc = spark.sparkContext
-            rdd = sc.parallelize(range(tasks), tasks).barrier().mapPartitions(_job(cell))
-            spark.createDataFrame(rdd, RECORD_DDL).write.mode("overwrite").parquet(records_path)
+            run_stage(spark, tasks, run_task, cell, RECORD_DDL, records_path)
         finally:
             producer.stop()
             stopper.join(5)
@@ -204,10 +203,3 @@ def metrics_of(raws: Any, ctx: dict[str, Any]) -> dict[str, Any]:
                       committed=ctx.get("committed"))
     return {**out, "process_start_skew_ms": process_start_skew_ms(records, pl.initial,
                                                                   ctx["tasks"])}
-
-
-def _job(cell: SplitCell) -> Any:
-    def body(it: Any) -> Any:
-        for task in it:
-            yield from run_task(task, cell)
-    return body

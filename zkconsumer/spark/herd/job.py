@@ -1,6 +1,6 @@
 """The herd sweep as a Spark application: ``--mode real`` or ``--mode sim``.
 
-    spark-submit zkconsumer/spark/herd.py --mode sim --members 4,64,1000,10000 \\
+    spark-submit zkconsumer/spark/herd/job.py --mode sim --members 4,64,1000,10000 \\
         --partitions 16,128 --protocols zk-range,eager-range,cooperative-sticky,kip848 \\
         --events join,leave,crash --seeds 3 --out DIR
     zkconsumer spark herd --mode real --members 100 --partitions 16 --events join,crash \\
@@ -31,9 +31,9 @@ from zkconsumer.lab.spec import Timing
 from zkconsumer.sim import EVENTS as SIM_EVENTS
 from zkconsumer.sim import PROTOCOLS as SIM_PROTOCOLS
 from zkconsumer.sim import Calibration
-from zkconsumer.spark.grid import cells, parse_ints
+from zkconsumer.spark.herd.grid import cells
 from zkconsumer.spark.progress import executor_cells
-from zkconsumer.spark.script import script_main
+from zkconsumer.spark.script import parse_ints, script_main
 
 log = logging.getLogger(__name__)
 
@@ -156,7 +156,7 @@ def run(args: argparse.Namespace, spark: Any = None) -> int:
 
 def _sim(spark: Any, grid: Any, args: argparse.Namespace, backoff: int, retries: int
          ) -> tuple[Any, list[str]]:
-    from zkconsumer.spark.sweep import SimSettings, sweep_dataframe
+    from zkconsumer.spark.herd.sweep import SimSettings, sweep_dataframe
 
     cal = Calibration.load(args.calibration) if args.calibration else Calibration()
     if args.zk_servers < 1:
@@ -188,7 +188,7 @@ def _real(spark: Any, grid: Any, args: argparse.Namespace, timing: Timing
           ) -> tuple[Any, list[str]]:
     import contextlib
 
-    from zkconsumer.spark.real import RealSettings, real_dataframe
+    from zkconsumer.spark.herd.real import RealSettings, real_dataframe
 
     with contextlib.ExitStack() as stack:
         zk, bootstrap = args.zookeeper, args.bootstrap
@@ -218,13 +218,16 @@ def _real(spark: Any, grid: Any, args: argparse.Namespace, timing: Timing
 
 def _write(df: Any, out: Path, args: argparse.Namespace, notes: list[str], started: float
            ) -> int:
-    from zkconsumer.spark.summary import write_summary
-    from zkconsumer.spark.tables import write_tables
+    from zkconsumer.spark.herd.summary import aggregate, summary_markdown, write_plots
+    from zkconsumer.spark.herd.tables import TABLE_COLUMNS, TABLE_ORDER
+    from zkconsumer.spark.summary import write_summary, write_tables
 
-    written = write_tables(df, out)
+    written = write_tables(df, out, TABLE_COLUMNS, TABLE_ORDER)
     elapsed = time.perf_counter() - started
     notes = [*notes, f"Wall time of the job: {elapsed:.1f} s."]
-    written += write_summary(df, out, f"Herd sweep ({args.mode})", command_line(args), notes)
+    aggregates = aggregate(df)
+    text = summary_markdown(aggregates, f"Herd sweep ({args.mode})", command_line(args), notes)
+    written += write_summary(out, text, lambda: write_plots(aggregates, out))
     print((out / "summary.md").read_text())
     for path in written:
         print(f"wrote {path}")

@@ -1,6 +1,6 @@
 """The lab's herd metrics of real runs, computed by Spark from the rows the tasks returned.
 
-Inputs are three DataFrames: the members' records (:data:`.real_task.RECORD_DDL`), what the
+Inputs are three DataFrames: the members' records (:data:`.task.RECORD_DDL`), what the
 broker acknowledged (``run_id, partition, offset, seq``) and one window per run
 (:data:`WINDOW_DDL`). Counting metrics are Spark aggregations over the event window; the two
 that need the ownership intervals (time to stable, members paused) run the lab's own pure

@@ -1,6 +1,6 @@
 """The split-brain sweep as a Spark application: ``--mode real`` or ``--mode sim``.
 
-    spark-submit zkconsumer/spark/splitbrain.py --mode sim --members 4,100,1000,10000 \\
+    spark-submit zkconsumer/spark/splitbrain/job.py --mode sim --members 4,100,1000,10000 \\
         --partitions 64 --protocols zk-range,zk-leader-range,eager-range,cooperative-sticky \\
         --scenarios zombie,stale-view,storm --seeds 20 --out DIR
     zkconsumer spark split-brain --mode real --members 50,100 --partitions 64 \\
@@ -8,10 +8,10 @@
 
 Both modes write ``DIR/sweep.parquet``, ``DIR/sweep.csv`` (one row per mode, protocol, scenario,
 N, P, seed), ``DIR/summary.md``, the plots and ``DIR/meta.json``. Real mode hosts real members
-in Spark tasks, faults through per-member fault proxies (:mod:`.splitbrain_task`); sim mode runs
+in Spark tasks, faults through per-member fault proxies (:mod:`.task`); sim mode runs
 :mod:`zkconsumer.sim.splitbrain` over the grid on the executors. The job fails (exit 1) if any
 run lost an acknowledged record or failed (a harness error); a group that did not form under
-its retry budget is an outcome, a row of the summary (:mod:`.splitbrain_outcome`). Without
+its retry budget is an outcome, a row of the summary (:mod:`.outcome`). Without
 ``--master`` it runs on ``local[*]`` (under spark-submit, on the master spark-submit was given).
 """
 
@@ -40,10 +40,9 @@ from zkconsumer.scenarios.splitbrain import (
     parse_list,
 )
 from zkconsumer.scenarios.timing import Timing
-from zkconsumer.spark.grid import parse_ints
 from zkconsumer.spark.progress import executor_cells
-from zkconsumer.spark.script import script_main
-from zkconsumer.spark.splitbrain_outcome import FAILED, exit_status, not_formed_text, tally
+from zkconsumer.spark.script import parse_ints, script_main
+from zkconsumer.spark.splitbrain.outcome import FAILED, exit_status, not_formed_text, tally
 
 log = logging.getLogger(__name__)
 
@@ -139,7 +138,7 @@ def command_line(args: argparse.Namespace) -> str:
 
 
 def grid(args: argparse.Namespace) -> list[Any]:
-    from zkconsumer.spark.splitbrain_real import SplitCellKey
+    from zkconsumer.spark.splitbrain.real import SplitCellKey
 
     protocols = parse_list(args.protocols, PROTOCOLS, "protocols")
     scenarios = parse_list(args.scenarios, SCENARIOS, "scenarios")
@@ -226,7 +225,7 @@ def broker_label(identity: str) -> str:
 
 def _real(spark: Any, cells: list[Any], params: ScenarioParams, timing: Timing,
           args: argparse.Namespace, zk: str, bootstrap: str, broker: str) -> list[dict]:
-    from zkconsumer.spark.splitbrain_real import (
+    from zkconsumer.spark.splitbrain.real import (
         GroupNotFormed,
         RealSettings,
         base_row,
@@ -282,7 +281,7 @@ def _real(spark: Any, cells: list[Any], params: ScenarioParams, timing: Timing,
 def _sim(spark: Any, cells: list[Any], params: ScenarioParams, timing: Timing,
          args: argparse.Namespace) -> list[dict]:
     from zkconsumer.sim import Calibration
-    from zkconsumer.sim.splitbrain import SplitSimSettings, simulate_cell
+    from zkconsumer.sim.splitbrain.simulate import SplitSimSettings, simulate_cell
 
     cal = Calibration.load(args.calibration) if args.calibration else Calibration()
     settings = SplitSimSettings(calibration=cal, timing=timing, params=params, tasks=args.tasks,
@@ -304,13 +303,26 @@ def _write(spark: Any, rows: list[dict], out: Path, args: argparse.Namespace,
     (:func:`.exit_status`: lost records or failed runs, never a group that did not form)."""
     import dataclasses
 
-    from zkconsumer.spark.splitbrain_table import rows_to_df, write_summary, write_tables
+    from zkconsumer.spark.splitbrain.outcome import outcome_rows
+    from zkconsumer.spark.splitbrain.table import (
+        TABLE_COLUMNS,
+        TABLE_ORDER,
+        aggregate,
+        rows_to_df,
+        summary_markdown,
+        write_plots,
+    )
+    from zkconsumer.spark.summary import write_summary, write_tables
 
     df = rows_to_df(spark, rows).cache()
-    written = write_tables(df, out)
+    written = write_tables(df, out, TABLE_COLUMNS, TABLE_ORDER)
     notes = [*notes, f"Wall time of the job: {time.perf_counter() - started:.1f} s."]
-    written += write_summary(df, rows, out, f"Split brain at scale ({args.mode})",
-                             command_line(args), notes)
+    # measured runs aggregated by Spark from ``df``; the others, few, listed from ``rows``
+    text = summary_markdown(aggregate(df), outcome_rows(rows),
+                            f"Split brain at scale ({args.mode})", command_line(args), notes)
+    # every measured run of a cell is a point of its curve (the give-ups of a stuck group too)
+    written += write_summary(out, text,
+                             lambda: write_plots(aggregate(df, by_outcome=False), out))
     counts = tally(rows)
     write_provenance(out, dataclasses.replace(
         prov, extra={**prov.extra, "runs": counts.runs, "lost_runs": counts.lost,

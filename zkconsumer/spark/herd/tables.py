@@ -1,4 +1,5 @@
-"""The sweep table both modes write: its schema, and ``sweep.parquet`` / ``sweep.csv``.
+"""The sweep table both modes write: its schema and row order (the files:
+:func:`zkconsumer.spark.summary.write_tables`).
 
 One row per (protocol, members, partitions, event, seed). The first columns are the herd
 metrics (:data:`zkconsumer.sim.result.COLUMNS`), then ``mode`` (``real`` or ``sim``) and
@@ -9,9 +10,7 @@ that one mode or the other fills (None where it has no such figure).
 from __future__ import annotations
 
 import logging
-import shutil
 from collections.abc import Mapping
-from pathlib import Path
 from typing import Any
 
 from zkconsumer.sim.result import COLUMNS
@@ -33,6 +32,8 @@ SCHEMA_FIELDS: tuple[tuple[str, str], ...] = (
 )
 TABLE_COLUMNS = tuple(name for name, _ in SCHEMA_FIELDS)
 assert TABLE_COLUMNS[:len(COLUMNS)] == COLUMNS
+# the order of the rows in sweep.parquet and sweep.csv
+TABLE_ORDER = ("protocol", "event", "partitions", "members", "seed")
 
 _CASTS = {"string": str, "int": int, "long": int, "double": float, "boolean": bool}
 
@@ -49,21 +50,4 @@ def to_record(row: Mapping[str, Any]) -> tuple[Any, ...]:
         value = row.get(name)
         out.append(None if value is None else _CASTS[kind](value))
     return tuple(out)
-
-
-def write_tables(df: Any, out_dir: Path) -> list[Path]:
-    """``sweep.parquet`` (Spark's directory layout) and a single-file ``sweep.csv``."""
-    out_dir.mkdir(parents=True, exist_ok=True)
-    parquet = out_dir / "sweep.parquet"
-    ordered = df.select(*TABLE_COLUMNS).orderBy("protocol", "event", "partitions", "members",
-                                                 "seed")
-    ordered.write.mode("overwrite").parquet(str(parquet))
-    csv_dir = out_dir / "_sweep_csv"
-    ordered.coalesce(1).write.mode("overwrite").option("header", True).csv(str(csv_dir))
-    part = next(csv_dir.glob("part-*.csv"))
-    csv = out_dir / "sweep.csv"
-    shutil.move(str(part), csv)
-    shutil.rmtree(csv_dir, ignore_errors=True)
-    return [parquet, csv]
-
 

@@ -3,7 +3,7 @@
 The plan is the real job's (:func:`zkconsumer.scenarios.splitbrain.plan`: same zombies,
 delays, joins and leaves for a seed). Per protocol:
 
-- ``zk-range``: :class:`.splitbrain_legacy.LegacySplitModel` (per-member views, the cut-off
+- ``zk-range``: :class:`.legacy.LegacySplitModel` (per-member views, the cut-off
   member's expiry and late stop, conflicts, rollbacks, retry budgets, giving up);
 - ``zk-leader-range``: a cut-off member stops its fetchers when its client reports the
   connection suspended (two thirds of the session timeout without an answer, less kazoo's
@@ -38,7 +38,7 @@ from zkconsumer.scenarios.splitbrain import (
 )
 from zkconsumer.scenarios.timing import Timing
 from zkconsumer.sim.calibration import Calibration
-from zkconsumer.sim.splitbrain_legacy import LegacySplitModel, Outcome
+from zkconsumer.sim.splitbrain.legacy import LegacySplitModel, Outcome
 
 log = logging.getLogger(__name__)
 

@@ -7,7 +7,7 @@ sum over request types. Where a simulated count misses, which type is short is w
 (heartbeats, JoinGroup, SyncGroup; getData, getChildren...). This job reads a sweep's local
 raw output (``DIR/records/<run>``, Parquet, and ``DIR/windows/<run>.json``, written by
 ``spark herd --mode real``), counts each type over the same window as the sweep
-(:func:`zkconsumer.spark.real_metrics.request_deltas`), and writes one row per (run, type):
+(:func:`zkconsumer.spark.herd.metrics.request_deltas`), and writes one row per (run, type):
 protocol, N, P, event, seed, request, count, and whether the type is in
 ``coordination_requests`` (offset commits are not). The counted types of a run add up to its
 ``coordination_requests`` (the job checks it against ``DIR/sweep.parquet`` when present).
@@ -83,7 +83,7 @@ def run(args: argparse.Namespace) -> int:
     from pyspark.sql import functions as F
 
     from zkconsumer.results import capture, write_provenance
-    from zkconsumer.spark.real_metrics import (
+    from zkconsumer.spark.herd.metrics import (
         COMMIT_REQUESTS,
         WINDOW_DDL,
         request_deltas,

@@ -13,7 +13,7 @@ The start-up spread is modelled, not fitted: the members of one client process (
 start one after another, as the real job spawns them, each taking the calibration's session
 set-up (``zk_connect_ms``, measured by ``calibrate``) varied by its ``jitter_cv``; processes
 start at the same instant. Everything after registration is the split-brain model's legacy
-rebalance (:mod:`.splitbrain_legacy`).
+rebalance (:mod:`.legacy`).
 """
 
 from __future__ import annotations
@@ -23,8 +23,8 @@ from dataclasses import dataclass
 
 from zkconsumer.scenarios.splitbrain import Action, Kind, Plan, member_name, task_of
 from zkconsumer.sim.calibration import Calibration
-from zkconsumer.sim.splitbrain import HORIZON_S, stable_at
-from zkconsumer.sim.splitbrain_legacy import LegacySplitModel
+from zkconsumer.sim.splitbrain.legacy import LegacySplitModel
+from zkconsumer.sim.splitbrain.simulate import HORIZON_S, stable_at
 
 MIN_CONNECT_FACTOR = 0.1     # a jittered set-up is never shorter than a tenth of the median
 
