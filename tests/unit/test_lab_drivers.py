@@ -74,6 +74,44 @@ def test_every_protocol_has_a_driver_and_broker_attempts_are_joingroups() -> Non
         assert d.attempt_counter == (None if d.family == "zookeeper" else "JoinGroup")
 
 
+@pytest.mark.parametrize(("name", "assignor", "static"), [
+    ("consumer-uniform", "uniform", False), ("consumer-range", "range", False),
+    ("static-consumer-uniform", "uniform", True), ("static-consumer-range", "range", True),
+])
+def test_kip848_members_leave_session_heartbeat_and_assignment_to_the_coordinator(
+        tmp_path: Path, name: str, assignor: str, static: bool) -> None:
+    d = get_driver(name)
+    assert (d.family, d.attempt_counter, d.option("group.protocol")) == (
+        "broker", None, "consumer"), "no JoinGroup to count: members count reconciliations"
+    assert d.option("static") == ("true" if static else "")
+    conf = consumer_config(spec(tmp_path, name), assignor, static, "consumer")
+    assert conf["group.protocol"] == "consumer" and conf["group.remote.assignor"] == assignor
+    # librdkafka refuses these with group.protocol=consumer: the broker holds them.
+    assert not {"session.timeout.ms", "heartbeat.interval.ms",
+                "partition.assignment.strategy"} & set(conf)
+    assert conf.get("group.instance.id") == ("m03" if static else None)
+
+
+def test_a_kip848_member_records_each_reconciliation_and_only_what_it_gives_up(
+        tmp_path: Path) -> None:
+    from confluent_kafka import TopicPartition
+
+    from zkconsumer.lab.drivers.broker import BrokerCallbacks
+
+    s = spec(tmp_path, "consumer-uniform")
+    writer = RecordWriter(s.records_path, s.member, s.incarnation)
+    cb = BrokerCallbacks(s, writer, count_attempts=True)
+    cb.on_assign(None, [TopicPartition("t", 0), TopicPartition("t", 1), TopicPartition("x", 5)])
+    cb.on_revoke(None, [TopicPartition("t", 1)])
+    cb.on_assign(None, [])
+    writer.close()
+    tail = RecordTail(tmp_path)
+    tail.poll()
+    assert [(e.what, e.partitions) for e in tail.records.timeline] == [
+        (Timeline.ASSIGNED, (0, 1)), (Timeline.FETCHING, (0, 1)), (Timeline.REVOKED, (1,))]
+    assert [c.what for c in tail.records.coord].count("attempt") == 2
+
+
 def test_values_that_are_not_sequence_numbers_are_not_ours() -> None:
     assert (parse_seq(b"17"), parse_seq(b"hello"), parse_seq(None)) == (17, None, None)
 

@@ -22,6 +22,7 @@ from zkconsumer.lab.metrics import (
     lost,
     members_paused,
     partition_seconds_unavailable,
+    partitions_revoked,
     request_deltas,
 )
 from zkconsumer.lab.records import RecordTail, RecordWriter, RunRecords, Timeline
@@ -79,6 +80,33 @@ def test_cooperative_join_pauses_only_the_member_that_gives_a_partition_up() -> 
     assert members_paused(ivs, w, {}) == ["m1"]
     assert stable_since(ivs, 4, w.start, w.end, w.required_members) == 20
     assert partition_seconds_unavailable(ivs, 4, w) == pytest.approx(8.0)
+
+
+def test_kip848_join_revokes_only_what_moves() -> None:
+    """As a KIP-848 member writes it: m1 gives up partition 3 in one heartbeat (on_revoke of
+    that partition alone; its on_assign of nothing writes no timeline), m2 gets it at its next
+    heartbeat."""
+    recs = RunRecords()
+    formed(recs)
+    lc(recs, 10, "m2", "starting")
+    tl(recs, 11, "m1", "revoked", 3)
+    tl(recs, 12, "m2", "assigned", 3)
+    tl(recs, 12, "m2", "fetching", 3)
+    w = EventWindow(10, 30, ("m0", "m1", "m2"))
+    ivs = build_intervals(recs, w.end)
+    assert members_paused(ivs, w, {}) == ["m1"]
+    assert partitions_revoked(ivs, w, {}) == 1
+    assert stable_since(ivs, 4, w.start, w.end, w.required_members) == 12
+    assert partition_seconds_unavailable(ivs, 4, w) == pytest.approx(1.0)
+
+
+def test_eager_join_revokes_every_partition_and_a_leavers_own_stop_is_not_counted() -> None:
+    recs = RunRecords()
+    eager_join(recs)
+    w = EventWindow(10, 30, ("m0", "m1", "m2"))
+    ivs = build_intervals(recs, w.end)
+    assert partitions_revoked(ivs, w, {}) == 4
+    assert partitions_revoked(ivs, w, {("m0", 0): 10.5}) == 2
 
 
 def test_old_assignment_is_not_stable_while_the_newcomer_owns_nothing() -> None:

@@ -75,3 +75,12 @@ def test_a_broker_without_joingroup_cannot_be_asked_either() -> None:
     assert static_membership_refusal("b", {18: (0, 2)}) == (
         "b cannot be asked for static membership: it offers no JoinGroup request at all "
         "(no broker-side consumer groups)")
+
+
+def test_only_a_broker_offering_consumer_group_heartbeat_has_kip848_groups():
+    from zkconsumer.lab.api_versions import consumer_protocol_refusal
+
+    assert consumer_protocol_refusal("apache-kafka-4.0.2", {11: (2, 9), 68: (0, 1)}) is None
+    assert consumer_protocol_refusal("apache-kafka-2.4.1", {11: (0, 6)}) == (
+        "apache-kafka-2.4.1 has no KIP-848 consumer groups: it does not offer the "
+        "ConsumerGroupHeartbeat request (api key 68; Apache Kafka 4.0 and later)")

@@ -55,6 +55,10 @@ def register(sub: Any) -> None:
                       help="ZooKeeper session and broker group session timeout alike")
     cmp_.add_argument("--rate", type=float, default=40.0,
                       help="messages per second produced during each run")
+    cmp_.add_argument("--consumer-heartbeat-ms", type=int, default=None, metavar="MS",
+                      help="heartbeat interval of the KIP-848 (consumer-*) groups, set on the "
+                           "Apache Kafka 4 broker --broker starts "
+                           "(group.consumer.heartbeat.interval.ms; default: the broker's, 5000)")
     add_zk_option(cmp_, dest="zookeeper", required=False,
                   note="an existing ZooKeeper (default: an embedded one)")
     add_bootstrap_option(cmp_, note="an existing broker (default: an embedded one)")
@@ -80,20 +84,46 @@ def reproduce_command(args: argparse.Namespace) -> str:
              "--session-timeout-ms", str(args.session_timeout_ms), "--rate", f"{args.rate:g}"]
     if args.processes:
         parts.append("--processes")
+    if args.consumer_heartbeat_ms is not None:
+        parts += ["--consumer-heartbeat-ms", str(args.consumer_heartbeat_ms)]
     if args.parallel != 1:
         parts += ["--parallel", str(args.parallel)]
     return finish_command(parts, args)
 
 
+def kip848_heartbeat(args: argparse.Namespace) -> dict[str, object] | str:
+    """What meta.json records of the KIP-848 groups' heartbeat (the interval the broker gave
+    them, when the run starts an Apache Kafka 4 broker), or the error when
+    ``--consumer-heartbeat-ms`` names a broker that has no such setting."""
+    from zkconsumer.testing.kraft import DEFAULT_CONSUMER_HEARTBEAT_MS
+    from zkconsumer.testing.servers import is_kraft_spec
+
+    kraft = bool(args.broker) and is_kraft_spec(args.broker)
+    if args.consumer_heartbeat_ms is not None and not kraft:
+        return ("--consumer-heartbeat-ms is a setting of the Apache Kafka 4 broker the run "
+                "starts: give --broker kafka:DIR with a Kafka 4 directory")
+    if not kraft:
+        return {}
+    hb = args.consumer_heartbeat_ms
+    return {"consumer_heartbeat_interval_ms": DEFAULT_CONSUMER_HEARTBEAT_MS if hb is None else hb,
+            "consumer_heartbeat_source": "broker default" if hb is None
+            else "--consumer-heartbeat-ms"}
+
+
 def run_compare(args: argparse.Namespace) -> int:
     if not servers_named_together(args) or not broker_named_once(args):
         return 2
-    prov = capture(reproduce_command(args))
+    heartbeat = kip848_heartbeat(args)
+    if isinstance(heartbeat, str):
+        print(f"zkconsumer: error: {heartbeat}", file=sys.stderr)
+        return 2
+    prov = capture(reproduce_command(args), **heartbeat)
     spec = ExperimentSpec(
         protocols=args.protocols, events=args.events, members=args.members,
         partitions=args.partitions, repeat=args.repeat, processes=args.processes,
         out_dir=str(args.out), zk_connect=args.zookeeper, bootstrap=args.bootstrap,
-        timing=Timing(session_timeout_ms=args.session_timeout_ms, produce_rate=args.rate),
+        timing=Timing(session_timeout_ms=args.session_timeout_ms, produce_rate=args.rate,
+                      consumer_heartbeat_interval_ms=args.consumer_heartbeat_ms),
         progress=not args.no_progress, parallel=args.parallel, broker=args.broker)
     try:
         spec.validate()

@@ -8,7 +8,13 @@ import threading
 from typing import Any
 
 from zkconsumer.admin.options import add_zk_option
-from zkconsumer.testing import EmbeddedBroker, EmbeddedEnsemble, EmbeddedZooKeeper, KafkaBroker
+from zkconsumer.testing import (
+    EmbeddedBroker,
+    EmbeddedEnsemble,
+    EmbeddedZooKeeper,
+    KafkaBroker,
+    KraftBroker,
+)
 
 
 def register(sub: Any) -> None:
@@ -68,9 +74,14 @@ def zk_start(args: argparse.Namespace) -> int:
 
 
 def broker_start(args: argparse.Namespace) -> int:
-    broker: EmbeddedBroker | KafkaBroker
+    from zkconsumer.testing.kafka import check_kafka_home
+    from zkconsumer.testing.kraft import is_kraft_home
+
+    broker: EmbeddedBroker | KafkaBroker | KraftBroker
     if args.kafka_home:
-        broker = KafkaBroker(args.zk, args.kafka_home, broker_id=args.broker_id, port=args.port)
+        # Kafka 4 has no ZooKeeper mode: started as a KRaft node, registered here like Tansu.
+        kind = KraftBroker if is_kraft_home(check_kafka_home(args.kafka_home)) else KafkaBroker
+        broker = kind(args.zk, args.kafka_home, broker_id=args.broker_id, port=args.port)
     else:
         broker = EmbeddedBroker(args.zk, broker_id=args.broker_id, port=args.port)
     with broker:

@@ -1,6 +1,7 @@
 """Which request versions a broker speaks, asked with ApiVersions v0 (KIP-35, Kafka 0.10.0).
 
-The lab needs one fact from it: whether a client *can* ask for static membership at all.
+The lab needs two facts from it: whether a broker has KIP-848 groups at all (it offers
+ConsumerGroupHeartbeat), and whether a client *can* ask for static membership.
 ``group.instance.id`` (KIP-345) travels only in JoinGroup v5 and later, which brokers have from
 Kafka 2.3; against an older coordinator the client negotiates a JoinGroup without the field, so
 "static" members join as dynamic ones and a bounce rebalances the group. That is not the broker
@@ -24,6 +25,8 @@ API_VERSIONS = 18
 JOIN_GROUP = 11
 # KIP-345: the first JoinGroup version carrying group.instance.id (Apache Kafka 2.3).
 STATIC_JOIN_GROUP_VERSION = 5
+# KIP-848: the one request of the "consumer" group protocol (joins, heartbeats and assignments).
+CONSUMER_GROUP_HEARTBEAT = 68
 CLIENT_ID = "zkconsumer-lab"
 
 Versions = dict[int, tuple[int, int]]
@@ -101,3 +104,15 @@ def static_membership_refusal(broker: str, versions: Mapping[int, tuple[int, int
     return (f"{broker} cannot be asked for static membership: its JoinGroup goes up to v{top}, "
             f"and group.instance.id travels only in JoinGroup v{STATIC_JOIN_GROUP_VERSION} and "
             f"later (Apache Kafka 2.3, KIP-345), so no client can send it")
+
+
+def consumer_protocol_refusal(broker: str, versions: Mapping[int, tuple[int, int]]
+                              ) -> str | None:
+    """Why no member can join a KIP-848 group (``group.protocol=consumer``) on this broker, or
+    None if one can: the protocol is the ConsumerGroupHeartbeat request (Apache Kafka 3.7 as a
+    preview, the default from 4.0), and a broker that does not announce it has no such groups."""
+    if CONSUMER_GROUP_HEARTBEAT in versions:
+        return None
+    return (f"{broker} has no KIP-848 consumer groups: it does not offer the "
+            f"ConsumerGroupHeartbeat request (api key {CONSUMER_GROUP_HEARTBEAT}; Apache Kafka "
+            f"4.0 and later)")

@@ -4,7 +4,9 @@ One option shared by ``experiment compare``, ``herd``, ``split-brain`` and ``spa
 every verb names brokers the same way as ``ZKCONSUMER_BOOTSTRAP`` does: ``tansu`` (the embedded
 default), ``kafka`` (an Apache Kafka broker started from ``ZKCONSUMER_KAFKA_HOME``) or
 ``kafka:DIR`` (from the Kafka directory ``DIR``, laid out like ``../shared/kafka-2.4.1``). A
-Kafka broker started this way runs on a ZooKeeper of its own.
+Kafka broker started this way runs on a ZooKeeper of its own; an Apache Kafka 4 directory
+(``../shared/kafka-4.0``) starts a KRaft node instead, registered in the run's ZooKeeper by the
+lab as Tansu is.
 """
 
 from __future__ import annotations
@@ -18,7 +20,8 @@ from zkconsumer.errors import ServerError
 
 BROKER_HELP = ("broker to start for the runs: tansu (embedded, default), kafka "
                "(ZKCONSUMER_KAFKA_HOME) or kafka:DIR (a Kafka directory such as "
-               "../shared/kafka-2.4.1); results name the broker they measured")
+               "../shared/kafka-2.4.1, or ../shared/kafka-4.0 for KRaft and KIP-848); results "
+               "name the broker they measured")
 
 
 def broker_spec(text: str) -> str:

@@ -8,6 +8,8 @@ saw the group settled. Definitions, as ``docs/comparison.md`` states them:
   one member, every expected member was fetching, and this held to the end (None: never).
 - ``members_paused``: members that stopped fetching at least one partition in the window, other
   than by their own departure (a leaving, killed or bounced member's own stop is the event).
+  Under incremental protocols (cooperative, KIP-848) a member that keeps all its partitions is
+  not paused; ``partitions_revoked`` (an extra) counts the partitions stopped that way.
 - ``partition_seconds_unavailable``: integral over the window of the number of partitions that
   nobody was fetching.
 - ``coordination_requests``: requests counted by the clients in the window (ZooKeeper requests
@@ -46,6 +48,17 @@ from zkconsumer.lab.records import Coord, Decision, RunRecords, Timeline
 ZOOKEEPER_FAMILY = "zookeeper"
 # Decisions closer than this belong to the same rebalance round (see decision_rounds).
 ROUND_GAP_S = 1.0
+# KIP-848 members talk to the coordinator through ConsumerGroupHeartbeat only, which librdkafka's
+# statistics do not count, and send no JoinGroup: what their two request metrics mean instead.
+KIP848_NOTES = {
+    "coordination_requests": "KIP-848 group: ConsumerGroupHeartbeat requests are not in "
+                             "librdkafka's statistics, so only OffsetCommit, OffsetFetch, "
+                             "FindCoordinator and the like are counted",
+    "rebalance_attempts": "KIP-848 group: no JoinGroup; counted are the members' "
+                          "reconciliations (one on_assign each)",
+    "conflicting_decisions": "KIP-848 group: the coordinator computes the assignment for "
+                             "everybody, so members cannot decide differently",
+}
 NOT_APPLICABLE = {
     "watch_notifications": "broker-coordinated group: members set no ZooKeeper watches",
     "conflicting_decisions": "broker-coordinated group: one leader computes the assignment "
@@ -87,6 +100,21 @@ def members_paused(intervals: Sequence[Interval], w: EventWindow,
             continue
         paused.add(iv.member)
     return sorted(paused)
+
+
+def partitions_revoked(intervals: Sequence[Interval], w: EventWindow,
+                       leaving: dict[tuple[str, int], float]) -> int:
+    """Partition stops in the window other than by the fetcher's own leaving: what the protocol
+    took away from members that stayed (one eager round: every partition; an incremental one:
+    only those that move). A partition stopped in two rounds counts twice."""
+    count = 0
+    for iv in intervals:
+        if not (w.start <= iv.end < w.end):
+            continue
+        left_at = leaving.get((iv.member, iv.incarnation))
+        if left_at is None or iv.end < left_at:
+            count += 1
+    return count
 
 
 def members_idle(intervals: Sequence[Interval], partitions: int, w: EventWindow,
@@ -286,10 +314,12 @@ def decision_metrics(records: RunRecords, w: EventWindow, family: str,
     }
 
 
-def metric_notes(family: str, metrics: dict[str, Any]) -> dict[str, str]:
-    """Why a metric is None, for ``details["metric_notes"]`` (readers never guess a zero)."""
+def metric_notes(family: str, metrics: dict[str, Any], group_protocol: str = "classic"
+                 ) -> dict[str, str]:
+    """Why a metric is None or means something else, for ``details["metric_notes"]`` (readers
+    never guess a zero)."""
     if family != ZOOKEEPER_FAMILY:
-        return dict(NOT_APPLICABLE)
+        return {**NOT_APPLICABLE, **(KIP848_NOTES if group_protocol != "classic" else {})}
     if metrics.get("conflicting_decisions") is None:
         return {"conflicting_decisions": "no member recorded a rebalance decision in the window"}
     return {}
@@ -328,6 +358,7 @@ def event_metrics(records: RunRecords, produced: Sequence[Produced], partitions:
         **decision_metrics(records, w, family),
         # extras, not in the summary table
         "members_idle": len(members_idle(intervals, partitions, w, leaving)),
+        "partitions_revoked": partitions_revoked(intervals, w, leaving),
         "rollbacks": coord_count(records, w, Coord.ROLLBACK.value),
         "group_rebalances": group_rebalances(records, w),
         "requests_by_type": reqs,

@@ -19,7 +19,11 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from zkconsumer.lab.api_versions import broker_api_versions, static_membership_refusal
+from zkconsumer.lab.api_versions import (
+    broker_api_versions,
+    consumer_protocol_refusal,
+    static_membership_refusal,
+)
 from zkconsumer.lab.group import LabGroup, member_name
 from zkconsumer.lab.records import Timeline
 from zkconsumer.lab.spec import Timing
@@ -90,6 +94,18 @@ def requestable_refusal(broker: str, bootstrap: str) -> str | None:
                  bootstrap, exc)
         return None
     return static_membership_refusal(broker, versions)
+
+
+def kip848_refusal(broker: str, bootstrap: str) -> str | None:
+    """Why ``bootstrap`` cannot run KIP-848 groups, or None (also when it cannot be asked: then
+    the runs show it)."""
+    try:
+        versions = broker_api_versions(bootstrap)
+    except (OSError, ValueError) as exc:
+        log.info("could not ask %s for its API versions (%s); KIP-848 runs will tell",
+                 bootstrap, exc)
+        return None
+    return consumer_protocol_refusal(broker, versions)
 
 
 def probe_static_membership(*, zk_connect: str, bootstrap: str, timing: Timing, topic: str,

@@ -2,7 +2,11 @@
 
 Each entry says how a member of that protocol is built: the family (members coordinating through
 ZooKeeper, or a broker-side group), the ``partition.assignment.strategy``, the ZooKeeper
-``coordination.mode`` and whether members are static (KIP-345). Adding a protocol is one line
+``coordination.mode``, whether members are static (KIP-345) and, for broker-side groups, the
+rebalance protocol: ``classic`` (JoinGroup/SyncGroup, the client-side assignor named by
+``strategy``) or KIP-848's ``consumer`` (Apache Kafka 4: the coordinator assigns with the
+server-side assignor named by ``strategy``, ``uniform`` or ``range``, and moves partitions one
+by one through each member's heartbeat, with no group-wide barrier). Adding a protocol is one line
 here; the driver for it is derived (``zkconsumer.lab.drivers``), as the simulator derives its
 list from its own registry (``zkconsumer.sim.registry``).
 """
@@ -21,6 +25,15 @@ class LabProtocol:
     static: bool = False  # group.instance.id set (broker family)
     offsets_storage: str = "zookeeper"  # offsets.storage of the ZooKeeper family
     dual_commit: bool = False  # dual.commit.enabled (with offsets.storage=kafka)
+    group_protocol: str = "classic"  # group.protocol of the broker family (KIP-848: "consumer")
+
+    @property
+    def kip848(self) -> bool:
+        """A KIP-848 group: the coordinator assigns (``strategy`` is group.remote.assignor)."""
+        return self.group_protocol == CONSUMER_GROUP_PROTOCOL
+
+
+CONSUMER_GROUP_PROTOCOL = "consumer"
 
 
 PROTOCOL_TABLE: dict[str, LabProtocol] = {p.name: p for p in (
@@ -38,6 +51,13 @@ PROTOCOL_TABLE: dict[str, LabProtocol] = {p.name: p for p in (
     LabProtocol("zk-range-kafka-dual", "zookeeper", "range", offsets_storage="kafka",
                 dual_commit=True),
     LabProtocol("zk-range-kafka", "zookeeper", "range", offsets_storage="kafka"),
+    # KIP-848 (Apache Kafka 4): what replaced JoinGroup/SyncGroup.
+    LabProtocol("consumer-uniform", "broker", "uniform", group_protocol=CONSUMER_GROUP_PROTOCOL),
+    LabProtocol("consumer-range", "broker", "range", group_protocol=CONSUMER_GROUP_PROTOCOL),
+    LabProtocol("static-consumer-uniform", "broker", "uniform", static=True,
+                group_protocol=CONSUMER_GROUP_PROTOCOL),
+    LabProtocol("static-consumer-range", "broker", "range", static=True,
+                group_protocol=CONSUMER_GROUP_PROTOCOL),
 )}
 
 PROTOCOLS = tuple(PROTOCOL_TABLE)

@@ -32,11 +32,17 @@ from zkconsumer.lab.group import LabGroup, member_name
 from zkconsumer.lab.matrix import run_matrix
 from zkconsumer.lab.metrics import EventWindow, event_metrics, metric_notes
 from zkconsumer.lab.mntr import parse_mntr
-from zkconsumer.lab.probe import StaticSupport, broker_identity, probe_static_membership
+from zkconsumer.lab.probe import (
+    StaticSupport,
+    broker_identity,
+    kip848_refusal,
+    probe_static_membership,
+)
 from zkconsumer.lab.producer import SteadyProducer
 from zkconsumer.lab.progress import Progress
+from zkconsumer.lab.protocols import PROTOCOL_TABLE
 from zkconsumer.lab.scenario import apply_event, victim
-from zkconsumer.lab.spec import ExperimentSpec, RunResult, RunSpec, RunStatus
+from zkconsumer.lab.spec import ExperimentSpec, RunResult, RunSpec, RunStatus, Timing
 
 log = logging.getLogger(__name__)
 
@@ -78,10 +84,17 @@ def servers_for(spec: ExperimentSpec) -> Iterator[Servers]:
     if spec.zk_connect and spec.bootstrap:
         yield Servers(spec.zk_connect, spec.bootstrap)
         return
-    from zkconsumer.testing.servers import broker_from_env, zookeeper_from_env
+    from zkconsumer.testing.kraft import consumer_group_props
+    from zkconsumer.testing.servers import broker_from_env, is_kraft_spec, zookeeper_from_env
 
+    # A Kafka 4 broker also gets the KIP-848 groups' session (the run's) and heartbeat; other
+    # brokers have no such settings, so their runs never depend on them.
+    kraft_props = (consumer_group_props(spec.timing.session_timeout_ms,
+                                        spec.timing.consumer_heartbeat_interval_ms)
+                   if is_kraft_spec(spec.broker) else ())
     with zookeeper_from_env(spec.zk_connect) as zk, broker_from_env(
-            zk.connect_string, spec.broker, kafka_props=LAB_KAFKA_PROPS) as broker:
+            zk.connect_string, spec.broker, kafka_props=LAB_KAFKA_PROPS,
+            kraft_props=kraft_props) as broker:
         yield Servers(zk.connect_string, broker.bootstrap, getattr(broker, "name", ""))
 
 
@@ -101,9 +114,20 @@ def run_experiment(spec: ExperimentSpec,
     progress.update("starting servers")
     with servers_for(spec) as servers:
         static: list[StaticSupport] = []  # probed once, at the first static-range run
+        kip848: list[str | None] = []     # asked once, at the first KIP-848 run
         probe_lock = threading.Lock()
 
         def run(i: int, cell: RunSpec) -> RunResult:
+            if PROTOCOL_TABLE[cell.protocol].kip848:
+                broker = servers.broker_name or broker_identity(servers.bootstrap)
+                with probe_lock:
+                    if not kip848:
+                        kip848.append(kip848_refusal(broker, servers.bootstrap))
+                        if kip848[0] is not None:
+                            progress.note(f"KIP-848 protocols unsupported: {kip848[0]}")
+                if kip848[0] is not None:
+                    return _result(spec, cell, RunStatus.UNSUPPORTED, kip848[0],
+                                   details={"broker": broker})
             if cell.protocol == "static-range":
                 with probe_lock:
                     if not static:
@@ -210,7 +234,9 @@ def run_one(spec: ExperimentSpec, run: RunSpec, servers: Servers, records_dir: P
         "crash_victim": crash_victim,
         "topic": topic,
         **_zk_details(driver.family, mntr_before, mntr_after),
-        "metric_notes": metric_notes(driver.family, metrics),
+        "metric_notes": metric_notes(driver.family, metrics,
+                                     driver.option("group.protocol", "classic")),
+        **_kip848_details(run.protocol, timing),
     }
     extras = {k: metrics.pop(k) for k in list(metrics) if k not in _SUMMARY_KEYS}
     details["extra_metrics"] = extras
@@ -226,6 +252,17 @@ _SUMMARY_KEYS = {
     "group_rebalances", "watch_notifications", "conflicting_decisions",
     "requests_by_type",
 }
+
+
+def _kip848_details(protocol: str, timing: Timing) -> dict[str, Any]:
+    """A KIP-848 run's group settings, which the broker (not the member) holds."""
+    if not PROTOCOL_TABLE[protocol].kip848:
+        return {}
+    from zkconsumer.testing.kraft import DEFAULT_CONSUMER_HEARTBEAT_MS
+
+    hb = timing.consumer_heartbeat_interval_ms
+    return {"group_protocol": PROTOCOL_TABLE[protocol].group_protocol,
+            "consumer_heartbeat_interval_ms": DEFAULT_CONSUMER_HEARTBEAT_MS if hb is None else hb}
 
 
 def _drain(group: LabGroup, producer: SteadyProducer, deadline_s: float) -> bool:

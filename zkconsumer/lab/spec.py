@@ -59,6 +59,10 @@ class ExperimentSpec:
     parallel: int = 1  # cells run at once; > 1 only for a quick look (timings disturb each other)
 
     def validate(self) -> None:
+        hb = self.timing.consumer_heartbeat_interval_ms
+        if hb is not None and not 0 < hb < self.timing.session_timeout_ms:
+            raise ValueError(f"the consumer heartbeat interval must be between 0 and the session "
+                             f"timeout ({self.timing.session_timeout_ms} ms), got {hb}")
         if self.parallel < 1:
             raise ValueError(f"--parallel must be >= 1, got {self.parallel}")
         unknown = [p for p in self.protocols if p not in PROTOCOLS]

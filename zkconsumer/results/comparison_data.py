@@ -21,7 +21,8 @@ from zkconsumer.results.provenance import META_FILE, copy_provenance
 RESULTS_FILE = "runs.json"
 # Run details worth keeping (the rest are per-machine paths, traces and notes).
 KEPT_DETAILS = ("broker", "session_timeout_ms", "settled", "drained", "crash_victim",
-                "extra_metrics", "zk_mntr_delta", "family", "zombie_view", "offset_regressions")
+                "extra_metrics", "zk_mntr_delta", "family", "zombie_view", "offset_regressions",
+                "group_protocol", "consumer_heartbeat_interval_ms")
 
 
 def join_movement(timeline: dict[str, Any]) -> dict[str, int]:

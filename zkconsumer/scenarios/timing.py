@@ -29,3 +29,6 @@ class Timing:
     # How often a ZooKeeper member writes its request counters (the herd samples faster so its
     # snapshots can follow the settled group sooner; broker members follow librdkafka's 1 s).
     request_sample_interval_s: float = 1.0
+    # KIP-848 groups' heartbeat interval, a setting of the (Kafka 4) broker the run starts:
+    # group.consumer.heartbeat.interval.ms; None keeps the broker's default (5 s).
+    consumer_heartbeat_interval_ms: int | None = None

@@ -6,7 +6,8 @@ engine); anything else is taken as ``host:port[,...]`` of servers someone else r
 
 A broker spec may also be ``tansu`` (the embedded default, said explicitly), ``kafka`` (an Apache
 Kafka broker started here from ``ZKCONSUMER_KAFKA_HOME``) or ``kafka:DIR`` (from the Kafka
-directory ``DIR``); see :mod:`zkconsumer.testing.kafka`.
+directory ``DIR``); see :mod:`zkconsumer.testing.kafka`, and :mod:`zkconsumer.testing.kraft` for
+Apache Kafka 4 (no ZooKeeper; registered in the lab's ZooKeeper like Tansu).
 """
 
 from __future__ import annotations
@@ -20,8 +21,10 @@ from dataclasses import dataclass
 from kazoo.client import KazooClient
 
 from zkconsumer.errors import ServerError, ZooKeeperUnavailable
-from zkconsumer.testing.broker import EmbeddedBroker, register_broker
+from zkconsumer.testing.broker import EmbeddedBroker
 from zkconsumer.testing.kafka import KafkaBroker, kafka_home_from_env
+from zkconsumer.testing.kraft import KraftBroker, is_kraft_home
+from zkconsumer.testing.registration import register_broker
 from zkconsumer.testing.zookeeper import EmbeddedZooKeeper, four_letter
 from zkconsumer.zk import paths
 from zkconsumer.zk.codec import BrokerRegistration
@@ -61,10 +64,24 @@ def is_kafka_spec(spec: str) -> bool:
     return spec == KAFKA or spec.startswith(KAFKA + ":")
 
 
-def kafka_broker(zk_connect: str, spec: str, **kwargs: object) -> KafkaBroker:
-    """An unstarted :class:`KafkaBroker` for ``kafka`` or ``kafka:DIR``."""
+def kafka_broker(zk_connect: str, spec: str, props: Sequence[str] = (),
+                 kraft_props: Sequence[str] = ()) -> KafkaBroker | KraftBroker:
+    """An unstarted broker for ``kafka`` or ``kafka:DIR``: a :class:`KraftBroker` when the
+    directory holds Apache Kafka 4 or later (with ``kraft_props`` after ``props``), else a
+    :class:`KafkaBroker`."""
     home = kafka_home_from_env(spec[len(KAFKA) + 1:] if spec.startswith(KAFKA + ":") else None)
-    return KafkaBroker(zk_connect, home, **kwargs)  # type: ignore[arg-type]
+    if is_kraft_home(home):
+        return KraftBroker(zk_connect, home, props=[*props, *kraft_props])
+    return KafkaBroker(zk_connect, home, props=props)
+
+
+def is_kraft_spec(spec: str | None) -> bool:
+    """Whether the broker spec (or ``ZKCONSUMER_BOOTSTRAP`` when None) starts a KRaft broker."""
+    spec = os.environ.get(BROKER_ENV, "") if spec is None else spec
+    if not spec or not is_kafka_spec(spec):
+        return False
+    home = kafka_home_from_env(spec[len(KAFKA) + 1:] if spec.startswith(KAFKA + ":") else None)
+    return is_kraft_home(home)
 
 
 @contextlib.contextmanager
@@ -81,15 +98,17 @@ def zookeeper_from_env(spec: str | None = None) -> Iterator[EmbeddedZooKeeper | 
 
 
 @contextlib.contextmanager
-def broker_from_env(zk_connect: str, spec: str | None = None, kafka_props: Sequence[str] = ()
-                    ) -> Iterator[EmbeddedBroker | KafkaBroker | ExternalBroker]:
-    """``kafka_props``: extra ``server.properties`` lines when the spec starts a Kafka broker."""
+def broker_from_env(zk_connect: str, spec: str | None = None, kafka_props: Sequence[str] = (),
+                    kraft_props: Sequence[str] = ()
+                    ) -> Iterator[EmbeddedBroker | KafkaBroker | KraftBroker | ExternalBroker]:
+    """``kafka_props``: extra ``server.properties`` lines when the spec starts a Kafka broker;
+    ``kraft_props`` more of them when that broker is a KRaft one (Kafka 4: KIP-848 settings)."""
     spec = os.environ.get(BROKER_ENV, "") if spec is None else spec
     if not spec or spec == TANSU:
         with EmbeddedBroker(zk_connect) as broker:
             yield broker
     elif is_kafka_spec(spec):
-        with kafka_broker(zk_connect, spec, props=list(kafka_props)) as kafka:
+        with kafka_broker(zk_connect, spec, kafka_props, kraft_props) as kafka:
             yield kafka
     elif spec == TESTCONTAINERS:
         raise ServerError(

@@ -21,9 +21,13 @@ def _driver(p: LabProtocol) -> Driver:
                                         offsets=offsets if p.offsets_storage != "zookeeper"
                                         else ()), None,
                       options=(("coordination.mode", "leader"),) if leader else ())
+    options = ((("static", "true"),) if p.static else ()) + (
+        (("group.protocol", p.group_protocol),) if p.kip848 else ())
+    # A KIP-848 member sends no JoinGroup: it counts its reconciliations itself (attempt records).
     return Driver(p.name, p.family,
-                  functools.partial(run_broker_member, strategy=p.strategy, static=p.static),
-                  "JoinGroup", options=(("static", "true"),) if p.static else ())
+                  functools.partial(run_broker_member, strategy=p.strategy, static=p.static,
+                                    group_protocol=p.group_protocol),
+                  None if p.kip848 else "JoinGroup", options=options)
 
 
 DRIVERS: dict[str, Driver] = {name: _driver(p) for name, p in PROTOCOL_TABLE.items()}

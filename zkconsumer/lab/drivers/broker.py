@@ -1,11 +1,16 @@
 """Broker-coordinated members: confluent-kafka (librdkafka) consumers in a broker-side group.
 
 JoinGroup/SyncGroup with the eager protocol (``range``, ``roundrobin``), incremental cooperative
-rebalancing (``cooperative-sticky``), and static membership (``group.instance.id``). The
+rebalancing (``cooperative-sticky``), static membership (``group.instance.id``), and KIP-848's
+``consumer`` protocol (``group.protocol=consumer``: the coordinator assigns with the server-side
+assignor ``group.remote.assignor`` and the member learns of each change in a heartbeat answer;
+session and heartbeat are the broker's settings then, so the member may not send them). The
 rebalance callbacks are the timeline: ``on_assign`` is assigned-and-fetching (librdkafka starts
 fetching as soon as the assignment is applied), ``on_revoke``/``on_lost`` is the stop. Request
 counts come from librdkafka's statistics (``brokers.<b>.req``), summed over every broker handle
-including the group coordinator's.
+including the group coordinator's; those statistics have no ConsumerGroupHeartbeat entry, so a
+KIP-848 member counts its rebalances itself: one ``attempt`` record per reconciliation (each
+ends in one ``on_assign``, often with nothing added, after an ``on_revoke`` of what moves).
 """
 
 from __future__ import annotations
@@ -27,15 +32,24 @@ STATS_INTERVAL_MS = 1000
 LEAVE_FLUSH_S = 1.2   # one statistics interval after unsubscribe, so LeaveGroup is counted
 
 
-def consumer_config(spec: MemberSpec, strategy: str, static: bool) -> dict[str, object]:
+def consumer_config(spec: MemberSpec, strategy: str, static: bool,
+                    group_protocol: str = "classic") -> dict[str, object]:
+    """The member's librdkafka settings. Under KIP-848 (``group_protocol="consumer"``) the
+    session timeout and heartbeat interval belong to the coordinator (the lab sets them on the
+    broker it starts) and ``strategy`` names the coordinator's assignor."""
     t = spec.timing
+    group: dict[str, object]
+    if group_protocol == "classic":
+        group = {"session.timeout.ms": t.session_timeout_ms,
+                 "heartbeat.interval.ms": max(100, t.session_timeout_ms // 3),
+                 "partition.assignment.strategy": strategy}
+    else:
+        group = {"group.protocol": group_protocol, "group.remote.assignor": strategy}
     conf: dict[str, object] = {
         "bootstrap.servers": spec.bootstrap,
         "group.id": spec.group,
         "client.id": f"{spec.member}-i{spec.incarnation}",
-        "session.timeout.ms": t.session_timeout_ms,
-        "heartbeat.interval.ms": max(100, t.session_timeout_ms // 3),
-        "partition.assignment.strategy": strategy,
+        **group,
         "auto.offset.reset": "earliest",
         "enable.auto.commit": True,
         "auto.commit.interval.ms": t.auto_commit_interval_ms,
@@ -58,18 +72,22 @@ def request_counts(stats_json: str) -> dict[str, int]:
     return out
 
 
-class _Callbacks:
+class BrokerCallbacks:
     """Rebalance and statistics callbacks; all run inside ``poll`` on the member's thread."""
 
-    def __init__(self, spec: MemberSpec, writer: RecordWriter) -> None:
+    def __init__(self, spec: MemberSpec, writer: RecordWriter, count_attempts: bool = False
+                 ) -> None:
         self._topic = spec.topic
         self._writer = writer
+        self._count_attempts = count_attempts
 
     def _mine(self, partitions: list[Any]) -> list[int]:
         return sorted(tp.partition for tp in partitions if tp.topic == self._topic)
 
     def on_assign(self, _consumer: Any, partitions: list[Any]) -> None:
         parts = self._mine(partitions)
+        if self._count_attempts:
+            self._writer.coord(Coord.ATTEMPT)
         self._writer.coord(Coord.REBALANCE_SUCCEEDED)
         self._writer.timeline(Timeline.ASSIGNED, parts)
         self._writer.timeline(Timeline.FETCHING, parts)
@@ -101,13 +119,14 @@ class _Callbacks:
 
 
 def run_broker_member(spec: MemberSpec, writer: RecordWriter, stop: threading.Event,
-                      *, strategy: str, static: bool = False) -> None:
+                      *, strategy: str, static: bool = False,
+                      group_protocol: str = "classic") -> None:
     """Consume until ``stop``; then leave cleanly (static members just close, as they must)."""
     from confluent_kafka import Consumer
 
-    cb = _Callbacks(spec, writer)
-    consumer = Consumer({**consumer_config(spec, strategy, static), "stats_cb": cb.on_stats,
-                         "on_commit": cb.on_commit})
+    cb = BrokerCallbacks(spec, writer, count_attempts=group_protocol != "classic")
+    consumer = Consumer({**consumer_config(spec, strategy, static, group_protocol),
+                         "stats_cb": cb.on_stats, "on_commit": cb.on_commit})
     try:
         consumer.subscribe([spec.topic], on_assign=cb.on_assign, on_revoke=cb.on_revoke,
                            on_lost=cb.on_lost)

@@ -58,7 +58,7 @@ def register_broker_persistently(zk_connect: str, bootstrap: str, broker_id: int
     consumers find the broker there, and no registration session pings the server."""
     from kazoo.client import KazooClient
 
-    from zkconsumer.testing.broker import COMMON_PATHS
+    from zkconsumer.testing.registration import COMMON_PATHS
 
     host, _, port = bootstrap.split(",")[0].rpartition(":")
     reg = BrokerRegistration(broker_id=broker_id, host=host, port=int(port),

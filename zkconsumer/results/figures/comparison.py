@@ -419,3 +419,4 @@ def comparison_zombie(ctx: Context) -> str:
                 f"`{e}`" for e in refusals) + "."]
         lines.append("")
     return "\n".join(lines).rstrip()
+
