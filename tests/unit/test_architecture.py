@@ -92,6 +92,9 @@ ONE_HOME = {
     "write_tables": "zkconsumer.spark.summary",
     "summary_text": "zkconsumer.spark.summary",
     "member_properties": "zkconsumer.lab.member_config",
+    "Protocol": "zkconsumer.scenarios.protocols",
+    "Decider": "zkconsumer.scenarios.protocols",
+    "of_family": "zkconsumer.scenarios.protocols",
 }
 
 

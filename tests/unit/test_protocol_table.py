@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from zkconsumer.scenarios.protocols import (
     COMPARED,
+    COMPARED_KAFKA4,
     DEMO,
     EVENTS,
     LAB,
@@ -19,10 +20,12 @@ from zkconsumer.sim.protocols import PROTOCOL_INFO
 
 def test_who_decides_follows_the_family_and_the_mode() -> None:
     deciders = {name: PROTOCOL_TABLE[name].decider for name in
-                ("zk-range", "zk-leader-range", "eager-range", "static-range", "kip848")}
+                ("zk-range", "zk-leader-range", "eager-range", "static-range", "kip848",
+                 "static-consumer-range")}
     assert deciders == {"zk-range": Decider.MEMBERS, "zk-leader-range": Decider.LEADER,
                         "eager-range": Decider.LEADER, "static-range": Decider.LEADER,
-                        "kip848": Decider.COORDINATOR}
+                        "kip848": Decider.COORDINATOR,
+                        "static-consumer-range": Decider.COORDINATOR}
 
 
 def test_the_simulator_knows_the_simulated_entries_with_their_family() -> None:
@@ -51,3 +54,11 @@ def test_the_figures_colour_each_compared_protocol_alike_in_the_comparisons_orde
                         "static-range")
     assert [PROTOCOL_TABLE[n].colour for n in COMPARED] == ["C0", "C1", "C2", "C3", "C4"]
     assert PROTOCOL_TABLE["zk-roundrobin"].colour is None
+
+
+def test_kip848_groups_are_compared_on_apache_kafka_4_only() -> None:
+    kip848 = ("consumer-uniform", "consumer-range", "static-consumer-uniform",
+              "static-consumer-range")
+    assert COMPARED_KAFKA4 == COMPARED + kip848
+    assert all(PROTOCOL_TABLE[n].kip848 and n in LAB for n in kip848)
+    assert [PROTOCOL_TABLE[n].static for n in kip848] == [False, False, True, True]

@@ -40,9 +40,9 @@ from zkconsumer.lab.probe import (
 )
 from zkconsumer.lab.producer import SteadyProducer
 from zkconsumer.lab.progress import Progress
-from zkconsumer.lab.protocols import PROTOCOL_TABLE
 from zkconsumer.lab.scenario import apply_event, victim
 from zkconsumer.lab.spec import ExperimentSpec, RunResult, RunSpec, RunStatus, Timing
+from zkconsumer.scenarios.protocols import PROTOCOL_TABLE
 
 log = logging.getLogger(__name__)
 

@@ -10,9 +10,11 @@ import enum
 from dataclasses import asdict, dataclass, field, fields
 from typing import Any
 
-from zkconsumer.lab.protocols import PROTOCOLS
-from zkconsumer.scenarios.protocols import EVENTS
+from zkconsumer.scenarios.protocols import EVENTS, LAB
 from zkconsumer.scenarios.timing import Timing
+
+# The protocols the lab runs, in the protocol table's order (the CLI's choices).
+PROTOCOLS = LAB
 
 
 class RunStatus(str, enum.Enum):

@@ -67,6 +67,7 @@ class Protocol:
     offsets_storage: str = "zookeeper"  # offsets.storage of the ZooKeeper family
     dual_commit: bool = False           # dual.commit.enabled (with offsets.storage=kafka)
     group_protocol: str = CLASSIC_GROUP_PROTOCOL  # group.protocol of the broker family
+                                                  # (KIP-848: "consumer")
     lab: bool = True         # the lab runs it against real servers
     simulated: bool = False  # the simulator has a model of it
     simulated_only: bool = False  # no broker available here implements it
@@ -135,6 +136,13 @@ PROTOCOL_TABLE: dict[str, Protocol] = {p.name: p for p in (
     # The steps of the migration to broker coordination (docs/migration.md).
     _zk("zk-range-kafka-dual", "range", offsets_storage="kafka", dual_commit=True),
     _zk("zk-range-kafka", "range", offsets_storage="kafka"),
+    # KIP-848 (Apache Kafka 4): what replaced JoinGroup/SyncGroup, compared on Kafka 4 only.
+    _kip848("consumer-uniform", "uniform", rank=5, label="KIP-848 uniform"),
+    _kip848("consumer-range", "range", rank=6, label="KIP-848 range"),
+    _kip848("static-consumer-uniform", "uniform", static=True, rank=7,
+            label="static KIP-848 uniform"),
+    _kip848("static-consumer-range", "range", static=True, rank=8,
+            label="static KIP-848 range"),
 )}
 
 
@@ -149,7 +157,9 @@ LAB = tuple(name for name, p in PROTOCOL_TABLE.items() if p.lab)  # the table's 
 SIMULATED = tuple(name for name, p in PROTOCOL_TABLE.items() if p.simulated)
 DEMO = _names(lambda p: p.demo)
 SPLIT_BRAIN = _names(lambda p: bool(p.split_brain))
-COMPARED = _names(lambda p: p.rank is not None)
+# The comparison on every broker, and on Apache Kafka 4 (the only one running KIP-848 groups).
+COMPARED = _names(lambda p: p.rank is not None and not p.kip848)
+COMPARED_KAFKA4 = _names(lambda p: p.rank is not None)
 
 
 def of_family(names: tuple[str, ...], family: str) -> tuple[str, ...]:

@@ -1,4 +1,5 @@
-"""The protocols the lab compares, each a driver of the same harness."""
+"""The protocols the lab runs (the protocol table's ``lab`` entries), each a driver of the
+same harness."""
 
 from __future__ import annotations
 
@@ -7,10 +8,10 @@ import functools
 from zkconsumer.lab.drivers.base import Driver, MemberSpec
 from zkconsumer.lab.drivers.broker import run_broker_member
 from zkconsumer.lab.drivers.zk import run_zk_member
-from zkconsumer.lab.protocols import PROTOCOL_TABLE, LabProtocol
+from zkconsumer.scenarios.protocols import LAB, PROTOCOL_TABLE, Protocol
 
 
-def _driver(p: LabProtocol) -> Driver:
+def _driver(p: Protocol) -> Driver:
     """The member body and counters of one protocol of the table."""
     if p.family == "zookeeper":
         leader = p.mode == "leader"
@@ -30,7 +31,7 @@ def _driver(p: LabProtocol) -> Driver:
                   None if p.kip848 else "JoinGroup", options=options)
 
 
-DRIVERS: dict[str, Driver] = {name: _driver(p) for name, p in PROTOCOL_TABLE.items()}
+DRIVERS: dict[str, Driver] = {name: _driver(PROTOCOL_TABLE[name]) for name in LAB}
 
 
 def get_driver(name: str) -> Driver:

@@ -19,11 +19,12 @@ from zkconsumer.results.comparison_data import RESULTS_FILE, load_runs
 from zkconsumer.results.plotting import pyplot, save_svg
 from zkconsumer.results.provenance import read_provenance
 from zkconsumer.results.registry import Context, figure
+from zkconsumer.scenarios.protocols import COMPARED
 
 SOURCE = "results/comparison"
 KAFKA, TANSU = "apache-kafka-2.4.1", "tansu-0.6.0"
 LABELS = {KAFKA: "Apache Kafka 2.4.1", TANSU: "Tansu 0.6.0"}
-PROTOCOLS = ("zk-range", "zk-leader-range", "eager-range", "cooperative-sticky", "static-range")
+PROTOCOLS = COMPARED
 EVENTS = ("join", "leave", "crash", "rolling-bounce")
 COLUMNS = (("time_to_stable_s", "stable s"), ("members_paused", "paused"),
            ("members_idle", "idle"), ("partition_seconds_unavailable", "part·s"),

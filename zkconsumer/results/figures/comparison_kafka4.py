@@ -20,11 +20,10 @@ from zkconsumer.results.figures.comparison import (
 )
 from zkconsumer.results.provenance import read_provenance
 from zkconsumer.results.registry import Context, figure
+from zkconsumer.scenarios.protocols import COMPARED_KAFKA4
 
 KAFKA4_PREFIX = "compare-apache-kafka-4"
-KAFKA4_PROTOCOLS = ("zk-range", "zk-leader-range", "eager-range", "cooperative-sticky",
-                    "static-range", "consumer-uniform", "consumer-range",
-                    "static-consumer-uniform", "static-consumer-range")
+KAFKA4_PROTOCOLS = COMPARED_KAFKA4
 KAFKA4_COLUMNS = (("time_to_stable_s", "stable s"), ("members_paused", "paused"),
                   ("members_idle", "idle"), ("partitions_revoked", "revoked"),
                   ("partition_seconds_unavailable", "part·s"),
