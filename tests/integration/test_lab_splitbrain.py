@@ -12,8 +12,8 @@ from pathlib import Path
 import pytest
 
 from zkconsumer.cli import experiment
-from zkconsumer.lab.runner import Servers
-from zkconsumer.lab.spec import RunStatus
+from zkconsumer.lab.runs import RunStatus
+from zkconsumer.lab.servers import Servers
 from zkconsumer.lab.splitbrain import SplitBrainSpec, run_failover, run_stale_view
 from zkconsumer.lab.splitbrain.failover import REBALANCE, FailoverCluster
 from zkconsumer.lab.splitbrain.spec import DEFAULT_TIMING

@@ -12,8 +12,8 @@ import pytest
 
 from zkconsumer.lab.herd.run import run_herd
 from zkconsumer.lab.herd.spec import HERD_TIMING, HerdSpec
-from zkconsumer.lab.runner import Servers
-from zkconsumer.lab.spec import RunStatus
+from zkconsumer.lab.runs import RunStatus
+from zkconsumer.lab.servers import Servers
 from zkconsumer.lab.splitbrain import SplitBrainSpec, run_stale_view, run_zombie
 from zkconsumer.lab.splitbrain.spec import DEFAULT_TIMING
 

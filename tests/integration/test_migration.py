@@ -8,7 +8,7 @@ pinned on Apache Kafka 0.10.2 and 2.4.1 in ``test_kafka_broker.py``.)"""
 from __future__ import annotations
 
 from zkconsumer.lab.migration.run import MigrationSpec, run_migration
-from zkconsumer.lab.spec import Timing
+from zkconsumer.scenarios.timing import Timing
 
 
 def test_the_documented_migration_moves_a_live_group_losing_and_rereading_nothing(

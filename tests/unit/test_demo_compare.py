@@ -9,7 +9,7 @@ import pytest
 
 from zkconsumer.cli.demo_compare import REFERENCE_KAFKA, compare_broker, reference_rows
 from zkconsumer.errors import ServerError
-from zkconsumer.lab.spec import RunResult
+from zkconsumer.lab.runs import RunResult
 from zkconsumer.report.reference import Reference
 from zkconsumer.testing.kafka import find_kafka_home
 from zkconsumer.testing.zookeeper import release_from_mntr

@@ -7,7 +7,7 @@ import csv
 import json
 from pathlib import Path
 
-from zkconsumer.lab.spec import RunResult
+from zkconsumer.lab.runs import RunResult
 from zkconsumer.results import capture, write_provenance
 from zkconsumer.results.compact import COMPACT_FILE
 from zkconsumer.results.figures.brokers import (

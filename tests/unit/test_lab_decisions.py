@@ -18,7 +18,7 @@ from zkconsumer.lab.metrics import (
     metric_notes,
 )
 from zkconsumer.lab.records import RecordTail, RecordWriter, RunRecords, decision_digest
-from zkconsumer.lab.spec import RunResult
+from zkconsumer.lab.runs import RunResult
 
 W = EventWindow(10.0, 30.0, ())
 FRESH = decision_digest({"t": [0, 1, 2]}, {"t": ["a-0", "b-0", "c-0"]},

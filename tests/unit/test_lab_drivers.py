@@ -16,7 +16,7 @@ from zkconsumer.lab.drivers.broker import consumer_config, request_counts
 from zkconsumer.lab.drivers.zk import EventRecorder, connector_config
 from zkconsumer.lab.member import run_member
 from zkconsumer.lab.records import RecordTail, RecordWriter, Timeline
-from zkconsumer.lab.spec import Timing
+from zkconsumer.scenarios.timing import Timing
 
 
 def spec(tmp_path: Path, protocol: str = "zk-range") -> MemberSpec:

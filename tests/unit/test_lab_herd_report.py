@@ -9,7 +9,7 @@ import pytest
 
 from zkconsumer.lab.herd.report import read_herd_results, summary_table, write_herd_outputs
 from zkconsumer.lab.herd.spec import HerdResult, HerdSpec, fit_runs
-from zkconsumer.lab.spec import RunResult
+from zkconsumer.lab.runs import RunResult
 
 PNG_MAGIC = b"\x89PNG\r\n\x1a\n"
 

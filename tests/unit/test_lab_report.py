@@ -9,16 +9,17 @@ from pathlib import Path
 import pytest
 
 from zkconsumer.cli import experiment
-from zkconsumer.lab.plots import metric_bars
-from zkconsumer.lab.progress import Progress
-from zkconsumer.lab.report import (
+from zkconsumer.lab.compare.plots import metric_bars
+from zkconsumer.lab.compare.report import (
     medians,
     read_results,
     summary_table,
     write_results,
     write_summary,
 )
-from zkconsumer.lab.spec import METRIC_NAMES, ExperimentSpec, RunResult
+from zkconsumer.lab.compare.spec import ExperimentSpec
+from zkconsumer.lab.progress import Progress
+from zkconsumer.lab.runs import METRIC_NAMES, RunResult
 
 PNG_MAGIC = b"\x89PNG\r\n\x1a\n"
 

@@ -146,10 +146,10 @@ def test_leader_paths_are_built_from_validated_names():
 
 
 def test_lab_knows_the_three_leader_protocols_and_records_the_leaders_decision(tmp_path):
+    from zkconsumer.lab.compare.spec import PROTOCOLS
     from zkconsumer.lab.drivers import get_driver
     from zkconsumer.lab.drivers.decisions import DecisionRecorder
     from zkconsumer.lab.records import RecordTail, RecordWriter
-    from zkconsumer.lab.spec import PROTOCOLS
 
     for name in ("zk-leader-range", "zk-leader-sticky", "zk-leader-cooperative-sticky"):
         driver = get_driver(name)

@@ -8,8 +8,8 @@ import json
 import re
 from pathlib import Path
 
-from zkconsumer.lab.report import write_results, write_summary
-from zkconsumer.lab.spec import RunResult
+from zkconsumer.lab.compare.report import write_results, write_summary
+from zkconsumer.lab.runs import RunResult
 from zkconsumer.report import build_report
 from zkconsumer.report.findings import compare_finding
 from zkconsumer.report.meta import read_meta

@@ -9,8 +9,8 @@ import re
 from html.parser import HTMLParser
 from pathlib import Path
 
-from zkconsumer.lab.report import write_results, write_summary
-from zkconsumer.lab.spec import RunResult
+from zkconsumer.lab.compare.report import write_results, write_summary
+from zkconsumer.lab.runs import RunResult
 from zkconsumer.report import build_report
 from zkconsumer.results import capture, write_provenance
 

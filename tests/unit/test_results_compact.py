@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from zkconsumer.lab.spec import RunResult
+from zkconsumer.lab.runs import RunResult
 from zkconsumer.results.compact import MAX_DETAIL_CHARS, compact_doc, write_compact
 
 

@@ -20,10 +20,11 @@ from pathlib import Path
 
 from zkconsumer.cli.console import show
 from zkconsumer.lab.broker_option import broker_name
-from zkconsumer.lab.output import write_outputs
-from zkconsumer.lab.report import summary_table
-from zkconsumer.lab.runner import run_experiment
-from zkconsumer.lab.spec import ExperimentSpec, RunResult, RunStatus, Timing
+from zkconsumer.lab.compare.output import write_outputs
+from zkconsumer.lab.compare.report import summary_table
+from zkconsumer.lab.compare.runner import run_experiment
+from zkconsumer.lab.compare.spec import ExperimentSpec
+from zkconsumer.lab.runs import RunResult, RunStatus
 from zkconsumer.report.reference import (
     Reference,
     broker_caveat,
@@ -33,6 +34,7 @@ from zkconsumer.report.reference import (
 )
 from zkconsumer.results import capture, write_provenance
 from zkconsumer.scenarios.protocols import DEMO
+from zkconsumer.scenarios.timing import Timing
 from zkconsumer.tables import fmt
 
 PROTOCOLS = DEMO

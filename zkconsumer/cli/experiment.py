@@ -26,8 +26,8 @@ from zkconsumer.cli.console import show
 from zkconsumer.cli.experiment_args import csv_choice, finish_command, servers_named_together
 from zkconsumer.lab import EVENTS, PROTOCOLS, ExperimentSpec, RunStatus, Timing, run_experiment
 from zkconsumer.lab.broker_option import add_broker_option, broker_named_once, results_broker
-from zkconsumer.lab.output import write_outputs
-from zkconsumer.lab.report import summary_table, write_results
+from zkconsumer.lab.compare.output import write_outputs
+from zkconsumer.lab.compare.report import summary_table, write_results
 from zkconsumer.results.provenance import capture, write_provenance
 
 

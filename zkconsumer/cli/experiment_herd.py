@@ -25,7 +25,7 @@ from zkconsumer.lab.drivers import DRIVERS
 from zkconsumer.lab.herd.report import fits_table, write_herd_outputs, write_herd_results
 from zkconsumer.lab.herd.run import run_herd
 from zkconsumer.lab.herd.spec import DEFAULT_SIZES, HERD_EVENTS, HERD_TIMING, HerdSpec
-from zkconsumer.lab.spec import RunStatus
+from zkconsumer.lab.runs import RunStatus
 from zkconsumer.results.compact import write_compact
 
 

@@ -21,7 +21,7 @@ from typing import Any
 
 from zkconsumer.cli.experiment_args import csv_choice
 from zkconsumer.lab.migration.run import PLANS, MigrationError, MigrationSpec, run_migration
-from zkconsumer.lab.spec import Timing
+from zkconsumer.scenarios.timing import Timing
 
 RUNS_FILE = "runs.json"
 

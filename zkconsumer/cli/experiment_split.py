@@ -20,7 +20,8 @@ from zkconsumer.cli import run_meta
 from zkconsumer.cli.console import show
 from zkconsumer.cli.experiment_args import csv_choice, finish_command, servers_named_together
 from zkconsumer.lab.broker_option import add_broker_option, broker_named_once
-from zkconsumer.lab.spec import PROTOCOLS, RunStatus
+from zkconsumer.lab.compare.spec import PROTOCOLS
+from zkconsumer.lab.runs import RunStatus
 from zkconsumer.lab.splitbrain import SCENARIOS, SplitBrainSpec, run_split_brain
 from zkconsumer.lab.splitbrain.output import write_outputs
 from zkconsumer.lab.splitbrain.report import summary_table, write_results

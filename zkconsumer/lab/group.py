@@ -16,7 +16,7 @@ from zkconsumer.lab.drivers import MemberSpec
 from zkconsumer.lab.handles import MemberHandle, ProcessMember, ThreadMember
 from zkconsumer.lab.intervals import build_intervals, fetchers_at, is_stable
 from zkconsumer.lab.records import RecordTail, RunRecords, Timeline
-from zkconsumer.lab.spec import Timing
+from zkconsumer.scenarios.timing import Timing
 
 log = logging.getLogger(__name__)
 

@@ -17,7 +17,7 @@ from concurrent.futures import ThreadPoolExecutor
 from typing import TypeVar
 
 from zkconsumer.lab.progress import Progress
-from zkconsumer.lab.spec import RunResult
+from zkconsumer.lab.runs import RunResult
 
 log = logging.getLogger(__name__)
 

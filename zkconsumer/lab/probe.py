@@ -26,7 +26,7 @@ from zkconsumer.lab.api_versions import (
 )
 from zkconsumer.lab.group import LabGroup, member_name
 from zkconsumer.lab.records import Timeline
-from zkconsumer.lab.spec import Timing
+from zkconsumer.scenarios.timing import Timing
 
 log = logging.getLogger(__name__)
 

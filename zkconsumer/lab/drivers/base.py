@@ -14,7 +14,7 @@ from dataclasses import asdict, dataclass
 from typing import Any
 
 from zkconsumer.lab.records import RecordWriter
-from zkconsumer.lab.spec import Timing
+from zkconsumer.scenarios.timing import Timing
 
 
 @dataclass(frozen=True)

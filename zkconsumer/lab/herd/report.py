@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from zkconsumer.lab.herd.spec import SCENARIO, HerdResult, HerdSpec, fit_runs
-from zkconsumer.lab.spec import RunResult, RunStatus
+from zkconsumer.lab.runs import RunResult, RunStatus
 from zkconsumer.results.plotting import pyplot, save_png
 from zkconsumer.results.portable import portable_command
 from zkconsumer.tables import fmt

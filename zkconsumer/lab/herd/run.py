@@ -69,7 +69,7 @@ from zkconsumer.lab.mntr import (
     server_requests,
 )
 from zkconsumer.lab.progress import Progress
-from zkconsumer.lab.spec import RunResult, RunStatus
+from zkconsumer.lab.runs import RunResult, RunStatus
 
 log = logging.getLogger(__name__)
 

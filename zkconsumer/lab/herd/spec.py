@@ -14,7 +14,8 @@ from zkconsumer.lab.drivers import DRIVERS
 from zkconsumer.lab.drivers.broker import STATS_INTERVAL_MS
 from zkconsumer.lab.herd.fits import loglog_fit
 from zkconsumer.lab.metrics import ZOOKEEPER_FAMILY
-from zkconsumer.lab.spec import RunResult, RunStatus, Timing
+from zkconsumer.lab.runs import RunResult, RunStatus
+from zkconsumer.scenarios.timing import Timing
 
 log = logging.getLogger(__name__)
 

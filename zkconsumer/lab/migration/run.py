@@ -34,7 +34,7 @@ from zkconsumer.lab.intervals import build_intervals
 from zkconsumer.lab.metrics import EventWindow, lost, partition_seconds_unavailable
 from zkconsumer.lab.producer import SteadyProducer
 from zkconsumer.lab.records import Delivery, RunRecords, Timeline
-from zkconsumer.lab.spec import Timing
+from zkconsumer.scenarios.timing import Timing
 
 log = logging.getLogger(__name__)
 

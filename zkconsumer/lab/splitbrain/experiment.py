@@ -14,12 +14,13 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import TextIO
 
+from zkconsumer.lab.compare.spec import ExperimentSpec
 from zkconsumer.lab.drivers import get_driver
 from zkconsumer.lab.matrix import run_matrix
 from zkconsumer.lab.probe import broker_identity
 from zkconsumer.lab.progress import Progress
-from zkconsumer.lab.runner import Servers, servers_for
-from zkconsumer.lab.spec import ExperimentSpec, RunResult, RunStatus
+from zkconsumer.lab.runs import RunResult, RunStatus
+from zkconsumer.lab.servers import Servers, servers_for
 from zkconsumer.lab.splitbrain.failover import FailoverCluster, failover_events, run_failover
 from zkconsumer.lab.splitbrain.spec import SCENARIO, SplitBrainSpec
 from zkconsumer.lab.splitbrain.stale_view import run_stale_view

@@ -20,8 +20,8 @@ from zkconsumer.lab.intervals import build_intervals, fetchers_at
 from zkconsumer.lab.metrics import EventWindow, event_metrics
 from zkconsumer.lab.producer import SteadyProducer
 from zkconsumer.lab.records import Timeline
-from zkconsumer.lab.runner import RunError, Servers
-from zkconsumer.lab.spec import RunResult, RunStatus
+from zkconsumer.lab.runs import RunResult, RunStatus
+from zkconsumer.lab.servers import RunError, Servers
 from zkconsumer.lab.splitbrain.proxies import MemberProxies, ProxiedGroup
 from zkconsumer.lab.splitbrain.spec import SCENARIO, SplitBrainSpec
 

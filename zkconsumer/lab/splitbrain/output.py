@@ -6,11 +6,11 @@ import logging
 from collections.abc import Sequence
 from pathlib import Path
 
-from zkconsumer.lab.report import write_timelines
-from zkconsumer.lab.spec import RunResult
+from zkconsumer.lab.runs import RunResult
 from zkconsumer.lab.splitbrain.plot import zombie_timeline
 from zkconsumer.lab.splitbrain.report import write_results, write_summary
 from zkconsumer.lab.splitbrain.spec import SplitBrainSpec
+from zkconsumer.lab.timelines import write_timelines
 
 log = logging.getLogger(__name__)
 

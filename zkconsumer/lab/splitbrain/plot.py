@@ -15,8 +15,8 @@ from pathlib import Path
 from typing import Any
 
 from zkconsumer.lab.records import RecordTail
-from zkconsumer.lab.report import run_intervals
-from zkconsumer.lab.spec import RunResult, RunStatus
+from zkconsumer.lab.runs import RunResult, RunStatus
+from zkconsumer.lab.timelines import run_intervals
 from zkconsumer.results.plotting import pyplot, save_png
 
 log = logging.getLogger(__name__)

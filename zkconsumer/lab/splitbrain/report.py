@@ -13,7 +13,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from zkconsumer.lab.spec import RunResult, RunStatus
+from zkconsumer.lab.runs import RunResult, RunStatus
 from zkconsumer.lab.splitbrain.spec import SplitBrainSpec
 from zkconsumer.results.portable import portable_command
 from zkconsumer.tables import fmt, median

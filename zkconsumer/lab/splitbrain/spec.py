@@ -1,9 +1,9 @@
 """What a split-brain experiment asks for: one scenario, several protocols, one group shape.
 
-Kept apart from the lab's :class:`~zkconsumer.lab.spec.ExperimentSpec` because the knobs are
-the fault's (how late, how long, how many members lag), not a membership event's; the results
-are the lab's ordinary :class:`~zkconsumer.lab.spec.RunResult` rows with ``scenario`` and
-``params`` filled in, so they share ``results.json`` and the report code.
+Kept apart from the compare experiment's :class:`~zkconsumer.lab.compare.spec.ExperimentSpec`
+because the knobs are the fault's (how late, how long, how many members lag), not a membership
+event's; the results are the lab's ordinary :class:`~zkconsumer.lab.runs.RunResult` rows with
+``scenario`` and ``params`` filled in, so they share ``results.json`` and the report code.
 """
 
 from __future__ import annotations
@@ -11,7 +11,8 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
-from zkconsumer.lab.spec import PROTOCOLS, Timing
+from zkconsumer.lab.compare.spec import PROTOCOLS
+from zkconsumer.scenarios.timing import Timing
 
 SCENARIOS = ("stale-view", "zombie", "failover")
 SCENARIO = "split-brain"

@@ -27,8 +27,8 @@ from pathlib import Path
 from zkconsumer.lab.group import member_name
 from zkconsumer.lab.intervals import build_intervals
 from zkconsumer.lab.records import RunRecords, Timeline
-from zkconsumer.lab.runner import Servers
-from zkconsumer.lab.spec import RunResult
+from zkconsumer.lab.runs import RunResult
+from zkconsumer.lab.servers import Servers
 from zkconsumer.lab.splitbrain.commits import CommitWatcher
 from zkconsumer.lab.splitbrain.harness import SplitRun
 from zkconsumer.lab.splitbrain.spec import SplitBrainSpec

@@ -14,7 +14,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from zkconsumer.lab.spec import RunResult, RunStatus
+from zkconsumer.lab.runs import RunResult, RunStatus
 from zkconsumer.lab.splitbrain.report import COLUMNS as SPLIT_COLUMNS
 from zkconsumer.results.compact import COMPACT_FILE
 from zkconsumer.results.provenance import read_provenance

@@ -15,7 +15,7 @@ from typing import Any
 
 from zkconsumer.lab.herd.report import fits_table
 from zkconsumer.lab.herd.report import summary_table as herd_table
-from zkconsumer.lab.spec import RunResult, RunStatus
+from zkconsumer.lab.runs import RunResult, RunStatus
 from zkconsumer.lab.splitbrain.report import summary_table as split_table
 from zkconsumer.results.compact import COMPACT_FILE
 from zkconsumer.results.plotting import pyplot, save_svg

@@ -23,7 +23,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from zkconsumer.lab.spec import RunResult, RunStatus
+from zkconsumer.lab.runs import RunResult, RunStatus
 from zkconsumer.results.compact import COMPACT_FILE
 from zkconsumer.results.provenance import read_provenance
 from zkconsumer.results.registry import Context, figure

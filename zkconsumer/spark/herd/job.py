@@ -26,8 +26,8 @@ from typing import Any
 from zkconsumer.admin.options import add_bootstrap_option, add_zk_option
 from zkconsumer.lab.broker_option import add_broker_option
 from zkconsumer.lab.progress import Progress
-from zkconsumer.lab.runner import LAB_KAFKA_PROPS
-from zkconsumer.lab.spec import Timing
+from zkconsumer.lab.servers import LAB_KAFKA_PROPS
+from zkconsumer.scenarios.timing import Timing
 from zkconsumer.sim import EVENTS as SIM_EVENTS
 from zkconsumer.sim import PROTOCOLS as SIM_PROTOCOLS
 from zkconsumer.sim import Calibration

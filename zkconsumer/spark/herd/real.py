@@ -35,7 +35,7 @@ from typing import Any
 
 from zkconsumer.lab.drivers import get_driver
 from zkconsumer.lab.producer import SteadyProducer
-from zkconsumer.lab.spec import Timing
+from zkconsumer.scenarios.timing import Timing
 from zkconsumer.spark.herd.grid import Cell
 from zkconsumer.spark.herd.metrics import PRODUCED_DDL, WINDOW_DDL, metrics_table
 from zkconsumer.spark.herd.task import RECORD_DDL, RealCell, run_task

@@ -22,7 +22,7 @@ from pathlib import Path
 from typing import Any
 
 from zkconsumer.lab.group import LabGroup
-from zkconsumer.lab.spec import Timing
+from zkconsumer.scenarios.timing import Timing
 from zkconsumer.spark.task_control import (
     FORMED,
     STATUS_INTERVAL_S,

@@ -26,7 +26,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from zkconsumer.lab.spec import Timing
+from zkconsumer.scenarios.timing import Timing
 from zkconsumer.sim import PROTOCOLS, Calibration, SimConfig, simulate
 from zkconsumer.spark.herd.metrics import SAMPLE_AFTER_S
 from zkconsumer.tables import median, relative_error

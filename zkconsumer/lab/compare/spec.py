@@ -1,38 +1,18 @@
-"""What an experiment asks for (ExperimentSpec), one run (RunSpec), and what it found (RunResult).
+"""What a compare experiment asks for (ExperimentSpec) and one run of it (RunSpec).
 
-Plain dataclasses so the CLI, the Spark jobs and the tests build the same objects, and so a
-result round-trips through ``results.json`` unchanged.
+Plain dataclasses so the CLI, the Spark jobs and the tests build the same objects; what a run
+found is the lab's :class:`~zkconsumer.lab.runs.RunResult`.
 """
 
 from __future__ import annotations
 
-import enum
-from dataclasses import asdict, dataclass, field, fields
-from typing import Any
+from dataclasses import dataclass, field
 
 from zkconsumer.scenarios.protocols import EVENTS, LAB
 from zkconsumer.scenarios.timing import Timing
 
 # The protocols the lab runs, in the protocol table's order (the CLI's choices).
 PROTOCOLS = LAB
-
-
-class RunStatus(str, enum.Enum):
-    """``ok``: measured. ``unsupported``: the broker cannot run this protocol (said why).
-    ``failed``: the run crashed; the error is recorded and the other runs go on."""
-
-    OK = "ok"
-    UNSUPPORTED = "unsupported"
-    FAILED = "failed"
-
-
-# The metric names every measured run carries, in the order the summary shows them.
-METRIC_NAMES = (
-    "time_to_stable_s", "members_paused", "partition_seconds_unavailable",
-    "coordination_requests", "rebalance_attempts", "conflicts", "duplicates", "lost",
-    "double_owned_intervals", "failed_rebalances", "watch_notifications",
-    "conflicting_decisions",
-)
 
 
 @dataclass(frozen=True)
@@ -101,36 +81,3 @@ class RunSpec:
     @property
     def slug(self) -> str:
         return f"{self.protocol}-{self.event}-r{self.repeat}"
-
-
-@dataclass
-class RunResult:
-    """One row of ``results.json``; ``metrics`` is empty unless ``status`` is ``ok``.
-
-    ``scenario`` names what produced the run (``compare``, ``herd``, ``split-brain`` ...) and
-    ``params`` holds that scenario's own knobs (e.g. the herd's group size before the event), so
-    runs of different scenarios can share one file and one report. Both default to what
-    ``experiment compare`` wrote before they existed, so older ``results.json`` files load.
-    """
-
-    protocol: str
-    members: int
-    partitions: int
-    event: str
-    repeat: int
-    status: str = RunStatus.OK.value
-    reason: str | None = None
-    metrics: dict[str, Any] = field(default_factory=dict)
-    details: dict[str, Any] = field(default_factory=dict)
-    records_dir: str | None = None
-    scenario: str = "compare"
-    params: dict[str, Any] = field(default_factory=dict)
-
-    def to_json(self) -> dict[str, Any]:
-        return asdict(self)
-
-    @classmethod
-    def from_json(cls, data: dict[str, Any]) -> RunResult:
-        """Unknown keys (written by a newer version) are ignored rather than fatal."""
-        known = {f.name for f in fields(cls)}
-        return cls(**{k: v for k, v in data.items() if k in known})

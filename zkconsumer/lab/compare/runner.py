@@ -13,7 +13,6 @@ A run that raises is recorded as ``failed`` with its error, and the next run sta
 
 from __future__ import annotations
 
-import contextlib
 import json
 import logging
 import shutil
@@ -21,17 +20,17 @@ import tempfile
 import threading
 import time
 import uuid
-from collections.abc import Callable, Iterator
-from dataclasses import dataclass
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any, TextIO
 
 from zkconsumer.admin import create_topic
+from zkconsumer.lab.compare.scenario import apply_event, victim
+from zkconsumer.lab.compare.spec import ExperimentSpec, RunSpec
 from zkconsumer.lab.drivers import get_driver
 from zkconsumer.lab.group import LabGroup, member_name
 from zkconsumer.lab.matrix import run_matrix
 from zkconsumer.lab.metrics import EventWindow, event_metrics, metric_notes
-from zkconsumer.lab.mntr import parse_mntr
 from zkconsumer.lab.probe import (
     StaticSupport,
     broker_identity,
@@ -40,62 +39,12 @@ from zkconsumer.lab.probe import (
 )
 from zkconsumer.lab.producer import SteadyProducer
 from zkconsumer.lab.progress import Progress
-from zkconsumer.lab.scenario import apply_event, victim
-from zkconsumer.lab.spec import ExperimentSpec, RunResult, RunSpec, RunStatus, Timing
+from zkconsumer.lab.runs import RunResult, RunStatus
+from zkconsumer.lab.servers import RunError, Servers, servers_for
 from zkconsumer.scenarios.protocols import PROTOCOL_TABLE
+from zkconsumer.scenarios.timing import Timing
 
 log = logging.getLogger(__name__)
-
-
-class RunError(Exception):
-    """A run could not be measured (the group never formed, the servers went away...)."""
-
-
-# A Kafka broker the lab starts accepts the short sessions of the lab's scenarios (its default
-# group.min.session.timeout.ms, 6 s, would refuse the split-brain runs' 4 s).
-LAB_KAFKA_PROPS = ("group.min.session.timeout.ms=500",)
-
-
-@dataclass(frozen=True)
-class Servers:
-    """``broker_name``: the broker results name (``tansu-0.6.0``, ``apache-kafka-2.4.1``), ""
-    when the servers were given by address and the broker is not known by name."""
-
-    zk_connect: str
-    bootstrap: str
-    broker_name: str = ""
-
-    def mntr(self) -> dict[str, float]:
-        """The ZooKeeper server's ``mntr`` numbers (first server of the connect string)."""
-        from zkconsumer.testing.servers import ExternalZooKeeper
-
-        try:
-            text = ExternalZooKeeper(self.zk_connect).four_letter("mntr")
-        except Exception as exc:
-            log.warning("mntr failed on %s: %s", self.zk_connect, exc)
-            return {}
-        return parse_mntr(text)
-
-
-@contextlib.contextmanager
-def servers_for(spec: ExperimentSpec) -> Iterator[Servers]:
-    """The servers named in the spec, else embedded ones (or those ZKCONSUMER_ZK/_BOOTSTRAP
-    select) for the duration of the experiment."""
-    if spec.zk_connect and spec.bootstrap:
-        yield Servers(spec.zk_connect, spec.bootstrap)
-        return
-    from zkconsumer.testing.kraft import consumer_group_props
-    from zkconsumer.testing.servers import broker_from_env, is_kraft_spec, zookeeper_from_env
-
-    # A Kafka 4 broker also gets the KIP-848 groups' session (the run's) and heartbeat; other
-    # brokers have no such settings, so their runs never depend on them.
-    kraft_props = (consumer_group_props(spec.timing.session_timeout_ms,
-                                        spec.timing.consumer_heartbeat_interval_ms)
-                   if is_kraft_spec(spec.broker) else ())
-    with zookeeper_from_env(spec.zk_connect) as zk, broker_from_env(
-            zk.connect_string, spec.broker, kafka_props=LAB_KAFKA_PROPS,
-            kraft_props=kraft_props) as broker:
-        yield Servers(zk.connect_string, broker.bootstrap, getattr(broker, "name", ""))
 
 
 def run_experiment(spec: ExperimentSpec,

@@ -10,8 +10,9 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from zkconsumer.lab.report import medians, run_intervals
-from zkconsumer.lab.spec import METRIC_NAMES, RunResult, RunStatus
+from zkconsumer.lab.compare.report import medians
+from zkconsumer.lab.runs import METRIC_NAMES, RunResult, RunStatus
+from zkconsumer.lab.timelines import run_intervals
 from zkconsumer.results.plotting import pyplot, save_png
 
 log = logging.getLogger(__name__)

@@ -13,9 +13,8 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from zkconsumer.lab.intervals import build_intervals
-from zkconsumer.lab.records import RecordTail, Timeline
-from zkconsumer.lab.spec import METRIC_NAMES, ExperimentSpec, RunResult, RunStatus
+from zkconsumer.lab.compare.spec import ExperimentSpec
+from zkconsumer.lab.runs import METRIC_NAMES, RunResult, RunStatus
 from zkconsumer.results.portable import portable_command
 from zkconsumer.tables import fmt, median
 
@@ -136,30 +135,3 @@ def write_summary(results: Sequence[RunResult], path: Path, spec: ExperimentSpec
               "instant fetched nothing at all (idle). See docs/comparison.md for the exact "
               "definitions.", ""]
     path.write_text("\n".join(parts), encoding="utf-8")
-
-
-def run_intervals(result: RunResult) -> dict[str, Any] | None:
-    """The run's fetching and assigned intervals, relative to the event, for plots and JSON."""
-    if not result.records_dir or not Path(result.records_dir).is_dir():
-        return None
-    tail = RecordTail(result.records_dir)
-    tail.poll()
-    event = float(result.details.get("event_ts", 0.0))
-    end = float(result.details.get("drained_ts") or result.details.get("end_ts") or event)
-
-    def rel(kind: Timeline) -> list[dict[str, Any]]:
-        return [{"member": i.member, "incarnation": i.incarnation, "partition": i.partition,
-                 "start": round(i.start - event, 3), "end": round(i.end - event, 3)}
-                for i in build_intervals(tail.records, end, kind)]
-
-    stable = result.metrics.get("time_to_stable_s")
-    return {"event_s": 0.0, "stable_s": stable, "end_s": round(end - event, 3),
-            "fetching": rel(Timeline.FETCHING), "assigned": rel(Timeline.ASSIGNED)}
-
-
-def write_timelines(results: Sequence[RunResult]) -> None:
-    """``timeline.json`` next to each run's records: the per-member assignment timeline."""
-    for r in results:
-        data = run_intervals(r)
-        if data is not None and r.records_dir:
-            (Path(r.records_dir) / "timeline.json").write_text(json.dumps(data, indent=1))

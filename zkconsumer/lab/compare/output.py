@@ -6,9 +6,11 @@ import logging
 from collections.abc import Sequence
 from pathlib import Path
 
-from zkconsumer.lab.plots import write_plots
-from zkconsumer.lab.report import write_results, write_summary, write_timelines
-from zkconsumer.lab.spec import ExperimentSpec, RunResult
+from zkconsumer.lab.compare.plots import write_plots
+from zkconsumer.lab.compare.report import write_results, write_summary
+from zkconsumer.lab.compare.spec import ExperimentSpec
+from zkconsumer.lab.runs import RunResult
+from zkconsumer.lab.timelines import write_timelines
 
 log = logging.getLogger(__name__)
 
