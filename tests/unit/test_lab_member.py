@@ -5,7 +5,10 @@ from __future__ import annotations
 import pytest
 
 from zkconsumer.lab.chaos.consumer import ChaosMemberSpec
+from zkconsumer.lab.drivers import MemberSpec
+from zkconsumer.lab.drivers.zk import connector_config
 from zkconsumer.lab.member import parse_args
+from zkconsumer.scenarios.timing import Timing
 
 
 def test_a_chaos_member_commits_by_hand_with_the_lab_members_shared_properties() -> None:
@@ -18,6 +21,23 @@ def test_a_chaos_member_commits_by_hand_with_the_lab_members_shared_properties()
         "zookeeper.session.timeout.ms": 6000, "rebalance.backoff.ms": 500,
         "rebalance.max.retries": 20, "auto.commit.enable": False,
         "refresh.leader.backoff.ms": 100, "zkconsumer.session.lost.policy": "stop-fetchers",
+    }
+
+
+def test_a_protocol_member_adds_its_assignor_mode_and_offsets_to_the_shared_properties() -> None:
+    spec = MemberSpec(protocol="zk-range-kafka", member="m02", incarnation=3, topic="t",
+                      group="g", partitions=4, zk_connect="127.0.0.1:1", bootstrap="127.0.0.1:2",
+                      records_path="m02.3.jsonl",
+                      timing=Timing(session_timeout_ms=4000, rebalance_backoff_ms=700,
+                                    rebalance_max_retries=5, auto_commit_interval_ms=900,
+                                    request_sample_interval_s=0.2))
+    props = connector_config(spec, "roundrobin", "leader", (("offsets.storage", "kafka"),))
+    assert props == {
+        "zookeeper.connect": "127.0.0.1:1", "group.id": "g", "consumer.id": "m02-i3",
+        "auto.offset.reset": "smallest", "consumer.timeout.ms": 200,
+        "zookeeper.session.timeout.ms": 4000, "rebalance.backoff.ms": 700,
+        "rebalance.max.retries": 5, "offsets.storage": "kafka", "coordination.mode": "leader",
+        "partition.assignment.strategy": "roundrobin", "auto.commit.interval.ms": 900,
     }
 
 

@@ -24,6 +24,7 @@ from typing import Any
 from zkconsumer import ConsumerConfig, ConsumerTimeoutException, ZookeeperConsumerConnector
 from zkconsumer.lab.drivers.base import MemberSpec, parse_seq
 from zkconsumer.lab.drivers.decisions import DecisionRecorder
+from zkconsumer.lab.member_config import member_properties
 from zkconsumer.lab.records import (
     Coord,
     Lifecycle,
@@ -51,20 +52,16 @@ def connector_config(spec: MemberSpec, strategy: str, mode: str = "legacy",
                      offsets: tuple[tuple[str, str], ...] = ()) -> dict[str, object]:
     """``offsets``: extra ``offsets.storage`` / ``dual.commit.enabled`` properties."""
     t = spec.timing
-    return dict(offsets) | {
-        "coordination.mode": mode,
-        "zookeeper.connect": spec.zk_connect,
-        "group.id": spec.group,
-        "consumer.id": f"{spec.member}-i{spec.incarnation}",
-        "auto.offset.reset": "smallest",
+    return member_properties(
+        zk_connect=spec.zk_connect, group=spec.group,
+        consumer_id=f"{spec.member}-i{spec.incarnation}",
+        session_timeout_ms=t.session_timeout_ms, rebalance_backoff_ms=t.rebalance_backoff_ms,
+        rebalance_max_retries=t.rebalance_max_retries,
         # the member loop wakes at least this often, so counters are sampled on time
-        "consumer.timeout.ms": int(min(500, t.request_sample_interval_s * 1000)),
-        "partition.assignment.strategy": strategy,
-        "zookeeper.session.timeout.ms": t.session_timeout_ms,
-        "rebalance.backoff.ms": t.rebalance_backoff_ms,
-        "rebalance.max.retries": t.rebalance_max_retries,
-        "auto.commit.interval.ms": t.auto_commit_interval_ms,
-    }
+        consumer_timeout_ms=int(min(500, t.request_sample_interval_s * 1000)),
+        extra=dict(offsets) | {"coordination.mode": mode,
+                               "partition.assignment.strategy": strategy,
+                               "auto.commit.interval.ms": t.auto_commit_interval_ms})
 
 
 class EventRecorder:
