@@ -21,6 +21,7 @@ from zkconsumer.results.compact import COMPACT_FILE
 from zkconsumer.results.plotting import pyplot, save_svg
 from zkconsumer.results.provenance import read_provenance
 from zkconsumer.results.registry import Context, figure
+from zkconsumer.scenarios.protocols import COMPARED, ZOOKEEPER, of_family
 
 HERD = "lab/herd-zk"
 HERD_BROKER = "lab/herd-broker"
@@ -244,7 +245,7 @@ def _split(source: str, scenario: str, protocols: Sequence[str] | None,
     return render
 
 
-LEADER_PAIR = ("zk-range", "zk-leader-range")
+LEADER_PAIR = of_family(COMPARED, ZOOKEEPER)  # the legacy and the leader mode
 
 figure("experiments/zombie", source=ZOMBIE)(_split(ZOMBIE, "zombie", None, repeats=True))
 figure("experiments/stale-view", source=STALE)(_split(STALE, "stale-view", None))

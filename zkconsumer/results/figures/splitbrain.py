@@ -31,12 +31,16 @@ from zkconsumer.results.figures.splitbrain_text import wilson
 from zkconsumer.results.plotting import pyplot, save_svg
 from zkconsumer.results.portable import current_command
 from zkconsumer.results.registry import Context, figure
+from zkconsumer.scenarios.protocols import BROKER as BROKER_FAMILY
+from zkconsumer.scenarios.protocols import SPLIT_BRAIN, ZOOKEEPER, of_family
 from zkconsumer.tables import fmt
 
 log = logging.getLogger(__name__)
 
 AREA = "splitbrain"
-BROKER = ("eager-range", "cooperative-sticky")
+# The split-brain runs' protocols by family (the protocol table's split-brain entries).
+BROKER = of_family(SPLIT_BRAIN, BROKER_FAMILY)
+ZOOKEEPER_PROTOCOLS = of_family(SPLIT_BRAIN, ZOOKEEPER)
 FIX_FOLDER = "fix-leader-watch"   # which real runs predate the leader-mode watch fix
 FORMATION_FOLDER = "fix-formation-check"  # which real runs predate the job's formation check
 PRE_FIX_MARK = "†"
@@ -355,7 +359,7 @@ def zombie(ctx: Context) -> str:
         frac = suffix(d, "sim-zombie-f")
         dbl = by_cell(rows_of(d), "double_owned_partition_s")
         late = unsettled(rows_of(d))
-        for protocol in sorted({p for p, _ in dbl if p in ("zk-range", "zk-leader-range")}):
+        for protocol in sorted({p for p, _ in dbl if p in ZOOKEEPER_PROTOCOLS}):
             cells = {n: dbl[(protocol, n)] for n in sizes if (protocol, n) in dbl}
             seeds |= {len(v) for v in cells.values()}
             lines.append(f"| {protocol} (simulated) | {frac} | " + " | ".join(

@@ -21,7 +21,6 @@ from pathlib import Path
 
 from zkconsumer.results.figures.splitbrain import (
     AREA,
-    BROKER,
     FIX_FOLDER,
     FORMATION_FOLDER,
     PRE_FIX_MARK,
@@ -36,6 +35,7 @@ from zkconsumer.results.figures.splitbrain import (
     rows_of,
 )
 from zkconsumer.results.registry import Context, figure
+from zkconsumer.scenarios.protocols import PROTOCOL_TABLE, SPLIT_BRAIN
 
 NOT_FORMED = re.compile(r"the group did not form: (?P<exited>\d+) of (?P<n>\d+) initial members "
                         r"exited before it was stable \(rebalance\.max\.retries = (?P<b>\d+)\)")
@@ -146,11 +146,10 @@ def _validation_block(folder: Path, unscored: Callable[[set[tuple[str, ...]]], l
 
 
 # The cells results/splitbrain/validation-plan.md names (scenario, N, protocols), seed 1.
-PLAN_CELLS = [(sc, n, p) for sc, sizes, protocols in (
-    ("zombie", (100, 200), ("zk-range", "zk-leader-range")),
-    ("storm", (100, 200), ("zk-range", "zk-leader-range", *BROKER)),
-    ("stale-view", (50, 100), ("zk-range", "zk-leader-range", *BROKER)))
-    for n in sizes for p in protocols]
+# Every split-brain protocol the scenario applies to (the protocol table says which).
+PLAN_CELLS = [(sc, n, p) for sc, sizes in (
+    ("zombie", (100, 200)), ("storm", (100, 200)), ("stale-view", (50, 100)))
+    for n in sizes for p in SPLIT_BRAIN if sc in PROTOCOL_TABLE[p].split_brain]
 
 
 def _unscored(ctx: Context, scored: set[tuple[str, ...]]) -> list[str]:
