@@ -20,7 +20,8 @@ from zkconsumer.results.regenerate import all_figures
 from zkconsumer.results.registry import Context
 
 REPO = Path(__file__).resolve().parents[2]
-TOPICS = ("findings-herd", "findings-splitbrain", "findings-outcome", "findings-alternatives")
+TOPICS = ("findings-herd", "findings-splitbrain", "findings-outcome", "findings-alternatives",
+          "findings-today")
 
 
 @pytest.mark.parametrize(("k", "n", "low", "high"), [
@@ -144,3 +145,17 @@ def test_the_page_is_short_and_linked_from_the_readme() -> None:
         assert f"]({method})" in page, method
     head = (REPO / "README.md").read_text().splitlines()[:40]
     assert any("(docs/findings.md)" in line for line in head)
+
+
+def test_todays_answer_names_its_broker_and_the_heartbeat_of_every_figure(
+        rendered: dict[str, str]) -> None:
+    """Under KIP-848 a change reaches a member in its next heartbeat answer, so a time without
+    its heartbeat interval says nothing: each row and the claim carry it."""
+    text = rendered["findings-today"]
+    claim = text.split("\n\n")[0]
+    assert "Apache Kafka 4.0.2" in claim
+    assert re.search(r"at 1000 ms heartbeats and [^;]+ at the broker's default of 5000 ms", claim)
+    rows = [line for line in text.splitlines() if line.startswith("| ") and " ms |" in line]
+    assert rows and all(re.match(r"\| (1000|5000) ms \| ", row) for row in rows)
+    assert {"consumer-uniform", "eager-range"} <= {row.split(" | ")[1] for row in rows}
+    assert claim.endswith("Records lost over all 132 runs on this broker: 0.")
