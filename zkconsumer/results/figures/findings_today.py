@@ -18,6 +18,7 @@ from zkconsumer.results.figures.findings_text import Spread, spread
 from zkconsumer.results.plotting import pyplot, save_svg
 from zkconsumer.results.provenance import read_provenance
 from zkconsumer.results.registry import Context, figure
+from zkconsumer.scenarios.protocols import PROTOCOL_TABLE
 
 KIP848 = "consumer-uniform"
 STATIC_KIP848 = "static-consumer-uniform"
@@ -100,8 +101,7 @@ def _today_plot(ctx: Context, found: list[Chunk], svg: str) -> str:
             if s is None:
                 continue
             ax.errorbar([i], [s.median], yerr=[[s.median - s.low], [s.high - s.median]],
-                        color=f"C{(LEGACY, EAGER, KIP848).index(protocol)}", capsize=3,
-                        **REAL_STYLE)
+                        color=PROTOCOL_TABLE[protocol].colour, capsize=3, **REAL_STYLE)
     labels = [f"{p}\n{c.heartbeat_ms} ms hb" for c, p in series]
     for ax, title in zip(axes, ("partitions stopped by a join", "time to stable after a join (s)"),
                          strict=True):
