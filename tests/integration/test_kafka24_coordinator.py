@@ -20,11 +20,11 @@ from __future__ import annotations
 import threading
 import time
 from collections.abc import Iterator
-from dataclasses import dataclass, field
 from typing import Any
 
 import pytest
 from connector_helpers import wait_until
+from group_member import GroupMember, settled
 from kafka_wire import (
     ILLEGAL_GENERATION,
     NONE,
@@ -55,66 +55,16 @@ def topic(kafka: tuple[str, KafkaBroker], unique: Any) -> str:
     return name
 
 
-@dataclass
-class Member:
-    """A confluent-kafka consumer polling in a thread; its rebalance callbacks, in order."""
-
-    bootstrap: str
-    group: str
-    topic: str
-    strategy: str = "range"
-    instance: str | None = None
-    events: list[tuple[str, float, frozenset[int]]] = field(default_factory=list)
-    owned: set[int] = field(default_factory=set)
-
-    def start(self) -> Member:
-        from confluent_kafka import Consumer
-
-        conf: dict[str, object] = {
-            "bootstrap.servers": self.bootstrap, "group.id": self.group,
-            "session.timeout.ms": SESSION_MS, "heartbeat.interval.ms": 300,
-            "partition.assignment.strategy": self.strategy, "enable.auto.commit": False,
-            "auto.offset.reset": "earliest", "log_level": 3}
-        if self.instance:
-            conf["group.instance.id"] = self.instance
-        self._consumer = Consumer(conf)
-        self._stop = threading.Event()
-        self._consumer.subscribe([self.topic], on_assign=self._assigned,
-                                 on_revoke=self._revoked, on_lost=self._revoked)
-        self._thread = threading.Thread(target=self._poll, daemon=True)
-        self._thread.start()
-        return self
-
-    def _assigned(self, _c: Any, parts: list[Any]) -> None:
-        got = frozenset(tp.partition for tp in parts)
-        self.events.append(("assign", time.time(), got))
-        self.owned |= got
-
-    def _revoked(self, _c: Any, parts: list[Any]) -> None:
-        gone = frozenset(tp.partition for tp in parts)
-        self.events.append(("revoke", time.time(), gone))
-        self.owned -= gone
-
-    def _poll(self) -> None:
-        while not self._stop.is_set():
-            self._consumer.poll(0.1)
-
-    def close(self) -> None:
-        """``close()``: a dynamic member sends LeaveGroup, a static one does not (KIP-345)."""
-        self._stop.set()
-        self._thread.join(timeout=10)
-        self._consumer.close()
-
-    def since(self, ts: float) -> list[tuple[str, frozenset[int]]]:
-        """What changed hands after ``ts`` (a cooperative round that hands a member nothing
-        calls back with an empty set: nothing changed for it)."""
-        return [(kind, parts) for kind, at, parts in self.events if at >= ts and parts]
+def new_member(bootstrap: str, group: str, topic: str, strategy: str = "range",
+               instance: str | None = None) -> GroupMember:
+    """A classic-protocol member: the client's strategy and short session timeouts."""
+    return GroupMember(bootstrap, group, topic, {
+        "session.timeout.ms": SESSION_MS, "heartbeat.interval.ms": 300,
+        "partition.assignment.strategy": strategy}, instance=instance)
 
 
-def _settled(*members: Member) -> bool:
-    owned = [m.owned for m in members]
-    return (all(owned) and sum(len(o) for o in owned) == PARTITIONS
-            and set().union(*owned) == set(range(PARTITIONS)))
+def _settled(*members: GroupMember) -> bool:
+    return settled(PARTITIONS, *members)
 
 
 def _group_state(bootstrap: str, group: str) -> tuple[str, int] | None:
@@ -133,15 +83,15 @@ def _group_state(bootstrap: str, group: str) -> tuple[str, int] | None:
 def test_a_static_member_restarted_within_its_session_gets_its_partitions_back_alone(
         kafka, topic, unique):
     bootstrap, group = kafka[1].bootstrap, unique("static")
-    a = Member(bootstrap, group, topic, instance="static-a").start()
-    b = Member(bootstrap, group, topic, instance="static-b").start()
+    a = new_member(bootstrap, group, topic, instance="static-a").start()
+    b = new_member(bootstrap, group, topic, instance="static-b").start()
     try:
         wait_until(lambda: _settled(a, b) and _group_state(bootstrap, group) == ("STABLE", 2),
                    30, "two static members sharing the topic in a stable group")
         before_a, before_b = set(a.owned), set(b.owned)
         restarted = time.time()
         b.close()
-        b = Member(bootstrap, group, topic, instance="static-b").start()
+        b = new_member(bootstrap, group, topic, instance="static-b").start()
         wait_until(lambda: b.owned == before_b, 10, "the restarted static member's partitions")
         # Past the old incarnation's session: the coordinator never rebalanced the group.
         time.sleep(SESSION_MS / 1000 + 1.0)
@@ -155,12 +105,12 @@ def test_a_static_member_restarted_within_its_session_gets_its_partitions_back_a
 
 def test_a_cooperative_join_revokes_only_the_partitions_that_move(kafka, topic, unique):
     bootstrap, group = kafka[1].bootstrap, unique("coop")
-    a = Member(bootstrap, group, topic, strategy="cooperative-sticky").start()
-    b: Member | None = None
+    a = new_member(bootstrap, group, topic, strategy="cooperative-sticky").start()
+    b: GroupMember | None = None
     try:
         wait_until(lambda: a.owned == set(range(PARTITIONS)), 30, "the first member owns all")
         joined = time.time()
-        b = Member(bootstrap, group, topic, strategy="cooperative-sticky").start()
+        b = new_member(bootstrap, group, topic, strategy="cooperative-sticky").start()
         wait_until(lambda: len(a.owned) == PARTITIONS // 2 == len(b.owned), 30,
                    "the partitions shared by the two members")
         moved = frozenset(b.owned)

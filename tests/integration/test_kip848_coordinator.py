@@ -21,15 +21,14 @@ import os
 import signal
 import subprocess
 import sys
-import threading
 import time
 from collections.abc import Iterator
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 import pytest
 from connector_helpers import wait_until
+from group_member import GroupMember, settled
 
 from zkconsumer.testing import KraftBroker
 
@@ -60,81 +59,15 @@ def topic(kraft: KraftBroker, unique: Any) -> str:
     return name
 
 
-@dataclass
-class Member:
-    """A KIP-848 confluent-kafka consumer polling in a thread; its rebalance callbacks in order
-    (an incremental ``on_assign`` of nothing, which ends every reconciliation, is not kept)."""
-
-    bootstrap: str
-    group: str
-    topic: str
-    assignor: str = "uniform"
-    instance: str | None = None
-    events: list[tuple[str, float, frozenset[int]]] = field(default_factory=list)
-    owned: set[int] = field(default_factory=set)
-
-    def start(self) -> Member:
-        from confluent_kafka import Consumer
-
-        conf: dict[str, object] = {
-            "bootstrap.servers": self.bootstrap, "group.id": self.group,
-            "group.protocol": "consumer", "group.remote.assignor": self.assignor,
-            "enable.auto.commit": False, "auto.offset.reset": "earliest", "log_level": 3}
-        if self.instance:
-            conf["group.instance.id"] = self.instance
-        self._consumer = Consumer(conf)
-        self._stop = threading.Event()
-        self._between_polls = threading.Lock()
-        self._consumer.subscribe([self.topic], on_assign=self._assigned,
-                                 on_revoke=self._revoked, on_lost=self._lost)
-        self._thread = threading.Thread(target=self._poll, daemon=True)
-        self._thread.start()
-        return self
-
-    def _record(self, kind: str, parts: list[Any]) -> frozenset[int]:
-        got = frozenset(tp.partition for tp in parts)
-        if got:
-            self.events.append((kind, time.time(), got))
-        return got
-
-    def _assigned(self, _c: Any, parts: list[Any]) -> None:
-        self.owned |= self._record("assign", parts)
-
-    def _revoked(self, _c: Any, parts: list[Any]) -> None:
-        self.owned -= self._record("revoke", parts)
-
-    def _lost(self, _c: Any, parts: list[Any]) -> None:
-        self.owned -= self._record("lost", parts)
-
-    def _poll(self) -> None:
-        while not self._stop.is_set():
-            with self._between_polls:
-                self._consumer.poll(0.1)
-
-    def commit(self, partition: int, offset: int) -> None:
-        """A synchronous commit between two polls: with ``group.protocol=consumer``,
-        librdkafka 2.16's synchronous commit did not return here while another thread polled."""
-        from confluent_kafka import TopicPartition
-
-        with self._between_polls:
-            self._consumer.commit(offsets=[TopicPartition(self.topic, partition, offset)],
-                                  asynchronous=False)
-
-    def close(self) -> None:
-        """A dynamic member leaves the group; a static one leaves its partitions reserved for
-        its ``group.instance.id`` until its session runs out."""
-        self._stop.set()
-        self._thread.join(timeout=10)
-        self._consumer.close()
-
-    def since(self, ts: float) -> list[tuple[str, frozenset[int]]]:
-        return [(kind, parts) for kind, at, parts in self.events if at >= ts]
+def new_member(kraft: KraftBroker, group: str, topic: str, assignor: str = "uniform",
+               instance: str | None = None) -> GroupMember:
+    """A KIP-848 member: the coordinator's assignor; timeouts are the broker's."""
+    conf = {"group.protocol": "consumer", "group.remote.assignor": assignor}
+    return GroupMember(kraft.bootstrap, group, topic, conf, instance=instance)
 
 
-def _settled(*members: Member) -> bool:
-    owned = [m.owned for m in members]
-    return (all(owned) and sum(len(o) for o in owned) == PARTITIONS
-            and set().union(*owned) == set(range(PARTITIONS)))
+def _settled(*members: GroupMember) -> bool:
+    return settled(PARTITIONS, *members)
 
 
 def _changes(events: list[tuple[str, frozenset[int]]]) -> dict[str, frozenset[int]]:
@@ -149,14 +82,14 @@ def _changes(events: list[tuple[str, frozenset[int]]]) -> dict[str, frozenset[in
 def test_a_join_revokes_only_the_partitions_that_move_and_nobody_else_stops(
         kraft, topic, unique, assignor):
     group = unique(f"join-{assignor}")
-    a = Member(kraft.bootstrap, group, topic, assignor).start()
-    b = Member(kraft.bootstrap, group, topic, assignor).start()
-    c: Member | None = None
+    a = new_member(kraft, group, topic, assignor).start()
+    b = new_member(kraft, group, topic, assignor).start()
+    c: GroupMember | None = None
     try:
         wait_until(lambda: _settled(a, b), 30, "two members sharing the topic")
         before = {"a": frozenset(a.owned), "b": frozenset(b.owned)}
         joined = time.time()
-        c = Member(kraft.bootstrap, group, topic, assignor).start()
+        c = new_member(kraft, group, topic, assignor).start()
         wait_until(lambda: _settled(a, b, c), 30, "three members sharing the topic")
         # Each member is revoked exactly the partitions it no longer owns, never one it keeps,
         # and is handed only the ones it gains; a member whose assignment did not shrink is
@@ -186,13 +119,13 @@ def test_a_fenced_members_late_commit_is_refused_and_the_offset_stays_the_new_ow
     group = unique("fence")
     zombie = subprocess.Popen([sys.executable, str(MEMBER_SCRIPT), kraft.bootstrap, group,
                                topic], stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
-    heir: Member | None = None
+    heir: GroupMember | None = None
     reader = Consumer({"bootstrap.servers": kraft.bootstrap, "group.id": group, "log_level": 3})
     try:
         assert zombie.stdout is not None and zombie.stdin is not None
         assert zombie.stdout.readline().split() == ["ASSIGNED", "[0,1,2,3]"]
         os.kill(zombie.pid, signal.SIGSTOP)
-        heir = Member(kraft.bootstrap, group, topic).start()
+        heir = new_member(kraft, group, topic).start()
         # Nothing the zombie owns can move until the coordinator fences it: then all of it does.
         wait_until(lambda: heir.owned == set(range(PARTITIONS)), 60,
                    "the heir owning every partition once the frozen member's session expired")
@@ -216,14 +149,14 @@ def test_a_fenced_members_late_commit_is_refused_and_the_offset_stays_the_new_ow
 def test_a_static_member_restarted_within_its_session_gets_its_partitions_back_alone(
         kraft, topic, unique):
     group = unique("static")
-    a = Member(kraft.bootstrap, group, topic, instance="static-a").start()
-    b = Member(kraft.bootstrap, group, topic, instance="static-b").start()
+    a = new_member(kraft, group, topic, instance="static-a").start()
+    b = new_member(kraft, group, topic, instance="static-b").start()
     try:
         wait_until(lambda: _settled(a, b), 30, "two static members sharing the topic")
         before_a, before_b = frozenset(a.owned), frozenset(b.owned)
         restarted = time.time()
         b.close()
-        b = Member(kraft.bootstrap, group, topic, instance="static-b").start()
+        b = new_member(kraft, group, topic, instance="static-b").start()
         # Had the coordinator handed b's partitions to a meanwhile, a would have had to give
         # them up again before b could get them back: a's callbacks would show both.
         wait_until(lambda: b.owned == before_b, 30, "the restarted static member's partitions")
