@@ -75,7 +75,7 @@ def connection_members(records: Iterable[TapRecord], group: str) -> dict[int, st
 
 def path_pattern(path: str, group: str, topics: Sequence[str]) -> str:
     """``/consumers/g/owners/t/3`` -> ``/consumers/<g>/owners/<t>/<p>``: a class of znodes."""
-    out = path.replace(f"/{group}/", "/<g>/").replace(f"/{group}", "/<g>")
+    out = re.sub(rf"/{re.escape(group)}(?=/|$)", "/<g>", path)
     for topic in topics:
         out = re.sub(rf"/{re.escape(topic)}(?=/|$)", "/<t>", out)
     out = re.sub(r"/ids/[^/]+$", "/ids/<id>", out)
