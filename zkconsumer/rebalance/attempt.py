@@ -85,6 +85,7 @@ class RebalanceExecutor:
         self.claims = OwnerClaims(consumer_id=consumer_id, group=self.group, session=session,
                                   corrupt=self.corrupt, metrics=metrics, events=events)
         self._acl_checked = False
+        self._namespace_checked = False
 
     def is_shutting_down(self) -> bool:
         return self._is_shutting_down()
@@ -178,6 +179,10 @@ class RebalanceExecutor:
         session_id = self.session.session_id
         if session_id is None:
             raise SessionExpiredError("no ZooKeeper session at the start of the attempt")
+        # syncedRebalance reads the Cluster (every broker) before each attempt, then rebalance()
+        # reads the registration (constructTopicCount) and getAllBrokersInCluster again: the
+        # herd's reads are the original's, each of them.
+        self._read_brokers()
         my_reg = self._own_registration()
         if not self._read_brokers():
             log.warning("[%s] no brokers found when trying to rebalance.", self.consumer_id)
@@ -189,6 +194,8 @@ class RebalanceExecutor:
         if self.listener is not None:
             self.listener.before_releasing_partitions(release.listener_map)
         self._release(release)
+        # AssignmentContext reads the registration once more (its own constructTopicCount).
+        my_reg = self._own_registration()
         view = self._read_view(my_reg)
         my_count = topic_count_from_registration(self.consumer_id, my_reg,
                                                  self.config.exclude_internal_topics)
@@ -206,6 +213,9 @@ class RebalanceExecutor:
             for tp, tid in plan.claims.items()
         }
         self.offsets.checkpoint(offsets)
+        if plan.claims and not self._namespace_checked:
+            # Kafka's ZkPath.checkNamespace: one exists("/") before its first owner claim.
+            self._namespace_checked = self.session.exists("/") is not None
         if not self.claims.claim(plan.claims, session_id):
             return False
         self.ownership.install(infos, session_id)
@@ -308,9 +318,16 @@ class RebalanceExecutor:
                           path, data, problem)
 
     def _read_view(self, my_reg: codec.ConsumerRegistration) -> GroupView:
-        """``AssignmentContext``: every member's registration and every topic's partitions."""
+        """``AssignmentContext``: every member's registration and every topic's partitions.
+
+        Reads of a path the connector watches leave a watch, as ZkClient's reads of a path with
+        listeners did (the server keeps one per session and path, so nothing fires twice).
+        ``getConsumersInGroup`` lists the group a second time after ``getConsumersPerTopic``;
+        its list only fed the original's roundrobin check, which the first list serves here,
+        but the read is part of what every member costs the server per attempt.
+        """
         ids_path = paths.consumer_ids(self.group)
-        members = self.session.get_children(ids_path)
+        members = self.session.get_children(ids_path, watch=self.watches.callback(ids_path))
         regs: dict[str, codec.ConsumerRegistration] = {}
         for member in sorted(members):
             try:
@@ -331,6 +348,7 @@ class RebalanceExecutor:
                 self._unreadable(path, data, exc)
                 continue
             regs[member] = reg
+        self.session.get_children(ids_path, watch=self.watches.callback(ids_path))
         all_topics = None
         if needs_topic_list([*regs.values(), my_reg]):
             try:
@@ -342,7 +360,7 @@ class RebalanceExecutor:
         for topic in consumers_per_topic(regs, all_topics, excl):
             path = paths.topic(topic)
             try:
-                data, _ = self.session.get(path)
+                data, _ = self.session.get(path, watch=self.watches.callback(path))
             except NoNodeError:
                 partitions[topic] = []
                 continue
