@@ -22,6 +22,7 @@ instead of claiming in a new session next to claims that died with the old one.
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import time
 from collections.abc import Callable, Iterable
@@ -93,10 +94,17 @@ class RebalanceExecutor:
     # --- registration and watches --------------------------------------------------------------
 
     def register(self) -> None:
-        """``registerConsumerInZK``: the ephemeral registration, session-checked (0.9+)."""
+        """``registerConsumerInZK``: the ephemeral registration, session-checked (0.9+).
+
+        Its ``ZKCheckedEphemeral.createRecursive`` created each ancestor first, every time (one
+        ``create`` each, answered NodeExists once the group exists): part of what a join costs.
+        """
         path = paths.consumer_registration(self.group, self.consumer_id)
         data = codec.encode_registration(
             self.subscription.topic_count.registration(int(time.time() * 1000)))
+        for ancestor in (paths.CONSUMERS, paths.group(self.group), paths.consumer_ids(self.group)):
+            with contextlib.suppress(NodeExistsError):
+                self.session.create(ancestor, b"")
         self.session.create_checked_ephemeral(path, data)
         log.info("[%s] registered %s", self.consumer_id, path)
         if self.config.zookeeper_acl != "open" and not self._acl_checked:

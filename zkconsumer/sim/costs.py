@@ -11,7 +11,7 @@ offset changed since the last commit.
 
 | step (where in the code)                                              | reads  | writes |
 |-----------------------------------------------------------------------|--------|--------|
-| register (``create_checked_ephemeral``: 3 ancestors, then the znode)  | 0      | 4      |
+| register (``RebalanceExecutor.register``: 3 ancestors, then the znode) | 0     | 4      |
 | arm watches, joiner (``WatchSet.arm``: exists + getChildren ids, exists t) | 2 + T | 0   |
 | arm membership watch after a notification (exists + getChildren ids)  | 2      | 0      |
 | own registration (``attempt``: session.get(my_path))                  | 1      | 0      |

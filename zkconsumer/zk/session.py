@@ -28,7 +28,6 @@ Why a wrapper rather than a bare ``KazooClient``:
 
 from __future__ import annotations
 
-import contextlib
 import logging
 import threading
 import time
@@ -399,13 +398,11 @@ class ZkSession:
         return True
 
     def create_checked_ephemeral(self, path: str, value: bytes) -> None:
-        """Register an ephemeral znode as 0.9+ ``ZKCheckedEphemeral`` did: each ancestor first
-        (its ``createRecursive``: one ``create`` each, every time), then the znode. NodeExists
-        is accepted only if the node belongs to the current session; otherwise it propagates
-        (another live session holds the same consumer id)."""
-        for depth in range(2, path.count("/") + 1):
-            with contextlib.suppress(NodeExistsError):
-                self.create("/".join(path.split("/")[:depth]), b"")
+        """Register an ephemeral znode as 0.9+ ``ZKCheckedEphemeral`` did.
+
+        NodeExists is accepted only if the existing node belongs to the current session;
+        otherwise it propagates (another live session holds the same consumer id).
+        """
         while True:
             try:
                 self.create(path, value, ephemeral=True)
