@@ -126,6 +126,9 @@ def test_a_window_counts_each_member_by_kind_watch_error_and_notification():
                           WireOp("create", f"/consumers/{group}/owners/{topic}/3", err=-110)], 1)
     owners = connection_members(other + joiner, group)
     assert owners == {0: f"{group}_m4", 1: f"{group}_m0"}
+    # m0 reconnected: connection 2 carries its session and registers nothing
+    assert connection_members(other + joiner, group, {0: 40, 1: 41, 2: 41, 3: 42}) == {
+        0: f"{group}_m4", 1: f"{group}_m0", 2: f"{group}_m0"}
     window = sorted(joiner + other[1:], key=lambda r: r.t)
     counts = count_window(window, owners, group, [topic]).as_dict()
     assert counts["total"] == {

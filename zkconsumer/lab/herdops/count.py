@@ -63,13 +63,20 @@ class Counts:
         return sum(self.ops.values())
 
 
-def connection_members(records: Iterable[TapRecord], group: str) -> dict[int, str]:
-    """connection -> member id (``<group>_<id>``), from the registration each one created."""
+def connection_members(records: Iterable[TapRecord], group: str,
+                       sessions: Mapping[int, int] | None = None) -> dict[int, str]:
+    """connection -> member id (``<group>_<id>``), from the registration each one created; a
+    connection that created none belongs to the member whose session it carries (``sessions``:
+    connection -> session id), as a reconnection does."""
     prefix = f"/consumers/{group}/ids/"
     owners: dict[int, str] = {}
     for r in records:
         if r.op.op in ("create", "create2") and r.op.path.startswith(prefix):
             owners.setdefault(r.conn, r.op.path[len(prefix):])
+    by_session = {sessions[c]: m for c, m in owners.items() if sessions and c in sessions}
+    for conn, session in (sessions or {}).items():
+        if conn not in owners and session in by_session:
+            owners[conn] = by_session[session]
     return owners
 
 

@@ -249,7 +249,7 @@ def _join_and_leave(g: _Group, n: int, repeat: int) -> list[RunRow]:
     joiner.wait_shutdown(timeout=spec.hold_s + spec.settle_timeout_s)
     leave_end = g.wait_settled(f"the leave of {cid} at N={n}") + 1e-6
     records = g.tap.records()
-    owners = connection_members(records, g.group)
+    owners = connection_members(records, g.group, g.tap.sessions())
     out = []
     for event, since, until, start in (
             ("join", t0, join_end, paths.consumer_registration(g.group, cid)),

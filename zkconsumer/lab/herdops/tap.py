@@ -95,6 +95,13 @@ class ZkTap:
             return [TapRecord(t, conn, self._observers[conn].talk.ops[i])
                     for t, conn, i in self.seen if since <= t < until]
 
+    def sessions(self) -> dict[int, int]:
+        """connection -> the session it carried (a reconnection opens a new connection in the
+        same session)."""
+        with self.lock:
+            return {o.conn: o.talk.session_id for o in self._observers
+                    if o.talk.session_id is not None}
+
     def last_activity(self) -> float:
         """When the last request or notification other than a ping arrived (-inf: none yet)."""
         with self.lock:
