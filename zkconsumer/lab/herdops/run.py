@@ -103,7 +103,7 @@ class RunRow:
     counts: dict[str, object]
     converge_s: float | None
     window_s: float
-    joiner: str
+    joiner: str  # its consumer id; ``by_member`` names it "joiner"
     error: str = ""
 
     def to_json(self) -> dict[str, object]:
@@ -271,7 +271,8 @@ def _row(g: _Group, n: int, event: str, repeat: int, window: list[TapRecord],
     status = "ok" if not unreadable else "unreadable"
     conv = converge_time(window, start)
     return RunRow(g.kind, n, event, repeat, status, data,
-                  None if conv is None else round(conv, 4), window_s, "joiner",
+                  None if conv is None else round(conv, 4), window_s,
+                  cid.replace(f"{g.group}_", ""),
                   error=f"unreadable connections: {unreadable}" if unreadable else "")
 
 
