@@ -122,6 +122,8 @@ class BrokerGroup(SimulatedGroup):
         self._joiner_bounced = costs.JOINER_JOIN_GROUPS - 1 if self.JOINER_BOUNCE else 0
         self.tally.broker_requests += (costs.FIND_COORDINATOR
                                        + (1 + self._joiner_bounced) * costs.JOIN_GROUP)
+        # the joiner's JoinGroups are its attempts even if no round follows in the window
+        self.tally.max_attempts = max(self.tally.max_attempts, 1 + self._joiner_bounced)
         delay = (self.cal.broker_join_start_ms / 1000.0 * self._jitter()
                  + (2 * self._joiner_bounced + 1) * self._half())
         self.engine.after(delay, self._event_join_arrived, m)

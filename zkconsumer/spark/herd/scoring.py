@@ -22,6 +22,7 @@ from zkconsumer.scenarios.timing import Timing
 from zkconsumer.sim import Calibration, SimConfig, simulate
 from zkconsumer.sim.kafka_check import COUNT_FROM_S, COUNT_UNTIL_S
 from zkconsumer.sim.kafka_check import RATE as COMPARE_RATE
+from zkconsumer.sim.observation import Observation
 from zkconsumer.spark.herd.distributions import (
     CellKey,
     CellScore,
@@ -31,9 +32,14 @@ from zkconsumer.spark.herd.distributions import (
     difference,
     sweep_runs,
 )
+from zkconsumer.spark.herd.metrics import SAMPLE_AFTER_S
 from zkconsumer.spark.herd.validate import lab_sim_config
+from zkconsumer.spark.task_control import STATUS_INTERVAL_S
 
 COMPARE_RUNNER = "experiment compare"
+# A Spark herd run's observer (zkconsumer.sim.observation): the lab's settle checks and counts.
+HERD_OBSERVATION = Observation(check_interval_s=STATUS_INTERVAL_S, quiet_s=Timing().quiet_s,
+                               count_after_s=SAMPLE_AFTER_S)
 
 
 @dataclass(frozen=True)
@@ -127,7 +133,7 @@ def draw(run_set: RunSet, key: CellKey, plan: DistPlan, cal: Calibration,
         else:
             cfg = lab_sim_config(protocol, key.members, key.partitions, key.event, seed, cal,
                                  plan.session_timeout_ms, tasks, Timing())
-        r = simulate(cfg)
+        r = simulate(cfg, None if run_set.by_compare else HERD_OBSERVATION)
         out.append(Run(float(r.coordination_requests), float(r.rebalance_attempts),
                        float(r.conflicts), r.time_to_stable_s))
     return protocol, tuple(out)
