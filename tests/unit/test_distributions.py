@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from zkconsumer.spark.herd.distributions import (
+from zkconsumer.results.distributions import (
     CellKey,
     CellScore,
     DistTolerances,
@@ -15,9 +15,10 @@ from zkconsumer.spark.herd.distributions import (
     difference,
     quartiles,
     requests_band,
+    score_table,
     time_band,
 )
-from zkconsumer.spark.herd.scoring import DistPlan, model_protocol, score_table
+from zkconsumer.spark.herd.scoring import DistPlan, model_protocol
 
 REPO = Path(__file__).resolve().parents[2]
 KEY = CellKey("tansu", "tansu-0.6.0", "zk-range", 12, 24, "join")

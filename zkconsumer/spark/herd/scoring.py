@@ -12,26 +12,27 @@ scenario's (:func:`compare_sim_config`). Which simulator profile draws a broker'
 
 from __future__ import annotations
 
+import dataclasses
 import json
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from zkconsumer.scenarios.timing import Timing
-from zkconsumer.sim import Calibration, SimConfig, simulate
-from zkconsumer.sim.kafka_check import COUNT_FROM_S, COUNT_UNTIL_S
-from zkconsumer.sim.kafka_check import RATE as COMPARE_RATE
-from zkconsumer.sim.observation import Observation
-from zkconsumer.spark.herd.distributions import (
+from zkconsumer.results.distributions import (
     CellKey,
     CellScore,
     DistTolerances,
     Run,
     compare_runs,
-    difference,
+    pass_line,
     sweep_runs,
 )
+from zkconsumer.scenarios.timing import Timing
+from zkconsumer.sim import Calibration, SimConfig, simulate
+from zkconsumer.sim.kafka_check import COUNT_FROM_S, COUNT_UNTIL_S
+from zkconsumer.sim.kafka_check import RATE as COMPARE_RATE
+from zkconsumer.sim.observation import Observation
 from zkconsumer.spark.herd.metrics import SAMPLE_AFTER_S
 from zkconsumer.spark.herd.validate import lab_sim_config
 from zkconsumer.spark.task_control import STATUS_INTERVAL_S
@@ -166,60 +167,11 @@ def plan_calibration(plan: DistPlan, repo: Path) -> Calibration:
     return Calibration.load(repo / plan.calibration) if plan.calibration else Calibration()
 
 
-# --- output -------------------------------------------------------------------------------------
-
-
-def _t(x: float | None) -> str:
-    return "—" if x is None else f"{x:.2f}"
-
-
-def score_table(scores: Sequence[CellScore]) -> list[str]:
-    """One row per cell: real distribution vs the model's, and the verdict."""
-    lines = ["| broker | protocol | N | event | real runs / draws | time to stable s: real "
-             "median [IQR] / model median (error) | requests: real / model (error) | more than "
-             "one attempt: real k of n [95 %] / model share | verdict |",
-             "|---|---|---|---|---|---|---|---|---|"]
-    for s in scores:
-        k = s.key
-        iqr = s.real_tts_iqr
-        band = f" [{iqr[0]:.2f}–{iqr[1]:.2f}]" if iqr else ""
-        if s.real:
-            lo, hi = s.multi_interval
-            multi = f"{s.real_multi} of {len(s.real)} [{lo:.2f}–{hi:.2f}]"
-        else:
-            multi = "—"
-        verdict = ("not judged (runs missing)" if not s.judged
-                   else "pass" if s.ok else f"fail: {s.flags}")
-        lines.append(
-            f"| {k.broker} | {k.protocol} | {k.members} | {k.event} | {len(s.real)} / "
-            f"{len(s.sim)} | {_t(s.real_tts)}{band} / {_t(s.sim_tts)} "
-            f"({difference(s.real_tts, s.sim_tts, '.2f', ' s')}) | "
-            f"{requests_cell(s)} | "
-            f"{multi} / {s.sim_multi_share:.2f} | {verdict} |")
-    return lines
-
-
-def requests_cell(s: CellScore) -> str:
-    if not s.real:
-        return f"— / {s.sim_requests:,.0f}"
-    return (f"{s.real_requests:,.0f} / {s.sim_requests:,.0f} "
-            f"({difference(s.real_requests, s.sim_requests)})")
-
-
-def pass_line(scores: Sequence[CellScore]) -> str:
-    judged = [s for s in scores if s.judged]
-    unjudged = len(scores) - len(judged)
-    ok = sum(s.ok for s in judged)
-    share = f" ({ok / len(judged):.0%})" if judged else ""
-    return (f"{ok} of {len(judged)} judged cells within tolerance{share}"
-            + (f"; {unjudged} of {len(scores)} cells not judged (real runs missing)"
-               if unjudged else ""))
-
-
 def scoring_json(scores: Sequence[CellScore], plan: DistPlan, cal: Calibration,
                  provenance: dict[str, Any]) -> str:
     return json.dumps({
         "provenance": provenance, "calibration_source": cal.source,
         "sim_draws": plan.sim_draws, "real_seeds": plan.real_seeds,
-        "tolerances": plan.tolerances.describe(), "summary": pass_line(scores),
+        "tolerances": plan.tolerances.describe(),
+        "tolerance_values": dataclasses.asdict(plan.tolerances), "summary": pass_line(scores),
         "cells": [s.to_json() for s in scores]}, indent=1) + "\n"

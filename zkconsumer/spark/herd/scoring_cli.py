@@ -7,13 +7,12 @@ import json
 import sys
 from pathlib import Path
 
+from zkconsumer.results.distributions import pass_line, score_table
 from zkconsumer.spark.herd.scoring import (
     DistPlan,
     is_distribution_plan,
-    pass_line,
     plan_calibration,
     score_plan,
-    score_table,
     scoring_json,
 )
 

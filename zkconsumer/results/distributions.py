@@ -239,6 +239,57 @@ def run_from_json(d: dict[str, Any]) -> Run:
                None if d.get("tts") is None else float(d["tts"]))
 
 
+# --- tables -------------------------------------------------------------------------------------
+
+
+def _t(x: float | None) -> str:
+    return "—" if x is None else f"{x:.2f}"
+
+
+def score_table(scores: Sequence[CellScore]) -> list[str]:
+    """One row per cell: real distribution vs the model's, and the verdict."""
+    lines = ["| broker | protocol | N | event | real runs / draws | time to stable s: real "
+             "median [IQR] / model median (error) | requests: real / model (error) | more than "
+             "one attempt: real k of n [95 %] / model share | verdict |",
+             "|---|---|---|---|---|---|---|---|---|"]
+    for s in scores:
+        k = s.key
+        iqr = s.real_tts_iqr
+        band = f" [{iqr[0]:.2f}–{iqr[1]:.2f}]" if iqr else ""
+        if s.real:
+            lo, hi = s.multi_interval
+            multi = f"{s.real_multi} of {len(s.real)} [{lo:.2f}–{hi:.2f}]"
+        else:
+            multi = "—"
+        verdict = ("not judged (runs missing)" if not s.judged
+                   else "pass" if s.ok else f"fail: {s.flags}")
+        lines.append(
+            f"| {k.broker} | {k.protocol} | {k.members} | {k.event} | {len(s.real)} / "
+            f"{len(s.sim)} | {_t(s.real_tts)}{band} / {_t(s.sim_tts)} "
+            f"({difference(s.real_tts, s.sim_tts, '.2f', ' s')}) | "
+            f"{requests_cell(s)} | "
+            f"{multi} / {s.sim_multi_share:.2f} | {verdict} |")
+    return lines
+
+
+def requests_cell(s: CellScore) -> str:
+    if not s.real:
+        return f"— / {s.sim_requests:,.0f}"
+    return (f"{s.real_requests:,.0f} / {s.sim_requests:,.0f} "
+            f"({difference(s.real_requests, s.sim_requests)})")
+
+
+def pass_line(scores: Sequence[CellScore]) -> str:
+    judged = [s for s in scores if s.judged]
+    unjudged = len(scores) - len(judged)
+    ok = sum(s.ok for s in judged)
+    share = f" ({ok / len(judged):.0%})" if judged else ""
+    return (f"{ok} of {len(judged)} judged cells within tolerance{share}"
+            + (f"; {unjudged} of {len(scores)} cells not judged (real runs missing)"
+               if unjudged else ""))
+
+
+
 # --- real runs ------------------------------------------------------------------------------------
 
 
@@ -285,3 +336,12 @@ def compare_runs(folder: Path) -> list[tuple[dict[str, Any], Run]]:
                              float(m.get("conflicts") or 0),
                              None if tts is None else float(tts))))
     return out
+
+
+def score_from_json(d: dict[str, Any], tolerances: DistTolerances,
+                    required_runs: int) -> CellScore:
+    """A committed scoring's cell back as a :class:`CellScore` (the docs' renderer reads it)."""
+    key = CellKey(d["set"], d["broker"], d["protocol"], int(d["members"]),
+                  int(d["partitions"]), d["event"])
+    return CellScore(key, d["model"], tuple(run_from_json(r) for r in d["real"]),
+                     tuple(run_from_json(r) for r in d["sim"]), tolerances, required_runs)
