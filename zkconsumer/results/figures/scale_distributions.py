@@ -67,10 +67,22 @@ def plot_protocol(scores: list[CellScore], protocol: str, path: Path) -> Path:
         ax.set_ylabel(unit, fontsize=8)
         ax.tick_params(axis="y", labelsize=7)
         ax.set_xlim(-0.6, len(cells) - 0.4)
+    axes[1].set_yscale("log")
     axes[0].legend(fontsize=7, loc="upper left")
     fig.suptitle(f"{protocol}: real runs vs model draws, P = 24", fontsize=9)
     fig.tight_layout()
     return save_svg(fig, path)
+
+
+def run_loads(ctx: Context) -> list[float]:
+    """The 1-minute load averages at the start and end of every held-out run folder."""
+    loads = []
+    for meta in sorted((ctx.results / "scale" / "validation-3").glob("*/*/meta.json")):
+        machine = json.loads(meta.read_text()).get("machine", {})
+        for key in ("loadavg", "loadavg_end"):
+            if machine.get(key):
+                loads.append(float(machine[key][0]))
+    return loads
 
 
 @figure("scale-validation-3", source=f"results/{SCORING}")
@@ -86,6 +98,11 @@ def validation_3(ctx: Context) -> str:
            f"multi-attempt share out of tolerance. Scored at revision "
            f"`{prov['revision'][:12]}`; calibration: {data['calibration_source'].split(';')[0]}."
            f" Re-run: `{prov['command']}`.", ""]
+    loads = run_loads(ctx)
+    if loads:
+        out += [f"Machine load (1-minute load average on 2 cores) at the start and end of the "
+                f"held-out run folders: {min(loads):.1f} to {max(loads):.1f} "
+                f"({len(loads) // 2} folders; each folder's `meta.json`).", ""]
     for protocol in dict.fromkeys(s.key.protocol for s in scores):
         name = f"validation-3-{protocol}.svg"
         plot_protocol(scores, protocol, ctx.figures / name)
