@@ -115,3 +115,13 @@ def test_the_committed_plan_has_its_cells_and_profiles() -> None:
 def test_a_plan_without_its_tolerances_is_refused_naming_them() -> None:
     with pytest.raises(ValueError, match="tolerances"):
         DistTolerances.from_plan({"tolerances": {"requests": 0.1}})
+
+
+def test_a_committed_cell_reads_back_with_the_same_verdicts() -> None:
+    from zkconsumer.results.distributions import score_from_json
+
+    real = runs([1.0, 1.1, 1.2, 1.3, 5.0], [2, 1, 1, 1, 1])
+    score = CellScore(KEY, "zk-range", real, runs([1.5] * 20, [2] * 10 + [1] * 10))
+    back = score_from_json(score.to_json(), DistTolerances(), 5)
+    assert back == score
+    assert (back.ok, back.flags) == (False, "T")
