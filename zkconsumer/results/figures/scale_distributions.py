@@ -51,6 +51,14 @@ def plot_protocol(scores: list[CellScore], protocol: str, path: Path) -> Path:
     xs = list(range(len(cells)))
     for ax, what, unit in ((axes[0], "tts", "time to stable (s)"),
                            (axes[1], "requests", "coordination requests")):
+        labelled: set[str] = set()
+
+        def label(kind: str, text: str, _done: set[str] = labelled) -> str | None:
+            if kind in _done:
+                return None
+            _done.add(kind)
+            return text
+
         for i, s in enumerate(cells):
             real = [getattr(r, what) for r in s.real if getattr(r, what) is not None]
             sim = [getattr(r, what) for r in s.sim if getattr(r, what) is not None]
@@ -59,10 +67,10 @@ def plot_protocol(scores: list[CellScore], protocol: str, path: Path) -> Path:
                            medianprops={"color": "black"}, boxprops={"color": "grey"},
                            whiskerprops={"color": "grey"}, capprops={"color": "grey"})
                 ax.plot([i + 0.18] * len(sim), sim, "o", mfc="none", mec="grey", ms=3,
-                        label="model draws (open)" if i == 0 else None)
+                        label=label("sim", "model draws (open)"))
             if real:
                 ax.plot([i - 0.18] * len(real), real, "o", color=colour or "C0", ms=5,
-                        label="real runs (filled)" if i == 0 else None)
+                        label=label("real", "real runs (filled)"))
         ax.set_xticks(xs, labels, fontsize=6)
         ax.set_ylabel(unit, fontsize=8)
         ax.tick_params(axis="y", labelsize=7)
