@@ -87,3 +87,24 @@ def test_members_that_miss_the_rebalance_timeout_are_dropped_and_rejoin():
     late = simulate(SimConfig("eager-range", 8, 16, "join", seed=1, rebalance_timeout_ms=1000))
     assert late.failed_rebalances > 0  # heartbeats every 3 s: some learn too late
     assert late.lost == 0  # they rejoin as new members and get partitions again
+
+
+@pytest.mark.parametrize("quiet", [False, True])
+def test_a_rejoining_eager_member_keeps_its_heartbeat_schedule_in_the_count(monkeypatch, quiet):
+    """The lab counts every scheduled heartbeat through a rebalance (the barrier model's
+    QUIET_WHILE_REJOINING is off); with it on, the beats of the join wait are left out."""
+    import math
+
+    from zkconsumer.sim.broker import BrokerGroup
+
+    monkeypatch.setattr(BrokerGroup, "QUIET_WHILE_REJOINING", quiet)
+    n, hb = 8, 500
+    r = simulate(SimConfig("eager-range", n, 16, "leave", seed=3, heartbeat_interval_ms=hb,
+                           auto_commit=False))
+    assert r.time_to_stable_s is not None and r.time_to_stable_s > 2.0
+    survivors = n - 1
+    # LeaveGroup, a JoinGroup and a SyncGroup per survivor, an OffsetFetch per member given
+    # partitions (at most every survivor)
+    most_without_beats = 1 + 2 * survivors + survivors
+    least_beats = survivors * math.floor(r.time_to_stable_s / (hb / 1000))
+    assert (r.coordination_requests >= most_without_beats + least_beats) is not quiet

@@ -44,13 +44,16 @@ def register(sub: Any) -> None:
                     "event, seed and settings) and compare the medians with the plan's "
                     "tolerances (default: requests within 10%, attempts equal, time to stable "
                     "within 20%).")
-    val.add_argument("--real", required=True, type=Path, action="append",
-                     help="a real-mode output directory (its sweep.csv); may repeat")
+    val.add_argument("--real", type=Path, action="append", default=None,
+                     help="a real-mode output directory (its sweep.csv); may repeat (not with "
+                          "a distribution plan, which names its runs' folders)")
     val.add_argument("--calibration", type=Path, default=None,
                      help="calibration file from `zkconsumer calibrate` (default: built in)")
     val.add_argument("--seeds", type=int, default=5,
                      help="simulated seeds per real row (the median is compared)")
-    val.add_argument("--out", type=Path, default=None, help="also write the table here (.md)")
+    val.add_argument("--out", type=Path, default=None,
+                     help="also write the table here (.md); with a distribution plan: the "
+                          "scoring folder (scoring.json, scoring.md, meta.json)")
     val.add_argument("--plan", type=Path, default=None,
                      help="validation plan (JSON) whose tolerances apply")
     val.add_argument("--json", type=Path, default=None,
@@ -141,6 +144,14 @@ def run_request_types(args: argparse.Namespace) -> int:
 
 def run_validate(args: argparse.Namespace) -> int:
     from zkconsumer.sim import Calibration
+    from zkconsumer.spark.herd.scoring_cli import is_distribution_plan_file, run_plan
+
+    if args.plan and is_distribution_plan_file(args.plan):
+        return run_plan(args.plan, args.out, args.calibration)
+    if not args.real:
+        print("zkconsumer: error: --real is required unless --plan is a distribution plan "
+              "(one with run 'sets')", file=sys.stderr)
+        return 2
     from zkconsumer.spark.herd.validate import (
         Tolerances,
         check_to_dict,

@@ -17,6 +17,7 @@ from zkconsumer.sim.config import SimConfig
 from zkconsumer.sim.engine import Engine
 from zkconsumer.sim.liveness import zk_expiry_for_kill
 from zkconsumer.sim.models import GroupModel, model_for
+from zkconsumer.sim.observation import Observation, run_observed
 from zkconsumer.sim.result import SimResult
 from zkconsumer.sim.tally import OwnershipLedger, Tally
 
@@ -55,8 +56,12 @@ def _model(config: SimConfig, engine: Engine, rng: random.Random, tally: Tally,
     return model_for(config.protocol)(config, engine, rng, tally, ledger)
 
 
-def simulate(config: SimConfig) -> SimResult:
-    """Simulate ``config.event`` in a stable group; see :class:`SimResult` for the columns."""
+def simulate(config: SimConfig, observation: Observation | None = None) -> SimResult:
+    """Simulate ``config.event`` in a stable group; see :class:`SimResult` for the columns.
+
+    With ``observation``, the run ends where a real run's observer would have called the group
+    settled (:mod:`zkconsumer.sim.observation`), and reports what it would have seen.
+    """
     rng = random.Random(config.seed)
     engine = Engine()
     tally = Tally()
@@ -64,6 +69,7 @@ def simulate(config: SimConfig) -> SimResult:
     model = _model(config, engine, rng, tally, ledger)
     ids = group_ids(rng, config.members, config.member_order)
     model.setup(ids[:config.members])
+    ledger.forget_changes()
     if config.event == "join":
         engine.at(0.0, model.join, ids[-1])
     else:
@@ -75,19 +81,27 @@ def simulate(config: SimConfig) -> SimResult:
             expiry = zk_expiry_for_kill(rng, config.session_timeout_s, cal.zk_tick_ms / 1000.0,
                                         cal.session_expiry_factor)
             engine.at(0.0, model.crash, victim, expiry)
-    settled = engine.run(config.max_time_s)
+    closed = None
+    if observation is None:
+        settled = engine.run(config.max_time_s)
+    else:
+        settled, closed = run_observed(engine, ledger, observation, config.seed,
+                                       config.max_time_s)
     if not settled:
         log.warning("%s N=%d P=%d %s seed=%d: still running at %.0f s (max_time_s)",
                     config.protocol, config.members, config.partitions, config.event,
                     config.seed, config.max_time_s)
     ledger.finish()
-    stable_at = ledger.stable_at
+    stable_at = ledger.stable_at if closed is None else closed.stable_at
+    count_until = config.count_until_s
+    if closed is not None and observation is not None:  # the observer's own counting window
+        count_until = observation.count_after_s
     finish = getattr(model, "finish", None)
     if finish is not None:  # steady-state requests (heartbeats) up to the counting window's end
-        finish(stable_at + config.count_until_s if stable_at is not None else engine.now)
+        finish(stable_at + count_until if stable_at is not None else engine.now)
     zk_reads, zk_writes = tally.zk_reads, tally.zk_writes
     if ledger.by_fetch and stable_at is not None:  # the real counts' window (tally.py)
-        zk_reads, zk_writes = tally.zk_until(stable_at + config.count_until_s)
+        zk_reads, zk_writes = tally.zk_until(stable_at + count_until)
     result = SimResult(
         config=config,
         coordination_requests=zk_reads + zk_writes + tally.broker_requests,

@@ -103,6 +103,8 @@ class OwnershipLedger:
         self._unowned_since: dict[int, float] = {}
         self.max_unowned_s = 0.0
         self.stable_at: float | None = None
+        # the last instant ownership or fetching changed (None: not since forget_changes)
+        self.last_change_at: float | None = None
 
     # --- membership and ownership ---------------------------------------------------------------
 
@@ -125,6 +127,7 @@ class OwnershipLedger:
                 self._owned_live -= 1
                 self._unowned_since[partition] = self._engine.now
         self.owner[partition] = member
+        self.last_change_at = self._engine.now
         if member is not None:
             self._by_member.setdefault(member, set()).add(partition)
             if member in self._live:
@@ -137,6 +140,7 @@ class OwnershipLedger:
         if member not in self._live:
             return
         self._live.discard(member)
+        self.last_change_at = self._engine.now
         self._count_fetches(member, -1)
         for p in self._by_member.get(member, ()):
             self._owned_live -= 1
@@ -163,6 +167,8 @@ class OwnershipLedger:
     def fetch(self, member: str, partitions: Sequence[int]) -> None:
         """``member`` now fetches exactly ``partitions`` (empty: its fetchers stopped)."""
         live = member in self._live
+        if self._fetching.get(member, frozenset()) != frozenset(partitions):
+            self.last_change_at = self._engine.now
         if live:
             self._count_fetches(member, -1)
         self._fetching[member] = frozenset(partitions)
@@ -211,6 +217,23 @@ class OwnershipLedger:
     @property
     def stable(self) -> bool:
         return self.stable_at is not None
+
+    def forget_changes(self) -> None:
+        """The group as set up is the observation's starting point (no change yet)."""
+        self.last_change_at = None
+
+    def observed_stable(self) -> bool:
+        """The real runs' rule, from ownership alone (no rebalance bookkeeping): every
+        partition owned (fetched, in fetch mode) by exactly one live member, and every live
+        member owning something unless there are fewer partitions than live members."""
+        if self.by_fetch:
+            return self._fetch_stable()
+        if self._owned_live != self.partitions:
+            return False
+        if self.partitions < len(self._live):
+            return True
+        owners = {m for m in self.owner if m is not None and m in self._live}
+        return len(owners) == len(self._live)
 
     def unowned(self) -> int:
         """Partitions without a live owner now (``lost`` at the end of a run)."""

@@ -159,11 +159,28 @@ def sampled_count_margins(sample_interval_s: float) -> tuple[float, float]:
     return half, max(0.0, SAMPLE_AFTER_S - half)
 
 
+def lab_sim_config(protocol: str, members: int, partitions: int, event: str, seed: int,
+                   cal: Calibration, session_timeout_ms: int, tasks: int,
+                   timing: Timing) -> SimConfig:
+    """The simulator's settings for one cell of a Spark herd run (``spark herd --mode real``):
+    the lab's timeouts, heartbeat, member naming and victim, the real counts' sampling margins
+    and ``tasks`` client processes."""
+    count_from, count_until = sampled_count_margins(timing.request_sample_interval_s)
+    return SimConfig(protocol, members, partitions, event, seed=seed, calibration=cal,
+                     session_timeout_ms=session_timeout_ms,
+                     rebalance_backoff_ms=timing.rebalance_backoff_ms,
+                     rebalance_max_retries=timing.rebalance_max_retries,
+                     heartbeat_interval_ms=lab_heartbeat_interval_ms(session_timeout_ms),
+                     member_order=LAB_MEMBER_ORDER, victim_rank=LAB_VICTIM_RANK,
+                     count_from_s=count_from, count_until_s=count_until,
+                     messages_per_s=timing.produce_rate,
+                     client_processes=tasks, auto_commit=False)
+
+
 def validate(rows: Sequence[dict[str, Any]], cal: Calibration, seeds: int = 5,
              timing: Timing | None = None, tolerances: Tolerances = PLAN_TOLERANCES
              ) -> list[Check]:
     timing = timing or Timing()
-    count_from, count_until = sampled_count_margins(timing.request_sample_interval_s)
     cells: dict[tuple[str, int, int, str], list[dict[str, Any]]] = {}
     for r in rows:
         if r["protocol"] not in PROTOCOLS:
@@ -174,15 +191,7 @@ def validate(rows: Sequence[dict[str, Any]], cal: Calibration, seeds: int = 5,
     checks = []
     for (protocol, n, p, event, session), real in sorted(cells.items()):
         tasks = int(real[0].get("tasks") or 0)
-        sims = [simulate(SimConfig(protocol, n, p, event, seed=s, calibration=cal,
-                                   session_timeout_ms=session,
-                                   rebalance_backoff_ms=timing.rebalance_backoff_ms,
-                                   rebalance_max_retries=timing.rebalance_max_retries,
-                                   heartbeat_interval_ms=lab_heartbeat_interval_ms(session),
-                                   member_order=LAB_MEMBER_ORDER, victim_rank=LAB_VICTIM_RANK,
-                                   count_from_s=count_from, count_until_s=count_until,
-                                   messages_per_s=timing.produce_rate,
-                                   client_processes=tasks, auto_commit=False))
+        sims = [simulate(lab_sim_config(protocol, n, p, event, s, cal, session, tasks, timing))
                 for s in range(seeds)]
         checks.append(Check(
             protocol=protocol, members=n, partitions=p, event=event, real_runs=len(real),

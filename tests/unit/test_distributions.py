@@ -1,0 +1,127 @@
+"""The distribution scoring of a validation plan: bands, Wilson shares, a real 0, the plan."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from zkconsumer.results.distributions import (
+    CellKey,
+    CellScore,
+    DistTolerances,
+    Run,
+    difference,
+    quartiles,
+    requests_band,
+    score_table,
+    time_band,
+)
+from zkconsumer.spark.herd.scoring import DistPlan, model_protocol
+
+REPO = Path(__file__).resolve().parents[2]
+KEY = CellKey("tansu", "tansu-0.6.0", "zk-range", 12, 24, "join")
+
+
+def runs(tts: list[float | None], attempts: list[int] | None = None,
+         requests: float = 100.0) -> tuple[Run, ...]:
+    attempts = attempts or [1] * len(tts)
+    return tuple(Run(requests, a, 0, t) for t, a in zip(tts, attempts, strict=True))
+
+
+def test_a_real_zero_prints_as_an_absolute_difference_never_a_percentage() -> None:
+    assert difference(0.0, 7.83, ".2f", " s") == "real 0: off by 7.83 s"
+    assert difference(0.0, 105.0) == "real 0: off by 105"
+    assert difference(1.0, 1.3, ".2f", " s") == "30%"
+
+
+def test_the_time_band_is_the_widest_of_iqr_relative_and_absolute() -> None:
+    tol = DistTolerances()
+    assert quartiles([1.0, 1.1, 1.2, 1.3, 5.0]) == (1.1, 1.3)
+    assert time_band([1.0, 1.1, 1.2, 1.3, 5.0], tol) == pytest.approx((0.95, 1.45))
+    # a wide real spread: the interquartile range is the band
+    assert time_band([0.1, 0.2, 1.0, 3.0, 4.0], tol) == pytest.approx((0.2, 3.0))
+    # a real 0: the absolute margin, never below 0
+    assert time_band([0.0, 0.0, 0.0, 0.0, 0.0], tol) == pytest.approx((0.0, 0.25))
+
+
+def test_the_requests_band_has_an_absolute_floor() -> None:
+    tol = DistTolerances()
+    assert requests_band(20.0, tol) == (15.0, 25.0)
+    assert requests_band(1000.0, tol) == (900.0, 1100.0)
+
+
+def test_the_multi_attempt_share_is_judged_by_the_real_wilson_interval() -> None:
+    real = runs([1.0] * 5, [2, 1, 1, 1, 1])  # 1 of 5: interval 0.036-0.624
+    inside = runs([1.0] * 20, [2] * 12 + [1] * 8)  # 0.60
+    outside = runs([1.0] * 20, [2] * 13 + [1] * 7)  # 0.65
+    assert CellScore(KEY, "zk-range", real, inside).multi_interval == pytest.approx(
+        (0.0362, 0.6245), abs=1e-4)
+    assert CellScore(KEY, "zk-range", real, inside).ok
+    failing = CellScore(KEY, "zk-range", real, outside)
+    assert not failing.ok and failing.flags == "M"
+    # 0 of 5 real: the model may draw a second attempt up to 0.434 of the time
+    none = runs([1.0] * 5)
+    assert CellScore(KEY, "zk-range", none, runs([1.0] * 20, [2] * 8 + [1] * 12)).multi_ok
+    assert not CellScore(KEY, "zk-range", none, runs([1.0] * 20, [2] * 9 + [1] * 11)).multi_ok
+
+
+def test_a_conflict_counts_as_more_than_one_attempt() -> None:
+    assert Run(10, 1, 1, 0.5).multi and not Run(10, 1, 0, 0.5).multi
+
+
+def test_time_and_requests_fail_with_their_flags() -> None:
+    real = runs([1.0, 1.0, 1.1, 1.2, 1.2])
+    slow = runs([2.0] * 20)
+    assert CellScore(KEY, "zk-range", real, slow).flags == "T"
+    many = runs([1.1] * 20, requests=120.0)
+    assert CellScore(KEY, "zk-range", real, many).flags == "R"
+    # a majority of real runs that never settled fails on time whatever the model draws
+    unsettled = runs([None, None, None, 1.0, 1.0])
+    assert not CellScore(KEY, "zk-range", unsettled, runs([1.0] * 20)).tts_ok
+
+
+def test_a_cell_with_fewer_real_runs_than_the_plan_is_not_judged() -> None:
+    score = CellScore(KEY, "zk-range", runs([1.0] * 4), runs([1.0] * 20))
+    assert not score.judged and not score.ok
+    row = score_table([score])[2]
+    assert row.endswith("| not judged (runs missing) |")
+
+
+def test_the_table_prints_a_real_zero_time_as_absolute() -> None:
+    score = CellScore(KEY, "eager-range", runs([0.0] * 5), runs([7.0] * 20))
+    row = score_table([score])[2]
+    assert "0.00 [0.00–0.00] / 7.00 (real 0: off by 7.00 s)" in row
+    assert row.endswith("| fail: T |")
+
+
+def test_the_committed_plan_has_its_cells_and_profiles() -> None:
+    plan = DistPlan.from_json(json.loads(
+        (REPO / "results/scale/validation-plan-3.json").read_text()))
+    cells = plan.cells()
+    assert len(cells) == 28
+    assert (plan.real_seeds, plan.sim_draws) == (5, 20)
+    assert plan.calibration == "results/scale/calibration/calibration.json"
+    by_name = {s.name: s for s in plan.sets}
+    assert model_protocol(by_name["tansu"], "eager-range") == "eager-range"
+    assert model_protocol(by_name["tansu"], "zk-leader-range") == "zk-leader-range"
+    assert model_protocol(by_name["kafka-2.4.1"], "cooperative-sticky") == \
+        "kafka-cooperative-sticky"
+    assert model_protocol(by_name["kafka-4.0.2"], "consumer-uniform") == "kip848"
+    assert by_name["kafka-4.0.2"].by_compare and not by_name["tansu"].by_compare
+
+
+def test_a_plan_without_its_tolerances_is_refused_naming_them() -> None:
+    with pytest.raises(ValueError, match="tolerances"):
+        DistTolerances.from_plan({"tolerances": {"requests": 0.1}})
+
+
+def test_a_committed_cell_reads_back_with_the_same_verdicts() -> None:
+    from zkconsumer.results.distributions import score_from_json
+
+    real = runs([1.0, 1.1, 1.2, 1.3, 5.0], [2, 1, 1, 1, 1])
+    score = CellScore(KEY, "zk-range", real, runs([1.5] * 20, [2] * 10 + [1] * 10))
+    back = score_from_json(score.to_json(), DistTolerances(), 5)
+    assert back == score
+    assert (back.ok, back.flags) == (False, "T")

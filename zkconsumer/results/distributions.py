@@ -1,0 +1,347 @@
+"""The simulator judged on distributions: a plan's held-out cells, real runs over seeds against
+model draws (``zkconsumer spark validate --plan results/scale/validation-plan-3.json``).
+
+One real run per cell judges a race (a second attempt the model drew and the run did not have
+reads as a miss of 600 %). So every cell has several real runs and many model draws, and three
+checks, whose tolerances the plan fixes before the runs are made (:class:`DistTolerances`):
+
+- time to stable: the model's median inside the real runs' interquartile range, or within a
+  relative or an absolute margin of the real median (whichever is widest);
+- coordination requests: the model's median within a relative or an absolute margin;
+- the share of runs with more than one rebalance attempt or a conflict: the model's share (of
+  its draws) inside the 95 % Wilson interval of the real share (k of n real runs).
+
+A relative error where the real value is 0 is an absolute difference (:func:`difference`).
+Scoring is deterministic: the model's draws are seeds ``0 .. sim_draws - 1``.
+"""
+
+from __future__ import annotations
+
+import csv
+import json
+import statistics
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from zkconsumer.results.figures.splitbrain_text import wilson
+from zkconsumer.tables import relative_error
+
+
+@dataclass(frozen=True)
+class DistTolerances:
+    """How far the model's distribution may be from the real one (the plan's ``tolerances``)."""
+
+    time_relative: float = 0.20
+    time_absolute_s: float = 0.25
+    time_iqr: bool = True
+    requests_relative: float = 0.10
+    requests_absolute: float = 5.0
+
+    @classmethod
+    def from_plan(cls, plan: dict[str, Any]) -> DistTolerances:
+        t = plan.get("tolerances")
+        keys = {"time_to_stable_relative", "time_to_stable_absolute_s", "time_to_stable_iqr",
+                "requests_relative", "requests_absolute", "multi_attempt_share"}
+        if not isinstance(t, dict) or set(t) != keys:
+            raise ValueError(f"validation plan: 'tolerances' must give exactly "
+                             f"{', '.join(sorted(keys))}; got {t!r}")
+        if t["multi_attempt_share"] != "wilson-95":
+            raise ValueError(f"validation plan: multi_attempt_share must be 'wilson-95', got "
+                             f"{t['multi_attempt_share']!r}")
+        return cls(float(t["time_to_stable_relative"]), float(t["time_to_stable_absolute_s"]),
+                   bool(t["time_to_stable_iqr"]), float(t["requests_relative"]),
+                   float(t["requests_absolute"]))
+
+    def describe(self) -> str:
+        iqr = "the real interquartile range, or " if self.time_iqr else ""
+        return (f"time to stable: {iqr}±{self.time_relative:.0%} or "
+                f"±{self.time_absolute_s:g} s of the real median; requests: "
+                f"±{self.requests_relative:.0%} or ±{self.requests_absolute:g}; more than one "
+                "attempt or a conflict: the model's share inside the real share's 95 % Wilson "
+                "interval")
+
+
+@dataclass(frozen=True)
+class Run:
+    """One run's outcome, real or drawn: what the three checks read."""
+
+    requests: float
+    attempts: float
+    conflicts: float
+    tts: float | None  # None: it did not settle
+
+    @property
+    def multi(self) -> bool:
+        """More than one rebalance attempt (the most one member made) or a conflict."""
+        return self.attempts > 1 or self.conflicts > 0
+
+
+def quartiles(values: Sequence[float]) -> tuple[float, float]:
+    """(first, third) quartile, by linear interpolation between order statistics (a single
+    value is its own quartiles)."""
+    if not values:
+        raise ValueError("quartiles of no values")
+    xs = sorted(values)
+    if len(xs) == 1:
+        return xs[0], xs[0]
+    q = statistics.quantiles(xs, n=4, method="inclusive")
+    return q[0], q[2]
+
+
+def difference(real: float | None, sim: float | None, spec: str = ",.0f",
+               unit: str = "") -> str:
+    """The model's error: per cent of the real value, or the absolute difference at a real 0."""
+    return relative_error(real, sim, spec, unit)
+
+
+def time_band(real: Sequence[float], tol: DistTolerances) -> tuple[float, float]:
+    """The interval the model's median time to stable must lie in (settled real runs)."""
+    med = statistics.median(real)
+    lo = min(med * (1 - tol.time_relative), med - tol.time_absolute_s)
+    hi = max(med * (1 + tol.time_relative), med + tol.time_absolute_s)
+    if tol.time_iqr:
+        q1, q3 = quartiles(real)
+        lo, hi = min(lo, q1), max(hi, q3)
+    return max(0.0, lo), hi
+
+
+def requests_band(real_median: float, tol: DistTolerances) -> tuple[float, float]:
+    margin = max(abs(real_median) * tol.requests_relative, tol.requests_absolute)
+    return real_median - margin, real_median + margin
+
+
+@dataclass(frozen=True)
+class CellKey:
+    set_name: str
+    broker: str
+    protocol: str
+    members: int
+    partitions: int
+    event: str
+
+
+@dataclass(frozen=True)
+class CellScore:
+    """One cell: its real runs and the model's draws, and the three verdicts."""
+
+    key: CellKey
+    model: str  # the simulator's protocol (profile) that drew it
+    real: tuple[Run, ...]
+    sim: tuple[Run, ...]
+    tolerances: DistTolerances = field(default_factory=DistTolerances)
+    required_runs: int = 5
+
+    @property
+    def judged(self) -> bool:
+        return len(self.real) >= self.required_runs and bool(self.sim)
+
+    @property
+    def real_settled(self) -> list[float]:
+        return [r.tts for r in self.real if r.tts is not None]
+
+    @property
+    def sim_settled(self) -> list[float]:
+        return [r.tts for r in self.sim if r.tts is not None]
+
+    @property
+    def real_tts(self) -> float | None:
+        s = self.real_settled
+        return statistics.median(s) if s else None
+
+    @property
+    def real_tts_iqr(self) -> tuple[float, float] | None:
+        s = self.real_settled
+        return quartiles(s) if s else None
+
+    @property
+    def sim_tts(self) -> float | None:
+        s = self.sim_settled
+        return statistics.median(s) if s else None
+
+    @property
+    def tts_ok(self) -> bool:
+        if 2 * len(self.real_settled) <= len(self.real):
+            return False  # not a majority of the real runs settled
+        if self.sim_tts is None or 2 * len(self.sim_settled) <= len(self.sim):
+            return False
+        lo, hi = time_band(self.real_settled, self.tolerances)
+        return lo - 1e-9 <= self.sim_tts <= hi + 1e-9
+
+    @property
+    def real_requests(self) -> float:
+        return statistics.median(r.requests for r in self.real) if self.real else 0.0
+
+    @property
+    def sim_requests(self) -> float:
+        return statistics.median(r.requests for r in self.sim) if self.sim else 0.0
+
+    @property
+    def requests_ok(self) -> bool:
+        lo, hi = requests_band(self.real_requests, self.tolerances)
+        return lo - 1e-9 <= self.sim_requests <= hi + 1e-9
+
+    @property
+    def real_multi(self) -> int:
+        return sum(r.multi for r in self.real)
+
+    @property
+    def sim_multi_share(self) -> float:
+        return sum(r.multi for r in self.sim) / len(self.sim) if self.sim else 0.0
+
+    @property
+    def multi_interval(self) -> tuple[float, float]:
+        return wilson(self.real_multi, len(self.real))
+
+    @property
+    def multi_ok(self) -> bool:
+        lo, hi = self.multi_interval
+        return lo - 1e-9 <= self.sim_multi_share <= hi + 1e-9
+
+    @property
+    def ok(self) -> bool:
+        return self.judged and self.tts_ok and self.requests_ok and self.multi_ok
+
+    @property
+    def flags(self) -> str:
+        """The checks that failed: T(ime), R(equests), M(ore than one attempt)."""
+        return "".join(("" if self.tts_ok else "T", "" if self.requests_ok else "R",
+                        "" if self.multi_ok else "M"))
+
+    def to_json(self) -> dict[str, Any]:
+        k = self.key
+        iqr = self.real_tts_iqr
+        return {
+            "set": k.set_name, "broker": k.broker, "protocol": k.protocol, "members": k.members,
+            "partitions": k.partitions, "event": k.event, "model": self.model,
+            "judged": self.judged, "ok": self.ok, "flags": self.flags if self.judged else "",
+            "real_runs": len(self.real), "sim_draws": len(self.sim),
+            "real_tts": self.real_tts, "real_tts_iqr": list(iqr) if iqr else None,
+            "sim_tts": self.sim_tts, "tts_ok": self.tts_ok,
+            "real_requests": self.real_requests, "sim_requests": self.sim_requests,
+            "requests_ok": self.requests_ok,
+            "real_multi": self.real_multi, "multi_interval": list(self.multi_interval)
+            if self.real else None, "sim_multi_share": self.sim_multi_share,
+            "multi_ok": self.multi_ok if self.real else False,
+            "real": [run_to_json(r) for r in self.real],
+            "sim": [run_to_json(r) for r in self.sim],
+        }
+
+
+def run_to_json(r: Run) -> dict[str, Any]:
+    return {"requests": r.requests, "attempts": r.attempts, "conflicts": r.conflicts,
+            "tts": r.tts}
+
+
+def run_from_json(d: dict[str, Any]) -> Run:
+    return Run(float(d["requests"]), float(d["attempts"]), float(d["conflicts"]),
+               None if d.get("tts") is None else float(d["tts"]))
+
+
+# --- tables -------------------------------------------------------------------------------------
+
+
+def _t(x: float | None) -> str:
+    return "—" if x is None else f"{x:.2f}"
+
+
+def score_table(scores: Sequence[CellScore]) -> list[str]:
+    """One row per cell: real distribution vs the model's, and the verdict."""
+    lines = ["| broker | protocol | N | event | real runs / draws | time to stable s: real "
+             "median [IQR] / model median (error) | requests: real / model (error) | more than "
+             "one attempt: real k of n [95 %] / model share | verdict |",
+             "|---|---|---|---|---|---|---|---|---|"]
+    for s in scores:
+        k = s.key
+        iqr = s.real_tts_iqr
+        band = f" [{iqr[0]:.2f}–{iqr[1]:.2f}]" if iqr else ""
+        if s.real:
+            lo, hi = s.multi_interval
+            multi = f"{s.real_multi} of {len(s.real)} [{lo:.2f}–{hi:.2f}]"
+        else:
+            multi = "—"
+        verdict = ("not judged (runs missing)" if not s.judged
+                   else "pass" if s.ok else f"fail: {s.flags}")
+        lines.append(
+            f"| {k.broker} | {k.protocol} | {k.members} | {k.event} | {len(s.real)} / "
+            f"{len(s.sim)} | {_t(s.real_tts)}{band} / {_t(s.sim_tts)} "
+            f"({difference(s.real_tts, s.sim_tts, '.2f', ' s')}) | "
+            f"{requests_cell(s)} | "
+            f"{multi} / {s.sim_multi_share:.2f} | {verdict} |")
+    return lines
+
+
+def requests_cell(s: CellScore) -> str:
+    if not s.real:
+        return f"— / {s.sim_requests:,.0f}"
+    return (f"{s.real_requests:,.0f} / {s.sim_requests:,.0f} "
+            f"({difference(s.real_requests, s.sim_requests)})")
+
+
+def pass_line(scores: Sequence[CellScore]) -> str:
+    judged = [s for s in scores if s.judged]
+    unjudged = len(scores) - len(judged)
+    ok = sum(s.ok for s in judged)
+    share = f" ({ok / len(judged):.0%})" if judged else ""
+    return (f"{ok} of {len(judged)} judged cells within tolerance{share}"
+            + (f"; {unjudged} of {len(scores)} cells not judged (real runs missing)"
+               if unjudged else ""))
+
+
+
+# --- real runs ------------------------------------------------------------------------------------
+
+
+def _num(value: Any) -> float | None:
+    return None if value in (None, "") else float(value)
+
+
+def sweep_runs(folder: Path) -> list[tuple[dict[str, str], Run]]:
+    """The real rows of a ``spark herd --mode real`` folder (``sweep.csv``) as runs."""
+    path = folder / "sweep.csv"
+    if not path.is_file():
+        return []
+    with open(path, newline="") as fh:
+        rows = [r for r in csv.DictReader(fh) if r.get("mode") == "real"]
+    out = []
+    for r in rows:
+        tts = _num(r.get("time_to_stable_s"))
+        settled = str(r.get("settled", "true")).lower() != "false"
+        out.append((r, Run(_num(r["coordination_requests"]) or 0.0,
+                           _num(r["rebalance_attempts"]) or 0.0, _num(r["conflicts"]) or 0.0,
+                           tts if settled else None)))
+    return out
+
+
+def compare_runs(folder: Path) -> list[tuple[dict[str, Any], Run]]:
+    """The runs of an ``experiment compare`` folder (``results.json`` or ``runs.json``)."""
+    for name in ("results.json", "runs.json"):
+        path = folder / name
+        if path.is_file():
+            data = json.loads(path.read_text())
+            break
+    else:
+        return []
+    runs = data["runs"] if isinstance(data, dict) else data
+    out = []
+    for run in runs:
+        if run.get("status") != "ok":
+            continue
+        m = run["metrics"]
+        settled = (run.get("details") or {}).get("settled", True)
+        tts = m.get("time_to_stable_s") if settled else None
+        out.append((run, Run(float(m["coordination_requests"]),
+                             float(m.get("rebalance_attempts") or 0),
+                             float(m.get("conflicts") or 0),
+                             None if tts is None else float(tts))))
+    return out
+
+
+def score_from_json(d: dict[str, Any], tolerances: DistTolerances,
+                    required_runs: int) -> CellScore:
+    """A committed scoring's cell back as a :class:`CellScore` (the docs' renderer reads it)."""
+    key = CellKey(d["set"], d["broker"], d["protocol"], int(d["members"]),
+                  int(d["partitions"]), d["event"])
+    return CellScore(key, d["model"], tuple(run_from_json(r) for r in d["real"]),
+                     tuple(run_from_json(r) for r in d["sim"]), tolerances, required_runs)

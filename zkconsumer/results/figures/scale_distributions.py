@@ -1,0 +1,118 @@
+"""docs/validation.md, distribution validation (plan 3): per cell the real runs' distribution
+against the model's draws, the pass count, and one plot per protocol.
+
+Reads committed files only: ``results/scale/validation-plan-3.json`` and the scoring that
+``zkconsumer spark validate --plan results/scale/validation-plan-3.json --out
+results/scale/validation-3/scoring`` wrote (``scoring.json``: every real run and every draw).
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+from zkconsumer.results.distributions import (
+    CellScore,
+    DistTolerances,
+    pass_line,
+    score_from_json,
+    score_table,
+)
+from zkconsumer.results.plotting import pyplot, save_svg
+from zkconsumer.results.registry import Context, figure
+from zkconsumer.scenarios.protocols import PROTOCOL_TABLE
+
+PLAN = "scale/validation-plan-3.json"
+SCORING = "scale/validation-3/scoring/scoring.json"
+
+
+def load_scores(ctx: Context) -> tuple[list[CellScore], dict[str, Any]]:
+    path = ctx.results / SCORING
+    if not path.is_file():
+        raise FileNotFoundError(f"{path}: missing; write it with `zkconsumer spark validate "
+                                f"--plan results/{PLAN} --out results/scale/validation-3/scoring`")
+    data = json.loads(path.read_text())
+    tol = DistTolerances(**data["tolerance_values"])
+    return [score_from_json(c, tol, int(data["real_seeds"])) for c in data["cells"]], data
+
+
+def _short_broker(broker: str) -> str:
+    return broker.replace("apache-kafka-", "Kafka ").replace("tansu-0.6.0", "Tansu")
+
+
+def plot_protocol(scores: list[CellScore], protocol: str, path: Path) -> Path:
+    """Real runs as filled markers, the model's draws as open boxes with open markers."""
+    plt = pyplot()
+    cells = [s for s in scores if s.key.protocol == protocol]
+    colour = PROTOCOL_TABLE[protocol].colour if protocol in PROTOCOL_TABLE else None
+    fig, axes = plt.subplots(1, 2, figsize=(8.5, 3.4))
+    labels = [f"{_short_broker(s.key.broker)}\nN={s.key.members} {s.key.event}" for s in cells]
+    xs = list(range(len(cells)))
+    for ax, what, unit in ((axes[0], "tts", "time to stable (s)"),
+                           (axes[1], "requests", "coordination requests")):
+        labelled: set[str] = set()
+
+        def label(kind: str, text: str, _done: set[str] = labelled) -> str | None:
+            if kind in _done:
+                return None
+            _done.add(kind)
+            return text
+
+        for i, s in enumerate(cells):
+            real = [getattr(r, what) for r in s.real if getattr(r, what) is not None]
+            sim = [getattr(r, what) for r in s.sim if getattr(r, what) is not None]
+            if sim:
+                ax.boxplot([sim], positions=[i + 0.18], widths=0.3, showfliers=False,
+                           medianprops={"color": "black"}, boxprops={"color": "grey"},
+                           whiskerprops={"color": "grey"}, capprops={"color": "grey"})
+                ax.plot([i + 0.18] * len(sim), sim, "o", mfc="none", mec="grey", ms=3,
+                        label=label("sim", "model draws (open)"))
+            if real:
+                ax.plot([i - 0.18] * len(real), real, "o", color=colour or "C0", ms=5,
+                        label=label("real", "real runs (filled)"))
+        ax.set_xticks(xs, labels, fontsize=6)
+        ax.set_ylabel(unit, fontsize=8)
+        ax.tick_params(axis="y", labelsize=7)
+        ax.set_xlim(-0.6, len(cells) - 0.4)
+    axes[1].set_yscale("log")
+    axes[0].legend(fontsize=7, loc="upper left")
+    fig.suptitle(f"{protocol}: real runs vs model draws, P = 24", fontsize=9)
+    fig.tight_layout()
+    return save_svg(fig, path)
+
+
+def run_loads(ctx: Context) -> list[float]:
+    """The 1-minute load averages at the start and end of every held-out run folder."""
+    loads = []
+    for meta in sorted((ctx.results / "scale" / "validation-3").glob("*/*/meta.json")):
+        machine = json.loads(meta.read_text()).get("machine", {})
+        for key in ("loadavg", "loadavg_end"):
+            if machine.get(key):
+                loads.append(float(machine[key][0]))
+    return loads
+
+
+@figure("scale-validation-3", source=f"results/{SCORING}")
+def validation_3(ctx: Context) -> str:
+    """Plan 3's scoring: pass count, per-cell table, one plot per protocol."""
+    scores, data = load_scores(ctx)
+    prov = data["provenance"]
+    out = [f"**{pass_line(scores)}** (target: 80 %). Tolerances: {data['tolerances']}.", "",
+           *score_table(scores), "",
+           f"Real: every run of the cell (median, interquartile range, and the Wilson 95 % "
+           f"interval of the share with more than one attempt or a conflict); model: "
+           f"{data['sim_draws']} seeded draws. T, R, M: time to stable, requests, the "
+           f"multi-attempt share out of tolerance. Scored at revision "
+           f"`{prov['revision'][:12]}`; calibration: {data['calibration_source'].split(';')[0]}."
+           f" Re-run: `{prov['command']}`.", ""]
+    loads = run_loads(ctx)
+    if loads:
+        out += [f"Machine load (1-minute load average on 2 cores) at the start and end of the "
+                f"held-out run folders: {min(loads):.1f} to {max(loads):.1f} "
+                f"({len(loads) // 2} folders; each folder's `meta.json`).", ""]
+    for protocol in dict.fromkeys(s.key.protocol for s in scores):
+        name = f"validation-3-{protocol}.svg"
+        plot_protocol(scores, protocol, ctx.figures / name)
+        out.append(f"![{protocol}: real runs (filled) vs model draws (open)](figures/{name})")
+    return "\n".join(out).rstrip("\n")

@@ -1,0 +1,177 @@
+"""Score a distribution validation plan (``results/scale/validation-plan-3.json``): its cells'
+committed real runs against fresh model draws, deterministically.
+
+The plan names run sets (a broker, its protocols, the folder of its real runs and how they were
+made); every set is scored over the plan's N x events. How a set's runs were made decides the
+model's settings: a Spark herd run (``spark herd --mode real``) is drawn with the lab's herd
+settings (:func:`.validate.lab_sim_config`), an ``experiment compare`` run with the compare
+scenario's (:func:`compare_sim_config`). Which simulator profile draws a broker's cells is
+:func:`model_protocol`: Tansu-timed broker groups on Tansu, Apache Kafka 2.4's coordinator rules
+(``kafka-*``) on Kafka 2.4.1, and the KIP-848 model on Kafka 4.0.2.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from zkconsumer.results.distributions import (
+    CellKey,
+    CellScore,
+    DistTolerances,
+    Run,
+    compare_runs,
+    pass_line,
+    sweep_runs,
+)
+from zkconsumer.scenarios.timing import Timing
+from zkconsumer.sim import Calibration, SimConfig, simulate
+from zkconsumer.sim.kafka_check import COUNT_FROM_S, COUNT_UNTIL_S
+from zkconsumer.sim.kafka_check import RATE as COMPARE_RATE
+from zkconsumer.sim.observation import Observation
+from zkconsumer.spark.herd.metrics import SAMPLE_AFTER_S
+from zkconsumer.spark.herd.validate import lab_sim_config
+from zkconsumer.spark.task_control import STATUS_INTERVAL_S
+
+COMPARE_RUNNER = "experiment compare"
+# A Spark herd run's observer (zkconsumer.sim.observation): the lab's settle checks and counts.
+HERD_OBSERVATION = Observation(check_interval_s=STATUS_INTERVAL_S, quiet_s=Timing().quiet_s,
+                               count_after_s=SAMPLE_AFTER_S)
+
+
+@dataclass(frozen=True)
+class RunSet:
+    name: str
+    broker: str
+    folder: str
+    protocols: tuple[str, ...]
+    runner: str
+    consumer_heartbeat_interval_ms: int | None = None
+
+    @property
+    def by_compare(self) -> bool:
+        return self.runner.startswith(COMPARE_RUNNER)
+
+
+@dataclass(frozen=True)
+class DistPlan:
+    sets: tuple[RunSet, ...]
+    members: tuple[int, ...]
+    partitions: int
+    events: tuple[str, ...]
+    session_timeout_ms: int
+    real_seeds: int
+    sim_draws: int
+    tolerances: DistTolerances
+    calibration: str | None
+
+    @classmethod
+    def from_json(cls, plan: dict[str, Any]) -> DistPlan:
+        try:
+            sets = tuple(RunSet(s["name"], s["broker"], s["folder"], tuple(s["protocols"]),
+                                s["runner"], s.get("consumer_heartbeat_interval_ms"))
+                         for s in plan["sets"])
+            calibration = None
+            for amendment in plan.get("amendments", ()):
+                calibration = amendment.get("calibration", calibration)
+            return cls(sets, tuple(int(n) for n in plan["members"]), int(plan["partitions"]),
+                       tuple(plan["events"]), int(plan["session_timeout_ms"]),
+                       int(plan["real_seeds"]), int(plan["sim_draws"]),
+                       DistTolerances.from_plan(plan), calibration)
+        except KeyError as exc:
+            raise ValueError(f"validation plan: missing {exc.args[0]!r} (a distribution plan "
+                             "gives sets, members, partitions, events, session_timeout_ms, "
+                             "real_seeds, sim_draws and tolerances)") from None
+
+    def cells(self) -> list[tuple[RunSet, CellKey]]:
+        return [(s, CellKey(s.name, s.broker, proto, n, self.partitions, event))
+                for s in self.sets for proto in s.protocols for n in self.members
+                for event in self.events]
+
+
+def is_distribution_plan(plan: dict[str, Any]) -> bool:
+    return isinstance(plan.get("sets"), list)
+
+
+def model_protocol(run_set: RunSet, protocol: str) -> str:
+    """The simulator profile that draws a broker's cells of ``protocol``."""
+    if protocol.startswith("zk-"):
+        return protocol
+    if run_set.broker.startswith("apache-kafka-2."):
+        return "kafka-" + protocol
+    if protocol.startswith("consumer-"):
+        return "kip848"
+    return protocol
+
+
+def compare_sim_config(protocol: str, key: CellKey, session_timeout_ms: int, seed: int,
+                       cal: Calibration, heartbeat_ms: int | None) -> SimConfig:
+    """An ``experiment compare`` run's settings: members as threads of one process, the last
+    member leaves, counts over the compare window's margins (as ``sim kafka-check``)."""
+    return SimConfig(protocol=protocol, members=key.members, partitions=key.partitions,
+                     event=key.event, seed=seed, calibration=cal,
+                     session_timeout_ms=session_timeout_ms,
+                     heartbeat_interval_ms=heartbeat_ms or max(100, session_timeout_ms // 3),
+                     messages_per_s=COMPARE_RATE, member_order="start",
+                     victim_rank=None if key.event == "join" else key.members - 1,
+                     count_from_s=COUNT_FROM_S, count_until_s=COUNT_UNTIL_S,
+                     client_processes=1)
+
+
+def draw(run_set: RunSet, key: CellKey, plan: DistPlan, cal: Calibration,
+         tasks: int) -> tuple[str, tuple[Run, ...]]:
+    """The model's draws of one cell (seeds 0 .. sim_draws - 1)."""
+    protocol = model_protocol(run_set, key.protocol)
+    out = []
+    for seed in range(plan.sim_draws):
+        if run_set.by_compare:
+            cfg = compare_sim_config(protocol, key, plan.session_timeout_ms, seed, cal,
+                                     run_set.consumer_heartbeat_interval_ms)
+        else:
+            cfg = lab_sim_config(protocol, key.members, key.partitions, key.event, seed, cal,
+                                 plan.session_timeout_ms, tasks, Timing())
+        r = simulate(cfg, None if run_set.by_compare else HERD_OBSERVATION)
+        out.append(Run(float(r.coordination_requests), float(r.rebalance_attempts),
+                       float(r.conflicts), r.time_to_stable_s))
+    return protocol, tuple(out)
+
+
+def real_runs(repo: Path, run_set: RunSet, key: CellKey) -> tuple[tuple[Run, ...], int]:
+    """(the cell's real runs, the Spark tasks that hosted them: 0 for compare runs)."""
+    folder = repo / run_set.folder / f"{key.protocol}-n{key.members}"
+    if run_set.by_compare:
+        runs = [run for raw, run in compare_runs(folder)
+                if raw.get("event") == key.event and raw.get("protocol") == key.protocol]
+        return tuple(runs), 0
+    rows = [(raw, run) for raw, run in sweep_runs(folder)
+            if raw["event"] == key.event and raw["protocol"] == key.protocol
+            and int(raw["members"]) == key.members and int(raw["partitions"]) == key.partitions]
+    tasks = int(rows[0][0].get("tasks") or 2) if rows else 2
+    return tuple(run for _, run in rows), tasks
+
+
+def score_plan(plan: DistPlan, repo: Path, cal: Calibration) -> list[CellScore]:
+    scores = []
+    for run_set, key in plan.cells():
+        real, tasks = real_runs(repo, run_set, key)
+        model, sim = draw(run_set, key, plan, cal, tasks)
+        scores.append(CellScore(key, model, real, sim, plan.tolerances, plan.real_seeds))
+    return scores
+
+
+def plan_calibration(plan: DistPlan, repo: Path) -> Calibration:
+    return Calibration.load(repo / plan.calibration) if plan.calibration else Calibration()
+
+
+def scoring_json(scores: Sequence[CellScore], plan: DistPlan, cal: Calibration,
+                 provenance: dict[str, Any]) -> str:
+    return json.dumps({
+        "provenance": provenance, "calibration_source": cal.source,
+        "sim_draws": plan.sim_draws, "real_seeds": plan.real_seeds,
+        "tolerances": plan.tolerances.describe(),
+        "tolerance_values": dataclasses.asdict(plan.tolerances), "summary": pass_line(scores),
+        "cells": [s.to_json() for s in scores]}, indent=1) + "\n"
