@@ -1,0 +1,211 @@
+"""The original member: Kafka 0.10.2's own ``ZookeeperConsumerConnector`` in a JVM of its own.
+
+The member body starts ``OriginalLabMember.java`` (beside this module; Java's source-file mode
+runs it against the 0.10.2 build's classpath) and turns what the JVM says into the lab's
+records, so the harness measures the original exactly as it measures zkconsumer:
+
+* stdout, the member driver's lines: ``REBALANCE_RELEASE`` (the connector stops its fetchers
+  and is about to release its owner znodes) revokes the partitions it names;
+  ``REBALANCE_ASSIGN`` (every owner znode claimed, fetchers about to start) assigns and starts
+  fetching this member's partitions, completes the rebalance and, since it names the whole
+  topic's assignment, is also the member's decision (a ``dc`` record); ``MSG`` is a delivery.
+* stderr, the connector's log4j INFO lines: ``begin rebalancing consumer <id> try #<n>`` is an
+  attempt (``#0`` starts a rebalance), ``waiting for the partition ownership to be deleted`` an
+  owner-znode conflict, ``can't rebalance after <n> retries`` a failed rebalance.
+
+What the JVM does not say is not made up: it has no request counters (the ZooKeeper server's
+``mntr`` is the count) and does not log watch notifications (the server's count again), so
+:func:`unobserved` lists those metrics as not observed for the original.
+
+SIGTERM is the member's clean leave (the Java driver's shutdown hook runs the connector's own
+shutdown: commit, close the session); SIGKILL of the lab member process takes the JVM with it
+(parent-death signal), a crash.
+"""
+
+from __future__ import annotations
+
+import logging
+import re
+import signal
+import subprocess
+import threading
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import IO, Any
+
+from zkconsumer.identity import consumer_ids_of
+from zkconsumer.lab.drivers.base import MemberSpec, parse_seq
+from zkconsumer.lab.original_build import RUNNER
+from zkconsumer.lab.records import Coord, Lifecycle, RecordWriter, Timeline, decision_digest
+from zkconsumer.orphans import die_with_parent
+from zkconsumer.testing.original import parse_assignment, parse_message
+
+log = logging.getLogger(__name__)
+
+JAVA_SOURCE = Path(__file__).with_name("OriginalLabMember.java")
+LEAVE_DEADLINE_S = 30.0  # the connector's shutdown commits and closes its session well within
+
+_ATTEMPT = re.compile(r"begin rebalancing consumer \S+ try #(\d+)")
+_RELEASE = re.compile(r"([^\s(),]+) -> ArrayBuffer\(([^)]*)\)")
+CONFLICT_LOG = "waiting for the partition ownership to be deleted"
+FAILED_LOG = "can't rebalance after"
+
+# The metrics the original's JVM does not report, and why (``details["metric_notes"]``).
+UNOBSERVED = {
+    "coordination_requests": "original 0.10.2 member (JVM): no client-side request counters; "
+                             "the ZooKeeper server's mntr count is the figure",
+    "watch_notifications": "original 0.10.2 member (JVM): it does not log the watch "
+                           "notifications it receives; the server's count is the figure",
+}
+
+
+@dataclass(frozen=True)
+class Record:
+    """One lab record to write: ``kind`` and its fields (see ``lab/records.py``)."""
+
+    kind: str
+    fields: dict[str, Any] = field(default_factory=dict)
+
+
+def consumer_id(spec: MemberSpec) -> str:
+    """``consumer.id`` of an incarnation, as the zkconsumer driver names its members."""
+    return f"{spec.member}-i{spec.incarnation}"
+
+
+def member_argv(spec: MemberSpec, strategy: str) -> list[str]:
+    """The JVM's command line: the build's class runner on the Java source, the member's
+    ``ConsumerConfig`` from the run's timing (the same keys the zkconsumer members get)."""
+    t = spec.timing
+    props = {
+        "consumer.id": consumer_id(spec),
+        "zookeeper.session.timeout.ms": t.session_timeout_ms,
+        "rebalance.backoff.ms": t.rebalance_backoff_ms,
+        "rebalance.max.retries": t.rebalance_max_retries,
+        "auto.commit.interval.ms": t.auto_commit_interval_ms,
+        "partition.assignment.strategy": strategy,
+    }
+    return ["bash", str(Path(spec.kafka_home) / RUNNER), str(JAVA_SOURCE),
+            f"zk={spec.zk_connect}", f"group={spec.group}", f"topic={spec.topic}", "streams=1",
+            *(f"{k}={v}" for k, v in props.items())]
+
+
+def _released(text: str, topic: str) -> list[int]:
+    for name, parts in _RELEASE.findall(text):
+        if name == topic:
+            return sorted(int(p) for p in parts.split(",") if p.strip())
+    return []
+
+
+def stdout_records(line: str, topic: str, cid: str) -> list[Record]:
+    """The records one stdout line of the JVM stands for (pure). ``cid``: the member's
+    ``<group>_<consumer.id>``, whose threads are ``<cid>-<n>``."""
+    if line.startswith("REBALANCE_RELEASE "):
+        ps = _released(line[len("REBALANCE_RELEASE "):], topic)
+        return [Record("tl", {"w": Timeline.REVOKED.value, "ps": ps})] if ps else []
+    if line.startswith("REBALANCE_ASSIGN "):
+        _, _, text = line.split(" ", 2)
+        decided = parse_assignment(text).get(topic, {})
+        mine = sorted(p for p, th in decided.items() if th.startswith(f"{cid}-"))
+        threads = sorted(set(decided.values()))
+        out = [Record("dc", {"h": decision_digest({topic: sorted(decided)}, {topic: threads},
+                                                  {(topic, p): th for p, th in decided.items()}),
+                             "ids": consumer_ids_of(threads),
+                             "pc": {topic: len(decided)}})]
+        if mine:
+            out += [Record("tl", {"w": Timeline.ASSIGNED.value, "ps": mine}),
+                    Record("tl", {"w": Timeline.FETCHING.value, "ps": mine})]
+        return out + [Record("co", {"w": Coord.REBALANCE_SUCCEEDED.value})]
+    if line.startswith("MSG "):
+        m = parse_message(line)
+        if m.topic != topic:
+            return []
+        return [Record("d", {"p": m.partition, "o": m.offset, "v": parse_seq(m.value.encode())})]
+    return []
+
+
+def log_records(line: str) -> list[Record]:
+    """The records one log line of the connector stands for (pure)."""
+    m = _ATTEMPT.search(line)
+    if m is not None:
+        started = [Record("co", {"w": Coord.REBALANCE_STARTED.value})] if m.group(1) == "0" \
+            else []
+        return started + [Record("co", {"w": Coord.ATTEMPT.value})]
+    if CONFLICT_LOG in line:
+        return [Record("co", {"w": Coord.CONFLICT.value})]
+    if FAILED_LOG in line:
+        return [Record("co", {"w": Coord.REBALANCE_FAILED.value})]
+    return []
+
+
+def unobserved(metrics: dict[str, Any]) -> dict[str, str]:
+    """Set the metrics the original does not report to None; returns their notes."""
+    for key in UNOBSERVED:
+        metrics[key] = None
+    if isinstance(metrics.get("requests_by_type"), dict):
+        metrics["requests_by_type"] = {}
+    return dict(UNOBSERVED)
+
+
+def _pump(stream: IO[str], copy: Path, translate: Callable[[str], list[Record]],
+          writer: RecordWriter, seen: list[str]) -> None:
+    """Copy every line to ``copy`` and write the records it stands for, stamped on arrival."""
+    with open(copy, "a", encoding="utf-8") as out:
+        for raw in stream:
+            line = raw.rstrip("\n")
+            out.write(raw)
+            out.flush()
+            if line.startswith(("READY", "FATAL", "SHUTDOWN")):
+                seen.append(line)
+            try:
+                records = translate(line)
+            except ValueError as exc:
+                log.warning("unreadable line from an original member: %s (%s)", line, exc)
+                continue
+            for rec in records:
+                writer.write(rec.kind, **rec.fields)
+
+
+def run_original_member(spec: MemberSpec, writer: RecordWriter, stop: threading.Event,
+                        *, strategy: str) -> None:
+    """Run the JVM until ``stop`` (then a clean leave); raise if it dies by itself."""
+    if not spec.kafka_home:
+        raise ValueError(f"{spec.protocol}: the member has no Kafka 0.10.2 build (kafka_home)")
+    base = Path(spec.records_path)
+    out_copy, log_copy = (base.with_name(base.name + suffix) for suffix in (".jvm.out",
+                                                                            ".jvm.log"))
+    cid = f"{spec.group}_{consumer_id(spec)}"
+    proc = subprocess.Popen(member_argv(spec, strategy), stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, text=True, errors="replace",
+                            preexec_fn=die_with_parent, start_new_session=True)
+    seen: list[str] = []
+    pumps = [threading.Thread(target=_pump, args=(stream, copy, translate, writer, seen),
+                              name=f"original-{spec.member}-{what}", daemon=True)
+             for stream, copy, translate, what in (
+                 (proc.stdout, out_copy, lambda line: stdout_records(line, spec.topic, cid),
+                  "out"),
+                 (proc.stderr, log_copy, log_records, "log"))]
+    for pump in pumps:
+        pump.start()
+    try:
+        while not stop.is_set() and proc.poll() is None:
+            stop.wait(0.2)
+        if proc.poll() is not None:
+            fatal = [line for line in seen if line.startswith("FATAL")]
+            raise RuntimeError(f"original member {cid} exited by itself ({proc.returncode}): "
+                               f"{fatal[0] if fatal else 'see ' + str(log_copy)}")
+        writer.lifecycle(Lifecycle.STOPPING)
+        proc.send_signal(signal.SIGTERM)
+        try:
+            proc.wait(LEAVE_DEADLINE_S)
+        except subprocess.TimeoutExpired:
+            log.warning("original member %s did not leave within %.0f s: killed", cid,
+                        LEAVE_DEADLINE_S)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+        deadline = time.monotonic() + 5.0
+        for pump in pumps:
+            pump.join(max(0.0, deadline - time.monotonic()))
