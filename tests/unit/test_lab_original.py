@@ -109,6 +109,7 @@ def test_the_member_runs_the_java_source_from_the_builds_class_runner(tmp_path: 
                    timing=Timing(session_timeout_ms=4000), kafka_home="/k")
     argv = member_argv(s, "roundrobin")
     assert argv[:3] == ["bash", "/k/bin/kafka-run-class.sh", str(JAVA_SOURCE)]
+    assert member_argv(s, "roundrobin", tmp_path)[2] == "OriginalLabMember"
     assert JAVA_SOURCE.is_file()
     assert "consumer.id=m02-i1" in argv and "partition.assignment.strategy=roundrobin" in argv
     assert "zookeeper.session.timeout.ms=4000" in argv and "topic=t" in argv
@@ -141,3 +142,19 @@ def test_the_lab_refuses_the_original_on_tansu_before_starting_anything() -> Non
     with pytest.raises(ServerError, match="got --broker tansu"):
         original_home(("original-zk-roundrobin",), "tansu", False)
     assert original_home(("zk-range",), "tansu", False) == ""
+
+
+def test_the_herd_fits_the_originals_requests_on_the_servers_count() -> None:
+    from zkconsumer.lab.herd.report import fits_table
+    from zkconsumer.lab.herd.spec import SCENARIO, fit_runs
+    from zkconsumer.lab.runs import RunResult
+
+    runs = [RunResult(protocol="original-zk-range", members=n, partitions=8, event="join",
+                      repeat=0, status="ok", scenario=SCENARIO,
+                      metrics={"coordination_requests": None, "zk_requests_server": server})
+            for n, server in ((2, 40), (4, 160))]
+    fits = fit_runs(runs)
+    fit = fits["original-zk-range/join"]
+    assert (fit["basis"], round(fit["slope"], 2), fit["server_slope"], fit["points"]) == (
+        "server", 2.0, 2.0, [[2.0, 40.0], [4.0, 160.0]])
+    assert "| original-zk-range/join | — | 2.00 |" in fits_table(fits)

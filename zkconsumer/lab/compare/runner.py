@@ -28,7 +28,7 @@ from zkconsumer.admin import create_topic
 from zkconsumer.lab.compare.scenario import apply_event, victim
 from zkconsumer.lab.compare.spec import ExperimentSpec, RunSpec
 from zkconsumer.lab.drivers import get_driver
-from zkconsumer.lab.drivers.original import unobserved
+from zkconsumer.lab.drivers.original import ensure_compiled, unobserved
 from zkconsumer.lab.group import LabGroup, member_name
 from zkconsumer.lab.matrix import run_matrix
 from zkconsumer.lab.metrics import EventWindow, event_metrics, metric_notes
@@ -60,6 +60,8 @@ def run_experiment(spec: ExperimentSpec,
     spec.validate()
     kafka_home = original_home(spec.protocols, spec.broker,
                                bool(spec.zk_connect and spec.bootstrap))
+    if kafka_home:
+        ensure_compiled(kafka_home)  # once, before any member starts
     out_dir = Path(spec.out_dir) if spec.out_dir else Path(tempfile.mkdtemp(prefix="zklab-"))
     out_dir.mkdir(parents=True, exist_ok=True)
     runs = spec.runs()

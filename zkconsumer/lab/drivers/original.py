@@ -1,7 +1,7 @@
 """The original member: Kafka 0.10.2's own ``ZookeeperConsumerConnector`` in a JVM of its own.
 
-The member body starts ``OriginalLabMember.java`` (beside this module; Java's source-file mode
-runs it against the 0.10.2 build's classpath) and turns what the JVM says into the lab's
+The member body starts ``OriginalLabMember.java`` (beside this module, compiled once against the
+0.10.2 build's classpath, see :func:`ensure_compiled`) and turns what the JVM says into the lab's
 records, so the harness measures the original exactly as it measures zkconsumer:
 
 * stdout, the member driver's lines: ``REBALANCE_RELEASE`` (the connector stops its fetchers
@@ -24,10 +24,14 @@ shutdown: commit, close the session); SIGKILL of the lab member process takes th
 
 from __future__ import annotations
 
+import hashlib
 import logging
+import os
 import re
+import shutil
 import signal
 import subprocess
+import tempfile
 import threading
 import time
 from collections.abc import Callable
@@ -44,7 +48,8 @@ from zkconsumer.testing.original import parse_assignment, parse_message
 
 log = logging.getLogger(__name__)
 
-JAVA_SOURCE = Path(__file__).with_name("OriginalLabMember.java")
+JAVA_CLASS = "OriginalLabMember"
+JAVA_SOURCE = Path(__file__).with_name(f"{JAVA_CLASS}.java")
 LEAVE_DEADLINE_S = 30.0  # the connector's shutdown commits and closes its session well within
 
 _ATTEMPT = re.compile(r"begin rebalancing consumer \S+ try #(\d+)")
@@ -74,9 +79,40 @@ def consumer_id(spec: MemberSpec) -> str:
     return f"{spec.member}-i{spec.incarnation}"
 
 
-def member_argv(spec: MemberSpec, strategy: str) -> list[str]:
-    """The JVM's command line: the build's class runner on the Java source, the member's
-    ``ConsumerConfig`` from the run's timing (the same keys the zkconsumer members get)."""
+def class_dir(home: str | Path) -> Path:
+    """Where the Java driver compiled against ``home`` is kept: one per source and build, so
+    members start without compiling (Java's source-file mode compiles at every start, seconds
+    of CPU per member on a loaded machine)."""
+    key = hashlib.sha1(JAVA_SOURCE.read_bytes() + str(Path(home).resolve()).encode())
+    return Path(tempfile.gettempdir()) / f"zkconsumer-original-{key.hexdigest()[:12]}"
+
+
+def ensure_compiled(home: str | Path) -> Path:
+    """Compile the Java driver against the build's classpath once (``javac`` of the JDK)."""
+    target = class_dir(home)
+    if (target / f"{JAVA_CLASS}.class").is_file():
+        return target
+    env = Path(home) / "bin" / "env.sh"
+    classpath = subprocess.run(["bash", "-c", f'. "{env}" && printf %s "$KAFKA_CP"'],
+                               capture_output=True, text=True, check=True).stdout
+    work = Path(tempfile.mkdtemp(prefix=target.name + "-", dir=target.parent))
+    done = subprocess.run(["javac", "-nowarn", "-cp", classpath, "-d", str(work),
+                           str(JAVA_SOURCE)], capture_output=True, text=True)
+    if done.returncode != 0:
+        shutil.rmtree(work, ignore_errors=True)
+        raise RuntimeError(f"javac of {JAVA_SOURCE.name} against {home} failed: "
+                           f"{done.stderr[-1500:]}")
+    try:
+        work.rename(target)  # atomic: members compiling at once keep the first
+    except OSError:
+        shutil.rmtree(work, ignore_errors=True)
+    return target
+
+
+def member_argv(spec: MemberSpec, strategy: str, classes: Path | None = None) -> list[str]:
+    """The JVM's command line: the build's class runner on the compiled driver (``classes``;
+    None: on the Java source), the member's ``ConsumerConfig`` from the run's timing (the
+    same keys the zkconsumer members get)."""
     t = spec.timing
     props = {
         "consumer.id": consumer_id(spec),
@@ -86,7 +122,8 @@ def member_argv(spec: MemberSpec, strategy: str) -> list[str]:
         "auto.commit.interval.ms": t.auto_commit_interval_ms,
         "partition.assignment.strategy": strategy,
     }
-    return ["bash", str(Path(spec.kafka_home) / RUNNER), str(JAVA_SOURCE),
+    main = JAVA_CLASS if classes is not None else str(JAVA_SOURCE)
+    return ["bash", str(Path(spec.kafka_home) / RUNNER), main,
             f"zk={spec.zk_connect}", f"group={spec.group}", f"topic={spec.topic}", "streams=1",
             *(f"{k}={v}" for k, v in props.items())]
 
@@ -176,8 +213,10 @@ def run_original_member(spec: MemberSpec, writer: RecordWriter, stop: threading.
     out_copy, log_copy = (base.with_name(base.name + suffix) for suffix in (".jvm.out",
                                                                             ".jvm.log"))
     cid = f"{spec.group}_{consumer_id(spec)}"
-    proc = subprocess.Popen(member_argv(spec, strategy), stdout=subprocess.PIPE,
+    classes = ensure_compiled(spec.kafka_home)
+    proc = subprocess.Popen(member_argv(spec, strategy, classes), stdout=subprocess.PIPE,
                             stderr=subprocess.PIPE, text=True, errors="replace",
+                            env={**os.environ, "EXTRA_CP": str(classes)},
                             preexec_fn=die_with_parent, start_new_session=True)
     seen: list[str] = []
     pumps = [threading.Thread(target=_pump, args=(stream, copy, translate, writer, seen),

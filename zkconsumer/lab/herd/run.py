@@ -49,7 +49,7 @@ from typing import Any, TextIO
 
 from zkconsumer.admin import create_topic
 from zkconsumer.lab.drivers import Driver, get_driver
-from zkconsumer.lab.drivers.original import unobserved
+from zkconsumer.lab.drivers.original import ensure_compiled, unobserved
 from zkconsumer.lab.group import LabGroup, member_name
 from zkconsumer.lab.herd import settle
 from zkconsumer.lab.herd.servers import HerdServers, herd_servers
@@ -81,6 +81,8 @@ def run_herd(spec: HerdSpec, on_result: Callable[[HerdResult], None] | None = No
     """Every protocol's sweep; a sweep that fails records its remaining points as failed."""
     spec.validate()
     kafka_home = original_home(spec.protocols, spec.broker, spec.bootstrap is not None)
+    if kafka_home:
+        ensure_compiled(kafka_home)  # once, before any member starts
     out_dir = Path(spec.out_dir) if spec.out_dir else Path(tempfile.mkdtemp(prefix="zkherd-"))
     out_dir.mkdir(parents=True, exist_ok=True)
     progress = Progress(spec.points(), enabled=spec.progress, stream=progress_stream)
