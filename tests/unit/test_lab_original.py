@@ -12,6 +12,7 @@ from zkconsumer.lab.drivers import get_driver
 from zkconsumer.lab.drivers.base import MemberSpec
 from zkconsumer.lab.drivers.original import (
     JAVA_SOURCE,
+    SPLIT_UNOBSERVED,
     Record,
     log_records,
     member_argv,
@@ -90,6 +91,8 @@ def test_the_connectors_log_gives_attempts_conflicts_and_failed_rebalances() -> 
     failed = "ERROR kafka.common.ConsumerRebalanceFailedException: g_c1 can't rebalance after 4"
     assert log_records(failed) == [Record("co", {"w": "rebalance_failed"})]
     assert log_records("INFO [g_c1], end rebalancing consumer g_c1 try #0") == []
+    expired = "INFO zookeeper state changed (Expired) (org.I0Itec.zkclient.ZkClient)"
+    assert log_records(expired) == [Record("co", {"w": "session_expired"})]
 
 
 def test_metrics_the_jvm_does_not_report_are_none_with_the_reason() -> None:
@@ -100,6 +103,12 @@ def test_metrics_the_jvm_does_not_report_are_none_with_the_reason() -> None:
                        "requests_by_type": {}, "time_to_stable_s": 1.5}
     assert sorted(notes) == ["coordination_requests", "watch_notifications"]
     assert "mntr" in notes["coordination_requests"]
+    zombie = {"late_commits_accepted": 0, "late_commits_rejected": 0, "offset_regressions": 1}
+    notes = unobserved(zombie, SPLIT_UNOBSERVED)
+    assert zombie == {"late_commits_accepted": None, "late_commits_rejected": None,
+                      "offset_regressions": 1, "coordination_requests": None,
+                      "watch_notifications": None}
+    assert "offset_regressions" in notes["late_commits_accepted"]
 
 
 def test_the_member_runs_the_java_source_from_the_builds_class_runner(tmp_path: Path) -> None:
@@ -121,7 +130,11 @@ def test_a_run_of_the_original_without_the_0_10_2_build_names_the_broker(tmp_pat
     protocols = ("original-zk-range", "zk-range")
     tansu = build_problem(protocols, BuildChoice("tansu", False), None, None)
     assert tansu is not None and "got --broker tansu" in tansu
-    assert "original-zk-range run the original 0.10.2 connector" in tansu
+    assert "original-zk-range runs the original 0.10.2 connector" in tansu
+    both = build_problem(("original-zk-range", "original-zk-roundrobin"),
+                         BuildChoice("tansu", False), None, None)
+    assert both is not None and both.startswith(
+        "original-zk-range, original-zk-roundrobin run the original 0.10.2 connector")
     default = build_problem(protocols, BuildChoice(None, False), None, None)
     assert default is not None and "got --broker (none: the default broker, tansu)" in default
     kafka24 = build_problem(protocols, BuildChoice("kafka:k241", False), tmp_path, "2.4.1")

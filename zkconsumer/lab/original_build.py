@@ -44,8 +44,9 @@ def build_problem(protocols: Iterable[str], choice: BuildChoice, home: Path | No
     wanted = originals_in(protocols)
     if not wanted:
         return None
-    need = (f"{', '.join(wanted)} run the original {ORIGINAL_RELEASE} connector's members from "
-            f"the broker's Kafka {ORIGINAL_RELEASE} build: give --broker "
+    verb = "runs" if len(wanted) == 1 else "run"
+    need = (f"{', '.join(wanted)} {verb} the original {ORIGINAL_RELEASE} connector's members "
+            f"from the broker's Kafka {ORIGINAL_RELEASE} build: give --broker "
             f"kafka:../shared/kafka-{ORIGINAL_RELEASE}")
     if choice.servers_named:
         return f"{need} instead of --zookeeper/--bootstrap (servers named by address)"

@@ -11,7 +11,8 @@ records, so the harness measures the original exactly as it measures zkconsumer:
   topic's assignment, is also the member's decision (a ``dc`` record); ``MSG`` is a delivery.
 * stderr, the connector's log4j INFO lines: ``begin rebalancing consumer <id> try #<n>`` is an
   attempt (``#0`` starts a rebalance), ``waiting for the partition ownership to be deleted`` an
-  owner-znode conflict, ``can't rebalance after <n> retries`` a failed rebalance.
+  owner-znode conflict, ``can't rebalance after <n> retries`` a failed rebalance, and ZkClient's
+  ``zookeeper state changed (<state>)`` what the member sees of its session (``session_<state>``).
 
 What the JVM does not say is not made up: it has no request counters (the ZooKeeper server's
 ``mntr`` is the count) and does not log watch notifications (the server's count again), so
@@ -54,6 +55,7 @@ LEAVE_DEADLINE_S = 30.0  # the connector's shutdown commits and closes its sessi
 
 _ATTEMPT = re.compile(r"begin rebalancing consumer \S+ try #(\d+)")
 _RELEASE = re.compile(r"([^\s(),]+) -> ArrayBuffer\(([^)]*)\)")
+_SESSION = re.compile(r"zookeeper state changed \((\w+)\)")
 CONFLICT_LOG = "waiting for the partition ownership to be deleted"
 FAILED_LOG = "can't rebalance after"
 
@@ -64,6 +66,14 @@ UNOBSERVED = {
     "watch_notifications": "original 0.10.2 member (JVM): it does not log the watch "
                            "notifications it receives; the server's count is the figure",
 }
+
+
+# In the zombie scenario: the original logs no commit, so a late one is seen only where it moved
+# a committed offset back (the scenario's server-side watcher).
+SPLIT_UNOBSERVED = {
+    key: "original 0.10.2 member (JVM): it does not report its offset commits; the committed "
+         "offsets' watcher on ZooKeeper is the figure (offset_regressions)"
+    for key in ("late_commits_accepted", "late_commits_rejected")}
 
 
 @dataclass(frozen=True)
@@ -173,16 +183,21 @@ def log_records(line: str) -> list[Record]:
         return [Record("co", {"w": Coord.CONFLICT.value})]
     if FAILED_LOG in line:
         return [Record("co", {"w": Coord.REBALANCE_FAILED.value})]
+    state = _SESSION.search(line)
+    if state is not None:  # what the member sees of its session (the split-brain scenarios)
+        return [Record("co", {"w": f"session_{state.group(1).lower()}"})]
     return []
 
 
-def unobserved(metrics: dict[str, Any]) -> dict[str, str]:
-    """Set the metrics the original does not report to None; returns their notes."""
-    for key in UNOBSERVED:
+def unobserved(metrics: dict[str, Any], more: dict[str, str] | None = None) -> dict[str, str]:
+    """Set the metrics the original does not report (``UNOBSERVED`` and ``more``) to None;
+    returns their notes."""
+    notes = {**UNOBSERVED, **(more or {})}
+    for key in notes:
         metrics[key] = None
     if isinstance(metrics.get("requests_by_type"), dict):
         metrics["requests_by_type"] = {}
-    return dict(UNOBSERVED)
+    return notes
 
 
 def _pump(stream: IO[str], copy: Path, translate: Callable[[str], list[Record]],

@@ -14,11 +14,15 @@ import csv
 import statistics
 from collections.abc import Sequence
 from pathlib import Path
+from typing import Any
 
-from zkconsumer.results.figures.brokers_era import provenance_table
+from zkconsumer.lab.runs import RunResult, RunStatus
+from zkconsumer.results.compact import COMPACT_FILE
+from zkconsumer.results.figures.brokers_era import load_runs, provenance_table
 from zkconsumer.results.provenance import read_provenance
 from zkconsumer.results.registry import Context, figure
 from zkconsumer.scenarios.protocols import PROTOCOL_TABLE
+from zkconsumer.tables import fmt
 
 SOURCE = "results/brokers/compare-original-*"
 ORIGINAL_PREFIX = "compare-original-"
@@ -125,3 +129,61 @@ def render_provenance(ctx: Context) -> str:
         peer = peer_folder(ctx.results, folder)
         folders += [folder] + ([peer] if peer is not None else [])
     return provenance_table(ctx.results, folders).rstrip("\n")
+
+
+# --- herd ------------------------------------------------------------------------------------
+
+HERD_AREA = "original"
+HERD_COLUMNS = (("coordination_requests", "requests (clients)"),
+                ("zk_requests_server", "ZK server (mntr)"),
+                ("watch_notifications_server", "ZK server notif."),
+                ("rebalance_attempts", "attempts"), ("members_rebalanced", "rebalanced"),
+                ("conflicts", "conflicts"), ("rollbacks", "rollbacks"),
+                ("time_to_stable_s", "stable s"))
+
+
+def herd_folders(results: Path) -> list[Path]:
+    return [p for p in sorted((results / HERD_AREA).glob("herd-*"))
+            if (p / COMPACT_FILE).is_file() and (p / "meta.json").is_file()]
+
+
+def herd_table(broker: str, runs: Sequence[RunResult]) -> str:
+    head = ["protocol", "members", "event", "N", "broker", *[t for _, t in HERD_COLUMNS]]
+    lines = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
+    order = {p: i for i, p in enumerate(dict.fromkeys(r.protocol for r in runs))}
+    for r in sorted(runs, key=lambda r: (r.event, order[r.protocol], r.members)):
+        if r.status != RunStatus.OK.value:
+            cells = [f"**{r.status}**"] + [""] * (len(HERD_COLUMNS) - 1)
+        else:
+            cells = [fmt(r.metrics.get(m)) for m, _ in HERD_COLUMNS]
+        lines.append(f"| {r.protocol} | {implementation(r.protocol)} | {r.event} | {r.members} "
+                     f"| {broker} | " + " | ".join(cells) + " |")
+    return "\n".join(lines) + "\n"
+
+
+def herd_slopes(broker: str, fits: dict[str, Any]) -> str:
+    """Log-log slopes of requests per event against N, on the server's count for every row
+    (the one count both implementations have) and on the clients' where they count."""
+    lines = ["| protocol/event | broker | slope (ZK server) | slope (clients) | points [N, server "
+             "requests] |", "|---|---|---|---|---|"]
+    for key, fit in fits.items():
+        clients = "—" if fit.get("basis") == "server" else f"{fit['slope']:.2f}"
+        server = fit.get("server_slope")
+        lines.append(f"| {key} | {broker} | {fmt(server, 2)} | {clients} | "
+                     f"{fit['points'] if fit.get('basis') == 'server' else '(clients above)'} |")
+    return "\n".join(lines) + "\n"
+
+
+@figure("original-herd", source="results/original/herd-*")
+def render_herd(ctx: Context) -> str:
+    folders = herd_folders(ctx.results)
+    if not folders:
+        return "(no herd runs under results/original yet)\n"
+    parts: list[str] = []
+    for folder in folders:
+        broker = read_provenance(folder).broker
+        runs, doc = load_runs(folder)
+        parts += [herd_table(broker, runs), "Fitted log-log slopes of requests per event:", "",
+                  herd_slopes(broker, doc.get("fits") or {})]
+    parts.append(provenance_table(ctx.results, folders))
+    return "\n".join(parts).rstrip("\n")
