@@ -4,8 +4,9 @@ Sources: ``results/brokers/compare-original-<broker>/`` (``benchmarks/era_compar
 original-zk-* protocols next to zk-range, ``runs.csv`` + ``meta.json``), the peers' rows
 (the broker-side protocols) from ``results/brokers/compare-<broker>/`` of the same broker, and
 ``results/original/herd-<broker>/`` and ``results/original/split-<scenario>-<broker>/`` (the
-herd and split-brain scenarios with original members). Every row names its broker and who
-implements its members; a metric the original's JVM does not report is "—", never a zero.
+herd and the zombie and stale-view scenarios with original members, as the CLI writes them).
+Every row names its broker and who implements its members; a metric the original's JVM does
+not report is "—", never a zero.
 """
 
 from __future__ import annotations
@@ -17,8 +18,9 @@ from pathlib import Path
 from typing import Any
 
 from zkconsumer.lab.runs import RunResult, RunStatus
+from zkconsumer.lab.splitbrain.report import COLUMNS as SPLIT_COLUMNS
 from zkconsumer.results.compact import COMPACT_FILE
-from zkconsumer.results.figures.brokers_era import load_runs, provenance_table
+from zkconsumer.results.figures.brokers_era import load_runs, provenance_table, split_cell
 from zkconsumer.results.provenance import read_provenance
 from zkconsumer.results.registry import Context, figure
 from zkconsumer.scenarios.protocols import PROTOCOL_TABLE
@@ -139,7 +141,7 @@ HERD_COLUMNS = (("coordination_requests", "requests (clients)"),
                 ("watch_notifications_server", "ZK server notif."),
                 ("rebalance_attempts", "attempts"), ("members_rebalanced", "rebalanced"),
                 ("conflicts", "conflicts"), ("rollbacks", "rollbacks"),
-                ("time_to_stable_s", "stable s"))
+                ("time_to_stable_s", "stable s"), ("pings_estimated", "pings taken out"))
 
 
 def herd_folders(results: Path) -> list[Path]:
@@ -155,7 +157,9 @@ def herd_table(broker: str, runs: Sequence[RunResult]) -> str:
         if r.status != RunStatus.OK.value:
             cells = [f"**{r.status}**"] + [""] * (len(HERD_COLUMNS) - 1)
         else:
-            cells = [fmt(r.metrics.get(m)) for m, _ in HERD_COLUMNS]
+            server = r.details.get("zk_server") or {}
+            cells = [fmt(server.get(m) if m == "pings_estimated" else r.metrics.get(m))
+                     for m, _ in HERD_COLUMNS]
         lines.append(f"| {r.protocol} | {implementation(r.protocol)} | {r.event} | {r.members} "
                      f"| {broker} | " + " | ".join(cells) + " |")
     return "\n".join(lines) + "\n"
@@ -187,3 +191,52 @@ def render_herd(ctx: Context) -> str:
                   herd_slopes(broker, doc.get("fits") or {})]
     parts.append(provenance_table(ctx.results, folders))
     return "\n".join(parts).rstrip("\n")
+
+
+# --- split brain -----------------------------------------------------------------------------
+
+SPLIT_SCENARIOS = ("zombie", "stale-view")
+
+
+def split_folders(results: Path, scenario: str) -> list[Path]:
+    return [p for p in sorted((results / HERD_AREA).glob(f"split-{scenario}-*"))
+            if (p / COMPACT_FILE).is_file() and (p / "meta.json").is_file()]
+
+
+def split_table(scenario: str, by_broker: Sequence[tuple[str, list[RunResult]]]) -> str:
+    """One row per protocol and broker: the median over its ok runs of each metric."""
+    cols = SPLIT_COLUMNS[scenario]
+    head = ["protocol", "members", "broker", "n", *[t for _, t in cols]]
+    lines = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
+    notes: list[str] = []
+    for broker, runs in by_broker:
+        for protocol in dict.fromkeys(r.protocol for r in runs):
+            mine = [r for r in runs if r.protocol == protocol]
+            ok = [r for r in mine if r.status == RunStatus.OK.value]
+            if ok:
+                cells = [split_cell([r.metrics.get(k) for r in ok]) for k, _ in cols]
+            else:
+                cells = [f"**{mine[0].status}**"] + [""] * (len(cols) - 1)
+                notes.append(f"- {protocol} on {broker}: {mine[0].status}: {mine[0].reason}")
+            lines.append(f"| {protocol} | {implementation(protocol)} | {broker} | "
+                         f"{len(ok)}/{len(mine)} | " + " | ".join(cells) + " |")
+    return "\n".join(lines + ([""] + notes if notes else [])) + "\n"
+
+
+def _render_split(ctx: Context, scenario: str) -> str:
+    folders = split_folders(ctx.results, scenario)
+    if not folders:
+        return f"(no {scenario} runs under results/original yet)\n"
+    by_broker = [(read_provenance(f).broker, load_runs(f)[0]) for f in folders]
+    return "\n".join([split_table(scenario, by_broker),
+                      provenance_table(ctx.results, folders)]).rstrip("\n")
+
+
+@figure("original-split-zombie", source="results/original/split-zombie-*")
+def render_split_zombie(ctx: Context) -> str:
+    return _render_split(ctx, "zombie")
+
+
+@figure("original-split-stale-view", source="results/original/split-stale-view-*")
+def render_split_stale_view(ctx: Context) -> str:
+    return _render_split(ctx, "stale-view")
