@@ -171,3 +171,25 @@ def test_the_herd_fits_the_originals_requests_on_the_servers_count() -> None:
     assert (fit["basis"], round(fit["slope"], 2), fit["server_slope"], fit["points"]) == (
         "server", 2.0, 2.0, [[2.0, 40.0], [4.0, 160.0]])
     assert "| original-zk-range/join | — | 2.00 |" in fits_table(fits)
+
+
+def test_the_original_table_labels_every_row_with_its_broker_and_implementation() -> None:
+    from zkconsumer.results.figures.original import compare_table
+
+    row = {"status": "ok", "reason": "", "time_to_stable_s": "2.0",
+           "partition_seconds_unavailable": "1.5", "members_paused": "3",
+           "group_rebalances": "1", "rebalance_attempts": "3", "conflicts": "0",
+           "duplicates": "0", "lost": "0", "zk_packets_received": "120"}
+    original = [{**row, "protocol": "original-zk-range", "event": "leave",
+                 "coordination_requests": ""},
+                {**row, "protocol": "original-zk-range", "event": "leave",
+                 "coordination_requests": "", "time_to_stable_s": "4.0"}]
+    peer = [{**row, "protocol": "eager-range", "event": "leave", "coordination_requests": "33",
+             "conflicts": None, "zk_packets_received": None}]
+    table = compare_table([("apache-kafka-0.10.2.2", original),
+                           ("apache-kafka-0.10.2.2", peer)]).splitlines()
+    assert table[2] == ("| leave | original-zk-range | original 0.10.2 (JVM) | "
+                        "apache-kafka-0.10.2.2 | 2/2 | 3.00 | 1.50 | 3 | 1 | 3 | 0 | — | 120 | "
+                        "0 | 0 |")
+    assert table[3] == ("| leave | eager-range | confluent-kafka | apache-kafka-0.10.2.2 | 1/1 | "
+                        "2.00 | 1.50 | 3 | 1 | 3 | — | 33 | — | 0 | 0 |")
