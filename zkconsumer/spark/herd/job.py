@@ -123,8 +123,11 @@ def run(args: argparse.Namespace, spark: Any = None) -> int:
         events = _list(args.events, SIM_EVENTS, "events")
     else:
         from zkconsumer.lab.drivers import DRIVERS
+        from zkconsumer.scenarios.protocols import PROTOCOL_TABLE
 
-        protocols = _list(args.protocols, tuple(DRIVERS), "protocols")
+        # The tasks host zkconsumer and librdkafka members; the original's JVMs are not run here.
+        hosted = tuple(n for n in DRIVERS if not PROTOCOL_TABLE[n].original)
+        protocols = _list(args.protocols, hosted, "protocols")
         events = _list(args.events, ("join", "leave", "crash"), "events")
         if args.tasks < 1:
             raise ValueError(f"--tasks must be >= 1, got {args.tasks}")
