@@ -97,17 +97,17 @@ def test_the_connectors_log_gives_attempts_conflicts_and_failed_rebalances() -> 
 
 def test_metrics_the_jvm_does_not_report_are_none_with_the_reason() -> None:
     metrics = {"coordination_requests": 0, "watch_notifications": 0, "requests_by_type": {},
-               "time_to_stable_s": 1.5}
+               "time_to_stable_s": 1.5, "rollbacks": 0}
     notes = unobserved(metrics)
     assert metrics == {"coordination_requests": None, "watch_notifications": None,
-                       "requests_by_type": {}, "time_to_stable_s": 1.5}
-    assert sorted(notes) == ["coordination_requests", "watch_notifications"]
+                       "requests_by_type": {}, "time_to_stable_s": 1.5, "rollbacks": None}
+    assert sorted(notes) == ["coordination_requests", "rollbacks", "watch_notifications"]
     assert "mntr" in notes["coordination_requests"]
     zombie = {"late_commits_accepted": 0, "late_commits_rejected": 0, "offset_regressions": 1}
     notes = unobserved(zombie, SPLIT_UNOBSERVED)
     assert zombie == {"late_commits_accepted": None, "late_commits_rejected": None,
                       "offset_regressions": 1, "coordination_requests": None,
-                      "watch_notifications": None}
+                      "watch_notifications": None, "rollbacks": None}
     assert "offset_regressions" in notes["late_commits_accepted"]
 
 

@@ -65,6 +65,8 @@ UNOBSERVED = {
                              "the ZooKeeper server's mntr count is the figure",
     "watch_notifications": "original 0.10.2 member (JVM): it does not log the watch "
                            "notifications it receives; the server's count is the figure",
+    "rollbacks": "original 0.10.2 member (JVM): it does not log deleting the owner znodes of "
+                 "a failed attempt; the attempt shows as a conflict and a retry",
 }
 
 

@@ -17,6 +17,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+from zkconsumer.lab.drivers.original import UNOBSERVED
 from zkconsumer.lab.runs import RunResult, RunStatus
 from zkconsumer.lab.splitbrain.report import COLUMNS as SPLIT_COLUMNS
 from zkconsumer.results.compact import COMPACT_FILE
@@ -47,6 +48,13 @@ def implementation(protocol: str) -> str:
     if p.original:
         return "original 0.10.2 (JVM)"
     return "zkconsumer" if p.family == "zookeeper" else "confluent-kafka"
+
+
+def observed(protocol: str, metric: str, value: Any) -> Any:
+    """``value``, or None where the original's members do not report ``metric`` (runs recorded
+    before the lab marked it as not observed hold a zero there)."""
+    p = PROTOCOL_TABLE.get(protocol)
+    return None if p is not None and p.original and metric in UNOBSERVED else value
 
 
 def read_runs(folder: Path) -> list[dict[str, str]]:
@@ -158,8 +166,8 @@ def herd_table(broker: str, runs: Sequence[RunResult]) -> str:
             cells = [f"**{r.status}**"] + [""] * (len(HERD_COLUMNS) - 1)
         else:
             server = r.details.get("zk_server") or {}
-            cells = [fmt(server.get(m) if m == "pings_estimated" else r.metrics.get(m))
-                     for m, _ in HERD_COLUMNS]
+            cells = [fmt(server.get(m) if m == "pings_estimated"
+                         else observed(r.protocol, m, r.metrics.get(m))) for m, _ in HERD_COLUMNS]
         lines.append(f"| {r.protocol} | {implementation(r.protocol)} | {r.event} | {r.members} "
                      f"| {broker} | " + " | ".join(cells) + " |")
     return "\n".join(lines) + "\n"
@@ -214,7 +222,8 @@ def split_table(scenario: str, by_broker: Sequence[tuple[str, list[RunResult]]])
             mine = [r for r in runs if r.protocol == protocol]
             ok = [r for r in mine if r.status == RunStatus.OK.value]
             if ok:
-                cells = [split_cell([r.metrics.get(k) for r in ok]) for k, _ in cols]
+                cells = [split_cell([observed(protocol, k, r.metrics.get(k)) for r in ok])
+                         for k, _ in cols]
             else:
                 cells = [f"**{mine[0].status}**"] + [""] * (len(cols) - 1)
                 notes.append(f"- {protocol} on {broker}: {mine[0].status}: {mine[0].reason}")
