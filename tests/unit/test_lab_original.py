@@ -136,7 +136,8 @@ def test_a_run_of_the_original_without_the_0_10_2_build_names_the_broker(tmp_pat
     assert both is not None and both.startswith(
         "original-zk-range, original-zk-roundrobin run the original 0.10.2 connector")
     default = build_problem(protocols, BuildChoice(None, False), None, None)
-    assert default is not None and "got --broker (none: the default broker, tansu)" in default
+    assert default is not None
+    assert "got --broker (none given: the embedded default, tansu)" in default
     kafka24 = build_problem(protocols, BuildChoice("kafka:k241", False), tmp_path, "2.4.1")
     assert kafka24 is not None and "got --broker kafka:k241, which is Apache Kafka 2.4.1" \
         in kafka24
@@ -151,10 +152,15 @@ def test_a_run_of_the_original_without_the_0_10_2_build_names_the_broker(tmp_pat
     assert build_problem(("zk-range",), BuildChoice("tansu", False), None, None) is None
 
 
-def test_the_lab_refuses_the_original_on_tansu_before_starting_anything() -> None:
+def test_the_lab_refuses_the_original_on_tansu_before_starting_anything(
+        monkeypatch: pytest.MonkeyPatch) -> None:
     with pytest.raises(ServerError, match="got --broker tansu"):
         original_home(("original-zk-roundrobin",), "tansu", False)
     assert original_home(("zk-range",), "tansu", False) == ""
+    # No --broker: the broker ZKCONSUMER_BOOTSTRAP chooses is the one named.
+    monkeypatch.setenv("ZKCONSUMER_BOOTSTRAP", "tansu")
+    with pytest.raises(ServerError, match="got --broker tansu"):
+        original_home(("original-zk-range",), None, False)
 
 
 def test_the_herd_fits_the_originals_requests_on_the_servers_count() -> None:

@@ -10,6 +10,7 @@ spec it was given.
 
 from __future__ import annotations
 
+import os
 from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
@@ -50,7 +51,7 @@ def build_problem(protocols: Iterable[str], choice: BuildChoice, home: Path | No
             f"kafka:../shared/kafka-{ORIGINAL_RELEASE}")
     if choice.servers_named:
         return f"{need} instead of --zookeeper/--bootstrap (servers named by address)"
-    spec = choice.broker if choice.broker else "(none: the default broker, tansu)"
+    spec = choice.broker if choice.broker else "(none given: the embedded default, tansu)"
     if home is None:
         return f"{need}; got --broker {spec}"
     if version is None or not version.startswith(ORIGINAL_RELEASE + "."):
@@ -77,6 +78,10 @@ def original_home(protocols: Iterable[str], broker: str | None, servers_named: b
     them); raises :class:`ServerError` naming the broker spec when there can be none."""
     if not originals_in(protocols):
         return ""
+    if not broker and not servers_named:  # the broker ZKCONSUMER_BOOTSTRAP chooses, if any
+        from zkconsumer.testing.servers import BROKER_ENV
+
+        broker = os.environ.get(BROKER_ENV) or None
     try:
         home, version = resolve_home(None if servers_named else broker)
     except ServerError as exc:
