@@ -199,3 +199,15 @@ def test_the_original_table_labels_every_row_with_its_broker_and_implementation(
                         "0 | 0 |")
     assert table[3] == ("| leave | eager-range | confluent-kafka | apache-kafka-0.10.2.2 | 1/1 | "
                         "2.00 | 1.50 | 3 | 1 | 3 | — | 33 | — | 0 | 0 |")
+
+
+def test_a_leaving_original_member_reports_its_jvms_memory_and_spark_summarises_it() -> None:
+    from zkconsumer.lab.drivers.original import RSS_DETAIL, rss_of
+    from zkconsumer.spark.herd.job import memory_note
+
+    assert rss_of(f"{RSS_DETAIL}204800") == 204800
+    assert rss_of("") is None
+    assert memory_note([]) is None
+    assert memory_note([204800, 102400, 307200]) == (
+        "Original 0.10.2 members (a JVM each): resident memory at their leave, median 200 MB, "
+        "max 300 MB over 3 members.")

@@ -51,6 +51,7 @@ log = logging.getLogger(__name__)
 
 JAVA_CLASS = "OriginalLabMember"
 JAVA_SOURCE = Path(__file__).with_name(f"{JAVA_CLASS}.java")
+RSS_DETAIL = "jvm_rss_kb="  # the leaving member's JVM's resident memory, in its stopping record
 LEAVE_DEADLINE_S = 30.0  # the connector's shutdown commits and closes its session well within
 
 _ATTEMPT = re.compile(r"begin rebalancing consumer \S+ try #(\d+)")
@@ -191,6 +192,23 @@ def log_records(line: str) -> list[Record]:
     return []
 
 
+def jvm_rss_kb(pid: int) -> int | None:
+    """The resident memory of the member's JVM (Linux ``/proc``; None elsewhere or gone)."""
+    try:
+        status = Path(f"/proc/{pid}/status").read_text()
+    except OSError:
+        return None
+    for line in status.splitlines():
+        if line.startswith("VmRSS:"):
+            return int(line.split()[1])
+    return None
+
+
+def rss_of(detail: str) -> int | None:
+    """The JVM's resident kB a leaving member's ``stopping`` record carries, if any."""
+    return int(detail[len(RSS_DETAIL):]) if detail.startswith(RSS_DETAIL) else None
+
+
 def unobserved(metrics: dict[str, Any], more: dict[str, str] | None = None) -> dict[str, str]:
     """Set the metrics the original does not report (``UNOBSERVED`` and ``more``) to None;
     returns their notes."""
@@ -251,7 +269,9 @@ def run_original_member(spec: MemberSpec, writer: RecordWriter, stop: threading.
             fatal = [line for line in seen if line.startswith("FATAL")]
             raise RuntimeError(f"original member {cid} exited by itself ({proc.returncode}): "
                                f"{fatal[0] if fatal else 'see ' + str(log_copy)}")
-        writer.lifecycle(Lifecycle.STOPPING)
+        rss = jvm_rss_kb(proc.pid)
+        writer.lifecycle(Lifecycle.STOPPING,
+                         detail="" if rss is None else f"{RSS_DETAIL}{rss}")
         proc.send_signal(signal.SIGTERM)
         try:
             proc.wait(LEAVE_DEADLINE_S)
