@@ -31,7 +31,11 @@ PROTOCOLS = "zk-range,eager-range,cooperative-sticky,static-range"
 METRICS = ("time_to_stable_s", "members_paused", "partition_seconds_unavailable",
            "coordination_requests", "rebalance_attempts", "group_rebalances", "duplicates",
            "lost", "double_owned_intervals")
-FIELDS = ("protocol", "event", "repeat", "status", *METRICS, "reason")
+# The ZooKeeper server's witness of the event window (mntr), for members that count nothing
+# themselves (the original's JVMs) as for the others.
+SERVER = ("zk_packets_received",)
+EXTRA = ("conflicts",)
+FIELDS = ("protocol", "event", "repeat", "status", *METRICS, *EXTRA, *SERVER, "reason")
 
 
 def broker_name(spec: str) -> str:
@@ -77,7 +81,9 @@ def main() -> int:
             metrics = r.get("metrics") or {}
             writer.writerow({"protocol": r["protocol"], "event": r["event"],
                              "repeat": r["repeat"], "status": r["status"],
-                             **{m: metrics.get(m, "") for m in METRICS},
+                             **{m: metrics.get(m, "") for m in (*METRICS, *EXTRA)},
+                             **{k: ((r.get("details") or {}).get("zk_mntr_delta") or {})
+                                .get(k, "") for k in SERVER},
                              "reason": (r.get("reason") or "")[:300]})
     write_provenance(args.out, prov)
     print(f"wrote {args.out / 'runs.csv'} ({len(data['runs'])} runs on {name})")

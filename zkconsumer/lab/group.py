@@ -30,7 +30,7 @@ def member_name(index: int) -> str:
 class LabGroup:
     def __init__(self, *, protocol: str, topic: str, group: str, partitions: int,
                  zk_connect: str, bootstrap: str, timing: Timing, records_dir: Path,
-                 processes: bool) -> None:
+                 processes: bool, kafka_home: str = "") -> None:
         self.protocol = protocol
         self.topic = topic
         self.group = group
@@ -38,6 +38,7 @@ class LabGroup:
         self.timing = timing
         self.records_dir = records_dir
         self.processes = processes
+        self.kafka_home = kafka_home  # for original members (their 0.10.2 build)
         self._zk = zk_connect
         self._bootstrap = bootstrap
         self._incarnations: dict[str, int] = {}
@@ -61,7 +62,7 @@ class LabGroup:
                           group=self.group, partitions=self.partitions, zk_connect=self._zk,
                           bootstrap=self._bootstrap,
                           records_path=str(self.records_dir / f"{name}.{inc}.jsonl"),
-                          timing=self.timing)
+                          timing=self.timing, kafka_home=self.kafka_home)
         handle: MemberHandle = (ProcessMember(spec, self.records_dir)
                                 if own_process or self.processes else ThreadMember(spec))
         handle.start()

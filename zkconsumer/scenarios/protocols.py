@@ -40,6 +40,10 @@ SPLIT_BRAIN_SCENARIOS = ("zombie", "stale-view", "storm")
 BROKER_SPLIT_BRAIN = ("stale-view", "storm")
 
 ZOOKEEPER, BROKER = "zookeeper", "broker"
+# Who implements a protocol's members: this project's connector (or librdkafka for the broker
+# family), or the original Scala ZookeeperConsumerConnector of Kafka 0.10.2 in a JVM per member.
+ZKCONSUMER, ORIGINAL = "zkconsumer", "original"
+ORIGINAL_RELEASE = "0.10.2"  # the Kafka build whose connector the original members run
 CLASSIC_GROUP_PROTOCOL = "classic"
 CONSUMER_GROUP_PROTOCOL = "consumer"  # KIP-848's group.protocol
 
@@ -75,6 +79,12 @@ class Protocol:
     demo: bool = False       # one of the demo's compared protocols
     rank: int | None = None
     label: str = ""          # what the figures' prose calls it
+    implementation: str = ZKCONSUMER  # ORIGINAL: the members are 0.10.2 JVM processes
+
+    @property
+    def original(self) -> bool:
+        """Its members run the original 0.10.2 connector (they need that Kafka build)."""
+        return self.implementation == ORIGINAL
 
     @property
     def kip848(self) -> bool:
@@ -105,6 +115,12 @@ def _leader(name: str, strategy: str, **more: Any) -> Protocol:
 def _classic(name: str, strategy: str, **more: Any) -> Protocol:
     """A classic (JoinGroup/SyncGroup) broker group: its leader member runs the assignor."""
     return Protocol(name, BROKER, Decider.LEADER, strategy, **more)
+
+
+def _original(name: str, strategy: str, **more: Any) -> Protocol:
+    """The original 0.10.2 connector's legacy protocol: every member decides, as ``_zk``'s."""
+    return Protocol(name, ZOOKEEPER, Decider.MEMBERS, strategy, implementation=ORIGINAL,
+                    **more)
 
 
 def _kip848(name: str, strategy: str, **more: Any) -> Protocol:
@@ -143,6 +159,10 @@ PROTOCOL_TABLE: dict[str, Protocol] = {p.name: p for p in (
             label="static KIP-848 uniform"),
     _kip848("static-consumer-range", "range", static=True, rank=8,
             label="static KIP-848 range"),
+    # The original itself (Kafka 0.10.2's Scala connector, one JVM per member): the reference
+    # every legacy figure of zkconsumer is read against; it needs the 0.10.2 build.
+    _original("original-zk-range", "range", rank=9, label="original (0.10.2)"),
+    _original("original-zk-roundrobin", "roundrobin"),
 )}
 
 
@@ -158,8 +178,10 @@ SIMULATED = tuple(name for name, p in PROTOCOL_TABLE.items() if p.simulated)
 DEMO = _names(lambda p: p.demo)
 SPLIT_BRAIN = _names(lambda p: bool(p.split_brain))
 # The comparison on every broker, and on Apache Kafka 4 (the only one running KIP-848 groups).
-COMPARED = _names(lambda p: p.rank is not None and not p.kip848)
-COMPARED_KAFKA4 = _names(lambda p: p.rank is not None)
+# The original's members need Kafka 0.10.2: it is compared on that broker only (ORIGINALS).
+COMPARED = _names(lambda p: p.rank is not None and not p.kip848 and not p.original)
+COMPARED_KAFKA4 = _names(lambda p: p.rank is not None and not p.original)
+ORIGINALS = _names(lambda p: p.original)
 
 
 def of_family(names: tuple[str, ...], family: str) -> tuple[str, ...]:

@@ -28,9 +28,11 @@ from zkconsumer.admin import create_topic
 from zkconsumer.lab.compare.scenario import apply_event, victim
 from zkconsumer.lab.compare.spec import ExperimentSpec, RunSpec
 from zkconsumer.lab.drivers import get_driver
+from zkconsumer.lab.drivers.original import ensure_compiled, unobserved
 from zkconsumer.lab.group import LabGroup, member_name
 from zkconsumer.lab.matrix import run_matrix
 from zkconsumer.lab.metrics import EventWindow, event_metrics, metric_notes
+from zkconsumer.lab.original_build import original_home
 from zkconsumer.lab.probe import (
     StaticSupport,
     broker_identity,
@@ -56,6 +58,10 @@ def run_experiment(spec: ExperimentSpec,
     long experiment that is interrupted still leaves what it measured).
     """
     spec.validate()
+    kafka_home = original_home(spec.protocols, spec.broker,
+                               bool(spec.zk_connect and spec.bootstrap))
+    if kafka_home:
+        ensure_compiled(kafka_home)  # once, before any member starts
     out_dir = Path(spec.out_dir) if spec.out_dir else Path(tempfile.mkdtemp(prefix="zklab-"))
     out_dir.mkdir(parents=True, exist_ok=True)
     runs = spec.runs()
@@ -88,7 +94,7 @@ def run_experiment(spec: ExperimentSpec,
                 if not static[0].supported:
                     return _result(spec, cell, RunStatus.UNSUPPORTED, static[0].reason,
                                    details={"broker": static[0].broker})
-            return run_one(spec, cell, servers, out_dir / "runs" / cell.slug)
+            return run_one(spec, cell, servers, out_dir / "runs" / cell.slug, kafka_home)
 
         results = run_matrix(
             runs, label=lambda r: r.label, run=run,
@@ -122,8 +128,8 @@ def _result(spec: ExperimentSpec, run: RunSpec, status: RunStatus, reason: str |
                                                  "partitions": spec.partitions}, **kw)
 
 
-def run_one(spec: ExperimentSpec, run: RunSpec, servers: Servers, records_dir: Path
-            ) -> RunResult:
+def run_one(spec: ExperimentSpec, run: RunSpec, servers: Servers, records_dir: Path,
+            kafka_home: str = "") -> RunResult:
     driver = get_driver(run.protocol)
     timing = spec.timing
     uniq = uuid.uuid4().hex[:6]
@@ -134,7 +140,7 @@ def run_one(spec: ExperimentSpec, run: RunSpec, servers: Servers, records_dir: P
     group = LabGroup(protocol=run.protocol, topic=topic, group=f"lab-{run.slug}-{uniq}",
                      partitions=spec.partitions, zk_connect=servers.zk_connect,
                      bootstrap=servers.bootstrap, timing=timing, records_dir=records_dir,
-                     processes=spec.processes)
+                     processes=spec.processes, kafka_home=kafka_home)
     producer = SteadyProducer(servers.bootstrap, topic, spec.partitions, timing.produce_rate)
     producer.start()
     phases: dict[str, float] = {}
@@ -187,6 +193,8 @@ def run_one(spec: ExperimentSpec, run: RunSpec, servers: Servers, records_dir: P
                                      driver.option("group.protocol", "classic")),
         **_kip848_details(run.protocol, timing),
     }
+    if PROTOCOL_TABLE[run.protocol].original:
+        details["metric_notes"].update(unobserved(metrics))
     extras = {k: metrics.pop(k) for k in list(metrics) if k not in _SUMMARY_KEYS}
     details["extra_metrics"] = extras
     return _result(spec, run, RunStatus.OK, None if settled is not None else

@@ -7,12 +7,17 @@ import functools
 
 from zkconsumer.lab.drivers.base import Driver, MemberSpec
 from zkconsumer.lab.drivers.broker import run_broker_member
+from zkconsumer.lab.drivers.original import run_original_member
 from zkconsumer.lab.drivers.zk import run_zk_member
 from zkconsumer.scenarios.protocols import LAB, PROTOCOL_TABLE, Protocol
 
 
 def _driver(p: Protocol) -> Driver:
     """The member body and counters of one protocol of the table."""
+    if p.original:  # a JVM of Kafka 0.10.2: attempts from its log (attempt records)
+        return Driver(p.name, p.family,
+                      functools.partial(run_original_member, strategy=p.strategy), None,
+                      options=(("implementation", p.implementation),))
     if p.family == "zookeeper":
         leader = p.mode == "leader"
         offsets = (("offsets.storage", p.offsets_storage),

@@ -31,6 +31,7 @@ class MemberSpec:
     bootstrap: str
     records_path: str
     timing: Timing
+    kafka_home: str = ""  # the 0.10.2 build an original member runs from ("" for the others)
 
     def to_json(self) -> str:
         return json.dumps(asdict(self))

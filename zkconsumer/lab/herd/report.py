@@ -90,7 +90,8 @@ def fits_table(fits: dict[str, dict[str, Any]]) -> str:
         server, r2 = fit.get("server_slope"), fit.get("r2")
         server_text = "—" if server is None else f"{server:.2f}"
         r2_text = "—" if r2 is None else f"{r2:.3f}"
-        lines.append(f"| {key} | {fit['slope']:.2f} | {server_text} | {r2_text} | "
+        client_text = "—" if fit.get("basis") == "server" else f"{fit['slope']:.2f}"
+        lines.append(f"| {key} | {client_text} | {server_text} | {r2_text} | "
                      f"{fit['points']} |")
     return "\n".join(lines) + "\n"
 

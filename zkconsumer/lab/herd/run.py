@@ -49,6 +49,7 @@ from typing import Any, TextIO
 
 from zkconsumer.admin import create_topic
 from zkconsumer.lab.drivers import Driver, get_driver
+from zkconsumer.lab.drivers.original import ensure_compiled, unobserved
 from zkconsumer.lab.group import LabGroup, member_name
 from zkconsumer.lab.herd import settle
 from zkconsumer.lab.herd.servers import HerdServers, herd_servers
@@ -68,8 +69,10 @@ from zkconsumer.lab.mntr import (
     relative_difference,
     server_requests,
 )
+from zkconsumer.lab.original_build import original_home
 from zkconsumer.lab.progress import Progress
 from zkconsumer.lab.runs import RunResult, RunStatus
+from zkconsumer.scenarios.protocols import PROTOCOL_TABLE
 
 log = logging.getLogger(__name__)
 
@@ -77,6 +80,9 @@ def run_herd(spec: HerdSpec, on_result: Callable[[HerdResult], None] | None = No
              progress_stream: TextIO | None = None) -> HerdResult:
     """Every protocol's sweep; a sweep that fails records its remaining points as failed."""
     spec.validate()
+    kafka_home = original_home(spec.protocols, spec.broker, spec.bootstrap is not None)
+    if kafka_home:
+        ensure_compiled(kafka_home)  # once, before any member starts
     out_dir = Path(spec.out_dir) if spec.out_dir else Path(tempfile.mkdtemp(prefix="zkherd-"))
     out_dir.mkdir(parents=True, exist_ok=True)
     progress = Progress(spec.points(), enabled=spec.progress, stream=progress_stream)
@@ -97,7 +103,7 @@ def run_herd(spec: HerdSpec, on_result: Callable[[HerdResult], None] | None = No
     with herd_servers(spec) as servers:
         broker = servers.broker_name
         for protocol in spec.protocols:
-            sweep = _Sweep(spec, protocol, servers, out_dir, progress)
+            sweep = _Sweep(spec, protocol, servers, out_dir, progress, kafka_home)
             try:
                 sweep.run(add)
             except Exception as exc:
@@ -113,13 +119,17 @@ class _Sweep:
     """One protocol's growing group and its measurements."""
 
     def __init__(self, spec: HerdSpec, protocol: str, servers: HerdServers, out_dir: Path,
-                 progress: Progress) -> None:
+                 progress: Progress, kafka_home: str = "") -> None:
         self.spec = spec
         self.protocol = protocol
         self.driver: Driver = get_driver(protocol)
         self.servers = servers
         self.progress = progress
         self.zk_family = self.driver.family == ZOOKEEPER_FAMILY
+        # The original's JVM members count no requests and log no watch notifications: the
+        # server witnesses both alone, and its settling waits on coordination records only.
+        self.original = PROTOCOL_TABLE[protocol].original
+        self.kafka_home = kafka_home
         uniq = uuid.uuid4().hex[:6]
         self.topic = f"herd-{protocol}-{uniq}"
         self.records_dir = out_dir / "runs" / f"herd-{protocol}-{uniq}"
@@ -139,7 +149,8 @@ class _Sweep:
                               group=f"{self.topic}-g", partitions=spec.partitions,
                               zk_connect=self.servers.zk_connect,
                               bootstrap=self.servers.bootstrap, timing=spec.timing,
-                              records_dir=self.records_dir, processes=False)
+                              records_dir=self.records_dir, processes=False,
+                              kafka_home=self.kafka_home)
         try:
             for n in spec.sizes:
                 self.progress.update(f"{self.protocol}: forming a group of {n}")
@@ -250,7 +261,12 @@ class _Sweep:
         margin_s = spec.margin_s(self.driver.family)
         quiet_s = max(spec.ping_window_s, margin_s)
         pings: PingRate | None = None
-        if self.zk_family:
+        if self.zk_family and self.original:
+            # No counters to watch: one auto-commit tick passes (its first commit after the
+            # rebalance lands in it) before the pings are measured.
+            time.sleep(spec.timing.auto_commit_interval_ms / 1000.0 + 0.3)
+            pings = measure_ping_rate(zk, quiet_s)
+        elif self.zk_family:
             # Settled is not silent yet: the first auto-commit after a rebalance writes the
             # offsets that changed. Wait until no member's counters moved for longer than the
             # auto-commit interval (one tick passed with nothing to write).
@@ -279,7 +295,7 @@ class _Sweep:
             if not self._coordination_quiet(since=t0,
                                             leaver=name if event == "leave" else None):
                 return False
-            if not self.zk_family:
+            if not self.zk_family or self.original:
                 return True
             if not self._requests_quiet(spec.timing.quiet_s):
                 return False
@@ -301,6 +317,8 @@ class _Sweep:
         metrics["members_rebalanced"] = len(rebalanced)
         metrics["coordination_s"] = settle.coordination_end(group.records.coord, t0, t1)
         notes = metric_notes(self.driver.family, metrics)
+        if self.original:
+            notes.update(unobserved(metrics))
         details: dict[str, Any] = {
             "event_ts": t0, "end_ts": t1, "settled": settled is not None,
             "settled_ts": settled, "family": self.driver.family, "topic": self.topic,

@@ -113,17 +113,20 @@ class HerdResult:
 def fit_runs(runs: list[RunResult]) -> dict[str, dict[str, Any]]:
     """``"<protocol>/<event>" -> {"slope", "intercept", "r2", "points": [[N, requests], ...]}``
     from the measured runs (requests = the clients' count); the ZooKeeper server's count gets
-    its own ``server_slope`` where it was measured."""
+    its own ``server_slope`` where it was measured. Members that count nothing (the original's
+    JVMs) are fitted on the server's count alone (``"basis": "server"``: slope and points are
+    the server's)."""
     out: dict[str, dict[str, Any]] = {}
     keys = dict.fromkeys((r.protocol, r.event) for r in runs if r.scenario == SCENARIO)
     for protocol, event in keys:
         ok = [r for r in runs if r.protocol == protocol and r.event == event
               and r.scenario == SCENARIO and r.status == RunStatus.OK.value]
         fit = loglog_fit([(r.members, r.metrics.get("coordination_requests")) for r in ok])
-        if fit is None:
-            continue
-        doc = fit.to_json()
         server = loglog_fit([(r.members, r.metrics.get("zk_requests_server")) for r in ok])
+        if fit is None and server is None:
+            continue
+        doc = fit.to_json() if fit is not None else {**server.to_json(),  # type: ignore[union-attr]
+                                                     "basis": "server"}
         doc["server_slope"] = None if server is None else round(server.slope, 4)
         out[f"{protocol}/{event}"] = doc
     return out

@@ -16,7 +16,9 @@ from typing import TextIO
 
 from zkconsumer.lab.compare.spec import ExperimentSpec
 from zkconsumer.lab.drivers import get_driver
+from zkconsumer.lab.drivers.original import SPLIT_UNOBSERVED, ensure_compiled, unobserved
 from zkconsumer.lab.matrix import run_matrix
+from zkconsumer.lab.original_build import original_home
 from zkconsumer.lab.probe import broker_identity
 from zkconsumer.lab.progress import Progress
 from zkconsumer.lab.runs import RunResult, RunStatus
@@ -25,6 +27,7 @@ from zkconsumer.lab.splitbrain.failover import FailoverCluster, failover_events,
 from zkconsumer.lab.splitbrain.spec import SCENARIO, SplitBrainSpec
 from zkconsumer.lab.splitbrain.stale_view import run_stale_view
 from zkconsumer.lab.splitbrain.zombie import run_zombie
+from zkconsumer.scenarios.protocols import PROTOCOL_TABLE
 
 log = logging.getLogger(__name__)
 
@@ -47,6 +50,10 @@ def run_split_brain(spec: SplitBrainSpec,
                     progress_stream: TextIO | None = None) -> list[RunResult]:
     """Every run of the scenario; failures are results, never raised."""
     spec.validate()
+    kafka_home = original_home(spec.protocols, spec.broker,
+                               bool(spec.zk_connect and spec.bootstrap))
+    if kafka_home:
+        ensure_compiled(kafka_home)  # once, before any member starts
     out_dir = Path(spec.out_dir) if spec.out_dir else Path(tempfile.mkdtemp(prefix="zksplit-"))
     runs = _runs(spec)
     progress = Progress(len(runs), enabled=spec.progress, stream=progress_stream)
@@ -61,14 +68,23 @@ def run_split_brain(spec: SplitBrainSpec,
                 return _unsupported(spec, protocol, event, repeat,
                                     "a broker-coordinated group does not use ZooKeeper: "
                                     "the ensemble's leader can die without it noticing")
+            original = PROTOCOL_TABLE[protocol].original
+            if spec.scenario == "failover" and original:
+                return _unsupported(spec, protocol, event, repeat,
+                                    "original members are run by the zombie and stale-view "
+                                    "scenarios only")
             if spec.scenario == "failover":
                 if not clusters:
                     progress.update("starting a 3-server ZooKeeper ensemble", done=i)
                     clusters.append(stack.enter_context(FailoverCluster(servers.bootstrap)))
                 return run_failover(spec, protocol, event, repeat, clusters[0], records_dir)
-            if spec.scenario == "zombie":
-                return run_zombie(spec, protocol, repeat, servers, records_dir)
-            return run_stale_view(spec, protocol, repeat, servers, records_dir)
+            scenario = run_zombie if spec.scenario == "zombie" else run_stale_view
+            result = scenario(spec, protocol, repeat, servers, records_dir,
+                              kafka_home if original else "")
+            if original:
+                result.details.setdefault("metric_notes", {}).update(
+                    unobserved(result.metrics, SPLIT_UNOBSERVED))
+            return result
 
         def failed(cell: tuple[str, str, int], reason: str, tb: str) -> RunResult:
             protocol, event, repeat = cell

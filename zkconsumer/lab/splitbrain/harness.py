@@ -35,7 +35,8 @@ class SplitRun:
     proxies stop whatever happens."""
 
     def __init__(self, spec: SplitBrainSpec, protocol: str, repeat: int, servers: Servers,
-                 records_dir: Path, event: str, proxied: bool = True) -> None:
+                 records_dir: Path, event: str, proxied: bool = True,
+                 kafka_home: str = "") -> None:
         self.spec = spec
         self.protocol = protocol
         self.repeat = repeat
@@ -55,7 +56,7 @@ class SplitRun:
             self.proxies, protocol=protocol, topic=self.topic, group=f"sb-{event}-{uniq}",
             partitions=spec.partitions, zk_connect=servers.zk_connect,
             bootstrap=servers.bootstrap, timing=spec.timing, records_dir=records_dir,
-            processes=False)
+            processes=False, kafka_home=kafka_home)
         self.producer = SteadyProducer(servers.bootstrap, self.topic, spec.partitions,
                                        spec.timing.produce_rate)
         self.started = time.time()

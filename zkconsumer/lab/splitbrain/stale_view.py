@@ -43,9 +43,11 @@ def lagging_members(members: int, lagging: int) -> list[str]:
 
 
 def run_stale_view(spec: SplitBrainSpec, protocol: str, repeat: int, servers: Servers,
-                   records_dir: Path) -> RunResult:
+                   records_dir: Path, kafka_home: str = "") -> RunResult:
+    """``kafka_home``: the 0.10.2 build of an original protocol's members."""
     delay_ms = spec.effective_delay_ms
-    with SplitRun(spec, protocol, repeat, servers, records_dir, EVENT) as run:
+    with SplitRun(spec, protocol, repeat, servers, records_dir, EVENT,
+                  kafka_home=kafka_home) as run:
         assert run.proxies is not None
         run.form()
         lagging = lagging_members(spec.members, spec.effective_lagging)

@@ -132,9 +132,11 @@ def _taken_over(run: SplitRun, zombie: str, parts: list[int]) -> bool:
 
 
 def run_zombie(spec: SplitBrainSpec, protocol: str, repeat: int, servers: Servers,
-               records_dir: Path) -> RunResult:
+               records_dir: Path, kafka_home: str = "") -> RunResult:
+    """``kafka_home``: the 0.10.2 build of an original protocol's members."""
     timing = spec.timing
-    with SplitRun(spec, protocol, repeat, servers, records_dir, EVENT) as run:
+    with SplitRun(spec, protocol, repeat, servers, records_dir, EVENT,
+                  kafka_home=kafka_home) as run:
         assert run.proxies is not None
         run.form()
         zombie = member_name(0)

@@ -28,9 +28,11 @@ FIELDS_FOR_TESTS = ("protocol", "event", "repeat", "status", *(m for m, _ in COL
 
 
 def broker_folders(results: Path) -> list[Path]:
-    """Compare folders, Tansu first, then Apache Kafka by version."""
+    """Compare folders, Tansu first, then Apache Kafka by version (the original's own run,
+    ``compare-original-*``, has its page: docs/original.md)."""
     folders = [p for p in sorted((results / "brokers").glob("compare-*"))
-               if (p / "runs.csv").is_file() and (p / "meta.json").is_file()]
+               if (p / "runs.csv").is_file() and (p / "meta.json").is_file()
+               and not p.name.startswith("compare-original-")]
     return sorted(folders, key=lambda p: (not p.name.startswith("compare-tansu"), p.name))
 
 

@@ -184,12 +184,51 @@ def _sim(spark: Any, grid: Any, args: argparse.Namespace, backoff: int, retries:
     return df, notes
 
 
+def _original_home(grid: Any, args: argparse.Namespace) -> str:
+    """The 0.10.2 build the original protocols' JVM members run from ("" without them); the
+    tasks start those JVMs (compiled here once; an executor elsewhere compiles its own)."""
+    from zkconsumer.lab.drivers.original import ensure_compiled
+    from zkconsumer.lab.original_build import original_home
+
+    home = original_home([c.protocol for c in grid], args.broker,
+                         bool(args.zookeeper and args.bootstrap))
+    if home:
+        ensure_compiled(home)
+    return home
+
+
+def memory_note(kbs: Sequence[int]) -> str | None:
+    """One line on the original members' JVMs' resident memory (None: none reported)."""
+    if not kbs:
+        return None
+    mb = sorted(k / 1024 for k in kbs)
+    return (f"Original 0.10.2 members (a JVM each): resident memory at their leave, median "
+            f"{mb[len(mb) // 2]:.0f} MB, max {mb[-1]:.0f} MB over {len(mb)} members.")
+
+
+def jvm_memory_note(spark: Any, out: Path) -> str | None:
+    """:func:`memory_note` of every original member the run's records hold (their
+    ``stopping`` records carry their JVM's resident memory)."""
+    import json
+
+    from pyspark.sql import functions as F
+
+    from zkconsumer.lab.drivers.original import rss_of
+
+    rows = (spark.read.parquet(f"{out.resolve()}/records/*")
+            .filter((F.col("kind") == "lc") & (F.col("what") == "stopping"))
+            .select("raw").collect())
+    kbs = [rss_of(str(json.loads(r["raw"]).get("detail", ""))) for r in rows]
+    return memory_note([k for k in kbs if k is not None])
+
+
 def _real(spark: Any, grid: Any, args: argparse.Namespace, timing: Timing
           ) -> tuple[Any, list[str]]:
     import contextlib
 
     from zkconsumer.spark.herd.real import RealSettings, real_dataframe
 
+    kafka_home = _original_home(grid, args)  # refused before any server starts
     with contextlib.ExitStack() as stack:
         zk, bootstrap = args.zookeeper, args.bootstrap
         broker_name = f"broker at {bootstrap}"
@@ -202,7 +241,8 @@ def _real(spark: Any, grid: Any, args: argparse.Namespace, timing: Timing
             zk, bootstrap = zks.connect_string, broker.bootstrap
             broker_name = getattr(broker, "name", "") or broker_name
         settings = RealSettings(zk_connect=zk, bootstrap=bootstrap, tasks=args.tasks,
-                                timing=timing, out_dir=str(args.out.resolve()))
+                                timing=timing, out_dir=str(args.out.resolve()),
+                                kafka_home=kafka_home)
         bar = Progress(len(grid))
         bar.update("herd real cells: started")
         df = real_dataframe(spark, grid, settings,
@@ -210,7 +250,9 @@ def _real(spark: Any, grid: Any, args: argparse.Namespace, timing: Timing
                                                              f"N={cell.members}")).cache()
         bar.close()
         df.count()  # computed while the servers are still up
-    notes = [f"Real connectors on {broker_name}: {len(grid)} runs, members spread over "
+    memory = jvm_memory_note(spark, args.out) if kafka_home else None
+    notes = ([memory] if memory else []) + [
+             f"Real connectors on {broker_name}: {len(grid)} runs, members spread over "
              f"{args.tasks} Spark tasks on {spark.sparkContext.master}; session timeout "
              f"{timing.session_timeout_ms} ms."]
     return df, notes

@@ -29,6 +29,8 @@ import logging
 from collections.abc import Iterable
 from typing import Any
 
+from zkconsumer.scenarios.protocols import ORIGINALS
+
 log = logging.getLogger(__name__)
 
 WINDOW_DDL = ("run_id string, protocol string, members int, partitions int, event string, "
@@ -137,6 +139,9 @@ def metrics_table(spark: Any, records: Any, produced: Any, windows: Any) -> Any:
     produced_n = produced.groupBy("run_id").agg(F.count(F.lit(1)).alias("produced"))
 
     zk = F.col("family") == "zookeeper"
+    # The original's JVM members count no requests and log no watch notification or rollback:
+    # not observed, not zero.
+    counted = ~F.col("protocol").isin(*ORIGINALS)
     table = (windows.join(coord, "run_id", "left").join(zk_attempts, "run_id", "left")
              .join(requests, "run_id", "left").join(joins, "run_id", "left")
              .join(delivered, "run_id", "left").join(lost, "run_id", "left")
@@ -147,17 +152,19 @@ def metrics_table(spark: Any, records: Any, produced: Any, windows: Any) -> Any:
                           "lost", "produced", "members_paused"]))
     return table.select(
         "protocol", "members", "partitions", "event", "seed",
-        F.col("coordination_requests").cast("long"),
+        F.when(counted, F.col("coordination_requests")).cast("long")
+        .alias("coordination_requests"),
         F.when(zk, F.col("zk_attempts")).otherwise(F.col("broker_attempts"))
         .cast("int").alias("rebalance_attempts"),
         F.col("conflicts").cast("int"), "time_to_stable_s", "members_paused",
         F.col("failed_rebalances").cast("int"), F.col("lost").cast("long"),
         F.lit("real").alias("mode"), F.lit(False).alias("simulated_only"),
-        F.when(zk, F.col("watch_notifications")).cast("long").alias("watch_notifications"),
+        F.when(zk & counted, F.col("watch_notifications")).cast("long")
+        .alias("watch_notifications"),
         F.when(zk, F.col("zk_attempts_total")).otherwise(F.col("broker_total"))
         .cast("long").alias("attempts_total"),
         F.lit(None).cast("int").alias("members_woken"),
-        F.col("rollbacks").cast("int"),
+        F.when(counted, F.col("rollbacks")).cast("int").alias("rollbacks"),
         F.lit(None).cast("long").alias("zk_reads"), F.lit(None).cast("long").alias("zk_writes"),
         F.lit(None).cast("int").alias("leader_computations"),
         F.lit(None).cast("double").alias("max_unowned_s"),

@@ -54,6 +54,7 @@ class RealSettings:
     out_dir: str = "."
     tasks: int = 2
     timing: Timing = Timing()
+    kafka_home: str = ""  # the 0.10.2 build of the original protocols' members
 
     def scaled_timing(self, members: int) -> Timing:
         """Deadlines grow with the group: forming 200 members on two cores takes a while."""
@@ -77,7 +78,8 @@ def run_cell(spark: Any, cell: Cell, settings: RealSettings) -> tuple[Any, Any, 
     rc = RealCell(run_id=run_id, protocol=cell.protocol, members=cell.members,
                   partitions=cell.partitions, event=cell.event, seed=cell.seed, tasks=tasks,
                   topic=f"spark-{run_id}", group=f"spark-{run_id}",
-                  zk_connect=settings.zk_connect, bootstrap=settings.bootstrap, timing=timing)
+                  zk_connect=settings.zk_connect, bootstrap=settings.bootstrap, timing=timing,
+                  kafka_home=settings.kafka_home)
     create_topic(settings.zk_connect, rc.topic, cell.partitions, bootstrap=settings.bootstrap)
     producer = SteadyProducer(settings.bootstrap, rc.topic, cell.partitions, timing.produce_rate)
     with zk_session(settings.zk_connect) as client:

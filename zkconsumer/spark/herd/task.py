@@ -56,6 +56,7 @@ class RealCell:
     zk_connect: str
     bootstrap: str
     timing: Timing
+    kafka_home: str = ""  # the 0.10.2 build an original protocol's members run from
 
     def member_names(self, task: int) -> list[str]:
         """Member i lives in task ``i % tasks``; task 0 also hosts the joiner of a join."""
@@ -84,7 +85,7 @@ def run_task(task: int, cell: RealCell) -> Iterator[tuple[Any, ...]]:
         return LabGroup(protocol=cell.protocol, topic=cell.topic, group=cell.group,
                         partitions=cell.partitions, zk_connect=cell.zk_connect,
                         bootstrap=cell.bootstrap, timing=cell.timing, records_dir=records_dir,
-                        processes=False)
+                        processes=False, kafka_home=cell.kafka_home)
 
     def publisher(group: LabGroup, run: RunDirectory) -> GroupStatusPublisher:
         return GroupStatusPublisher(task, group, run, cell.partitions, name=f"spark-status-t{task}")
