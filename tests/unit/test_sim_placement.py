@@ -1,0 +1,131 @@
+"""The placement model: members in processes (one CPU job at a time each), processes on cores."""
+
+from __future__ import annotations
+
+import pytest
+
+from zkconsumer.sim.engine import Engine
+from zkconsumer.sim.placement import (
+    PER_MEMBER,
+    CorePool,
+    PlacedCpus,
+    Placement,
+    ProcessCpu,
+    cpu_shares,
+    here,
+    parse_placement,
+    recorded,
+    spread,
+)
+
+
+def finish(placement: Placement, jobs: list[tuple[int, float]]) -> list[float]:
+    engine = Engine()
+    cpus = PlacedCpus(engine, placement)
+    out: dict[int, float] = {}
+    for i, (member, work) in enumerate(jobs):
+        cpu = cpus.member(member)
+        assert cpu is not None
+        cpu.run(work, lambda i=i: out.setdefault(i, engine.now))
+    engine.run(1e9)
+    return [out[i] for i in range(len(jobs))]
+
+
+def test_two_members_of_one_process_on_one_core_take_twice_one_members_time():
+    alone = finish(Placement((1,), cores=1), [(0, 0.5)])
+    both = finish(Placement((2,), cores=1), [(0, 0.5), (1, 0.5)])
+    assert alone == [0.5]
+    assert both == [0.5, 1.0]  # one at a time (the GIL): the second waits for the first
+
+
+def test_one_process_never_uses_a_second_core():
+    assert finish(Placement((2,), cores=2), [(0, 0.5), (1, 0.5)]) == [0.5, 1.0]
+
+
+def test_two_processes_on_two_cores_run_in_parallel():
+    assert finish(Placement((1, 1), cores=2), [(0, 0.5), (1, 0.5)]) == [0.5, 0.5]
+
+
+def test_two_processes_on_one_core_take_turns_job_by_job():
+    # process 0 has two jobs, process 1 one: after its first job process 0 queues behind 1
+    got = finish(Placement((2, 1), cores=1), [(0, 1.0), (2, 1.0), (1, 1.0)])
+    assert got == [1.0, 3.0, 2.0]
+
+
+def test_the_server_on_the_cores_competes_with_the_processes():
+    engine = Engine()
+    cpus = PlacedCpus(engine, Placement((1, 1), cores=2, servers_on_cores=True))
+    out: dict[str, float] = {}
+    for name, cpu in (("a", cpus.member(0)), ("b", cpus.member(1)), ("zk", cpus.server())):
+        assert cpu is not None
+        cpu.run(1.0, lambda name=name: out.setdefault(name, engine.now))
+    engine.run(100.0)
+    assert out == {"a": 1.0, "b": 1.0, "zk": 2.0}  # three processes, two cores
+
+
+def test_one_host_per_member_places_nothing():
+    cpus = PlacedCpus(Engine(), PER_MEMBER)
+    assert cpus.member(0) is None and cpus.server() is None
+    assert PER_MEMBER.per_member and PER_MEMBER.process_of(7) == 7
+
+
+def test_the_same_jobs_give_the_same_times_every_time():
+    jobs = [(i % 5, 0.001 * (1 + i % 3)) for i in range(40)]
+    placement = Placement(spread(5, 2), cores=1)
+    assert finish(placement, jobs) == finish(placement, jobs)
+
+
+def test_a_core_pool_hands_freed_cores_to_waiters_in_order():
+    engine = Engine()
+    pool = CorePool(engine, 1)
+    a, b, c = (ProcessCpu(engine, pool) for _ in range(3))
+    order: list[str] = []
+    for name, p in (("a", a), ("b", b), ("c", c)):
+        p.run(1.0, order.append, name)
+    engine.run(10.0)
+    assert order == ["a", "b", "c"] and engine.now == 3.0
+
+
+def test_members_spread_over_processes_as_the_real_jobs_place_them():
+    assert spread(5, 2) == (3, 2)
+    assert spread(100, 2) == (50, 50)
+    assert spread(3, 8) == (1, 1, 1)  # no empty process
+    p = here(101)
+    assert p.processes == (51, 50) and p.cores == 2 and p.servers_on_cores
+    assert [p.process_of(i) for i in range(4)] == [0, 1, 0, 1]
+    assert p.members_per_process() == 51
+    assert "101 members in 2 processes (51+50) on 2 cores" in p.label()
+
+
+def test_placement_options():
+    assert parse_placement("per-member", 100) is PER_MEMBER
+    assert parse_placement("here", 100, tasks=4) == here(100, tasks=4)
+    three = parse_placement("3x2", 10)
+    assert three.processes == (4, 3, 3) and three.cores == 2 and three.name == "3x2"
+    for bad in ("", "2x", "x2", "0x2", "2x0", "everywhere"):
+        with pytest.raises(ValueError, match="placement"):
+            parse_placement(bad, 10)
+
+
+def test_invalid_placements_are_refused_naming_the_value():
+    with pytest.raises(ValueError, match="cores >= 1, got 0"):
+        Placement((2, 2), cores=0)
+    with pytest.raises(ValueError, match=r"\(2, -1\)"):
+        Placement((2, -1), cores=1)
+    with pytest.raises(ValueError, match="one host per member"):
+        Placement((), cores=2)
+
+
+def test_a_recorded_placement_reads_back():
+    p = here(64, tasks=3)
+    assert recorded(p.to_json()) == p
+
+
+def test_cpu_shares_split_cores_among_busy_processes_then_members():
+    p = Placement((50, 50), cores=2, servers_on_cores=True)
+    members, server = cpu_shares(p, {0: 10, 1: 5}, server_busy=True)
+    assert members == {0: pytest.approx(2 / 3 / 10), 1: pytest.approx(2 / 3 / 5)}
+    assert server == pytest.approx(2 / 3)
+    members, server = cpu_shares(p, [4, 0], server_busy=False)
+    assert members == {0: 0.25} and server == 1.0  # one process: at most one core
+    assert cpu_shares(PER_MEMBER, {3: 1, 9: 1}, True) == ({3: 1.0, 9: 1.0}, 1.0)
