@@ -129,3 +129,32 @@ def test_cpu_shares_split_cores_among_busy_processes_then_members():
     members, server = cpu_shares(p, [4, 0], server_busy=False)
     assert members == {0: 0.25} and server == 1.0  # one process: at most one core
     assert cpu_shares(PER_MEMBER, {3: 1, 9: 1}, True) == ({3: 1.0, 9: 1.0}, 1.0)
+
+
+def legacy_join(members: int, **kw: object):
+    from zkconsumer.sim import SimConfig, simulate
+
+    return simulate(SimConfig("zk-range", members, 16, "join", seed=5, member_order="start",
+                              **kw))
+
+
+def test_one_host_per_member_is_the_simulators_default_group():
+    assert legacy_join(12, placement=PER_MEMBER).row() == legacy_join(12).row()
+
+
+def test_members_crowded_into_one_process_on_one_core_settle_later_than_spread_out():
+    alone = legacy_join(24, placement=PER_MEMBER).time_to_stable_s
+    two = legacy_join(24, placement=here(25)).time_to_stable_s
+    one = legacy_join(24, placement=Placement((25,), cores=1)).time_to_stable_s
+    assert alone < two < one
+
+
+def test_a_placed_run_is_the_same_for_the_same_seed():
+    assert legacy_join(30, placement=here(31)).row() == legacy_join(30, placement=here(31)).row()
+
+
+def test_a_placement_and_client_processes_together_are_refused():
+    from zkconsumer.sim import SimConfig
+
+    with pytest.raises(ValueError, match="client_processes 2"):
+        SimConfig("zk-range", 4, 4, "join", client_processes=2, placement=here(5))

@@ -225,6 +225,11 @@ class PlacedCpus:
             if placement.servers_on_cores:
                 self._server = ProcessCpu(engine, pool)
 
+    @property
+    def processes(self) -> list[ProcessCpu]:
+        """One CPU per process, in process order (empty for one host per member)."""
+        return list(self._processes)
+
     def member(self, index: int) -> ProcessCpu | None:
         if not self._processes:
             return None
