@@ -121,13 +121,15 @@ def test_a_recorded_placement_reads_back():
     assert recorded(p.to_json()) == p
 
 
-def test_cpu_shares_split_cores_among_busy_processes_then_members():
+def test_cpu_shares_split_cores_among_busy_processes():
     p = Placement((50, 50), cores=2, servers_on_cores=True)
-    members, server = cpu_shares(p, {0: 10, 1: 5}, server_busy=True)
-    assert members == {0: pytest.approx(2 / 3 / 10), 1: pytest.approx(2 / 3 / 5)}
+    shares, server = cpu_shares(p, {0: 10, 1: 5}, server_busy=True)
+    assert shares == {0: pytest.approx(2 / 3), 1: pytest.approx(2 / 3)}
     assert server == pytest.approx(2 / 3)
-    members, server = cpu_shares(p, [4, 0], server_busy=False)
-    assert members == {0: 0.25} and server == 1.0  # one process: at most one core
+    assert cpu_shares(p, [4, 0], server_busy=False) == ({0: 1.0}, 1.0)  # at most one core
+    elsewhere = Placement((1, 1, 1), cores=1)
+    assert cpu_shares(elsewhere, [1, 1, 1], server_busy=True) == ({0: 1 / 3, 1: 1 / 3,
+                                                                    2: 1 / 3}, 1.0)
     assert cpu_shares(PER_MEMBER, {3: 1, 9: 1}, True) == ({3: 1.0, 9: 1.0}, 1.0)
 
 
@@ -158,3 +160,65 @@ def test_a_placement_and_client_processes_together_are_refused():
 
     with pytest.raises(ValueError, match="client_processes 2"):
         SimConfig("zk-range", 4, 4, "join", client_processes=2, placement=here(5))
+
+
+def zombie_time(placement: str, tasks: int = 2) -> float:
+    from zkconsumer.scenarios.splitbrain import ScenarioParams
+    from zkconsumer.sim.splitbrain.simulate import SplitSimSettings, simulate_cell
+    from zkconsumer.spark.splitbrain.real import SplitCellKey
+
+    key = SplitCellKey("zk-range", "zombie", 40, 16, 1)
+    settings = SplitSimSettings(tasks=tasks, placement=placement,
+                                params=ScenarioParams(max_retries=1))
+    return simulate_cell(key, settings)["time_to_stable_s"]
+
+
+def split_model(placement: Placement | None, tasks: int = 2):
+    import random
+
+    from zkconsumer.scenarios.splitbrain import ScenarioParams, plan
+    from zkconsumer.sim.calibration import Calibration
+    from zkconsumer.sim.splitbrain.legacy import LegacySplitModel
+
+    cal = Calibration(client_read_cpu_ms=1.0, zk_read_latency_ms=0.0, zk_read_service_us=100.0)
+    pl = plan("zombie", "zk-range", 4, ScenarioParams(), 1, 6000)
+    return LegacySplitModel(pl, 8, cal, 6.0, 1.0, 1, tasks, random.Random(1),
+                            placement=placement)
+
+
+def test_a_split_brain_request_takes_the_cpu_the_placement_leaves_it():
+    from zkconsumer.sim.splitbrain.legacy import Member
+
+    crowded = split_model(Placement((2, 2), cores=1, servers_on_cores=True))
+    crowded.members = {n: Member(n) for n in ("m00000", "m00001", "m00002")}
+    for name in ("m00000", "m00001", "m00002"):  # processes 0, 1, 0
+        crowded.busy(crowded.members[name], +1)
+    # process 0 has two busy members; processes 0 and 1 and the server share one core
+    assert crowded.request_s(crowded.members["m00000"]) == pytest.approx(0.001 * 2 * 3)
+    assert crowded.request_s(crowded.members["m00001"]) == pytest.approx(0.001 * 1 * 3)
+    plain = split_model(None)
+    plain.members = dict(crowded.members)
+    plain.active, plain.active_total = dict(crowded.active), crowded.active_total
+    assert plain.request_s(plain.members["m00000"]) == pytest.approx(0.002)  # a core each
+    alone = split_model(PER_MEMBER)
+    alone.members = dict(crowded.members)
+    alone.active = {0: 1, 1: 1, 2: 1}
+    alone.active_total = 3
+    assert alone.request_s(alone.members["m00002"]) == pytest.approx(0.001)
+
+
+def zombie_row(placement: str, tasks: int = 2) -> dict:
+    from zkconsumer.scenarios.splitbrain import ScenarioParams
+    from zkconsumer.sim.splitbrain.simulate import SplitSimSettings, simulate_cell
+    from zkconsumer.spark.splitbrain.real import SplitCellKey
+
+    key = SplitCellKey("zk-range", "zombie", 40, 16, 1)
+    settings = SplitSimSettings(tasks=tasks, placement=placement,
+                                params=ScenarioParams(max_retries=1))
+    return simulate_cell(key, settings)
+
+
+def test_a_split_brain_cell_with_enough_cores_is_the_plain_model_and_repeats():
+    assert zombie_row("2x64") == zombie_row("")  # a core per process: nothing shared
+    assert zombie_row("here") == zombie_row("here")
+    assert zombie_row("here") != zombie_row("")  # two processes and the server on two cores

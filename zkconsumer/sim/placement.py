@@ -243,19 +243,18 @@ class PlacedCpus:
 
 def cpu_shares(placement: Placement, busy: Mapping[int, int] | Sequence[int],
                server_busy: bool) -> tuple[dict[int, float], float]:
-    """(per busy process: the CPU rate each of its busy members gets, the server's rate).
+    """(per busy process: the fraction of a core it gets, the server's fraction).
 
-    A rate is the fraction of one core: the busy processes (and the server when it is busy and
-    on the cores) share ``cores`` cores, none getting more than one (a process runs one thread
-    at a time), and a process's rate is split among its busy members. One host per member:
-    every member and the server get a whole core. ``busy`` maps a process to its members doing
-    CPU work now.
+    The busy processes (and the server when it is busy and on the cores) share ``cores``
+    cores, none getting more than one (a process runs one thread at a time); a process's
+    members split its fraction among those busy (one request at a time), so a busy member's
+    CPU work takes ``work * busy members / fraction``. One host per member: every process and
+    the server get a whole core. ``busy`` maps a process to its members doing CPU work now.
     """
     items = busy.items() if isinstance(busy, Mapping) else enumerate(busy)
-    active = {p: n for p, n in items if n > 0}
+    active = [p for p, n in items if n > 0]
     if placement.per_member:
-        return {p: 1.0 for p in active}, 1.0
+        return dict.fromkeys(active, 1.0), 1.0
     contenders = len(active) + (1 if server_busy and placement.servers_on_cores else 0)
     share = min(1.0, placement.cores / contenders) if contenders else 1.0
-    server = share if placement.servers_on_cores else 1.0
-    return {p: share / n for p, n in active.items()}, server
+    return dict.fromkeys(active, share), share if placement.servers_on_cores else 1.0
