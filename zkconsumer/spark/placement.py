@@ -32,9 +32,10 @@ def run_placement(members: int, tasks: int, servers_on_host: bool,
 
 def sweep_placement(mode: str, option: str | None, members: Sequence[int], tasks: int,
                     servers_on_host: bool) -> dict[str, Any]:
-    """What a sweep's ``meta.json`` records of its placement, per group size: real, what the
-    runs did (:func:`run_placement`); sim, the ``--placement`` option resolved (``per-member``
-    when none is given)."""
+    """What a sweep's ``meta.json`` records of its placement, per group size N (the members
+    before the event; the simulator puts a joiner in process ``N % processes``, the real herd
+    job in task 0): real, what the runs did (:func:`run_placement`); sim, the
+    ``--placement`` option resolved (``per-member`` when none is given)."""
     if mode == "real":
         return {"option": "recorded",
                 "by_members": {str(n): run_placement(n, tasks, servers_on_host)

@@ -54,13 +54,16 @@ def _recorded(extra: dict[str, Any]) -> str | None:
 
 
 def placement_of(folder: Path) -> str:
-    """The placement of ``folder``'s runs, in words, from its ``meta.json``."""
-    prov = read_provenance(folder)
-    recorded = _recorded(prov.extra)
+    """The placement of ``folder``'s runs, in words, from its ``meta.json`` ("" without one)."""
+    path = folder / "meta.json"
+    if not path.is_file():
+        return ""
+    meta = json.loads(path.read_text())
+    recorded = _recorded(meta.get("extra") or {})
     if recorded:
         return recorded
-    command = prov.command
-    cores = prov.machine.get("cores", "?")
+    command = str(meta.get("command", ""))
+    cores = (meta.get("machine") or {}).get("cores", "?")
     if "--mode sim" in command:
         processes = _option(command, "--client-processes")
         if processes and processes != "0":
@@ -87,7 +90,11 @@ def placement_line(*folders: Path) -> str:
     """``Placement: ...`` for a figure drawn from ``folders`` (one sentence per placement)."""
     seen: dict[str, list[str]] = {}
     for folder in folders:
-        seen.setdefault(placement_of(folder), []).append(folder.name)
+        text = placement_of(folder)
+        if text:
+            seen.setdefault(text, []).append(folder.name)
+    if not seen:
+        return ""
     if len(seen) == 1:
         return f"Placement: {next(iter(seen))}."
     parts = [f"{text} (`{'`, `'.join(names)}`)" for text, names in seen.items()]
