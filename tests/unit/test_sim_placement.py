@@ -222,21 +222,3 @@ def test_a_split_brain_cell_with_enough_cores_is_the_plain_model_and_repeats():
     assert zombie_row("2x64") == zombie_row("")  # a core per process: nothing shared
     assert zombie_row("here") == zombie_row("here")
     assert zombie_row("here") != zombie_row("")  # two processes and the server on two cores
-
-
-def test_a_real_run_records_its_members_tasks_and_the_hosts_cores():
-    import os
-
-    from zkconsumer.spark.placement import run_placement, sweep_placement
-
-    rec = run_placement(101, 2, True, joiner="task 0")
-    assert rec == {"name": "recorded", "processes": [51, 50], "cores": os.cpu_count(),
-                   "servers_on_cores": True, "joiner": "task 0"}
-    assert recorded(rec) == Placement((51, 50), cores=os.cpu_count(), servers_on_cores=True,
-                                      name="recorded")
-    assert run_placement(3, 8, False)["processes"] == [1, 1, 1]
-    sim = sweep_placement("sim", "here", [4, 100], 2, True)
-    assert sim["option"] == "here"
-    assert sim["by_members"]["100"] == here(100).to_json()
-    assert sweep_placement("sim", None, [10], 2, True)["by_members"]["10"]["name"] == \
-        "per-member"

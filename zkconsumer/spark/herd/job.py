@@ -149,7 +149,7 @@ def run(args: argparse.Namespace, spark: Any = None) -> int:
     broker = "" if args.mode == "sim" else ("tansu-0.6.0" if not args.bootstrap else "external")
     prov = capture(command_line(args), broker=broker, mode=args.mode, tasks=args.tasks,
                    session_timeout_ms=args.session_timeout_ms,
-                   placement=_placement_meta(args, members))
+                   placement=placement_meta(args, members))
     try:
         if args.mode == "sim":
             df, notes = _sim(spark, grid, args, backoff, retries)
@@ -163,7 +163,7 @@ def run(args: argparse.Namespace, spark: Any = None) -> int:
             spark.stop()
 
 
-def _placement_meta(args: argparse.Namespace, members: Sequence[int]) -> dict[str, Any]:
+def placement_meta(args: argparse.Namespace, members: Sequence[int]) -> dict[str, Any]:
     """``meta.json``'s placement: the real runs' (recorded), or the simulated option."""
     option = getattr(args, "placement", None)
     if args.mode == "sim" and getattr(args, "client_processes", 0) and not option:

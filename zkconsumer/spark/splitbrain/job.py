@@ -189,12 +189,12 @@ def run(args: argparse.Namespace, spark: Any = None) -> int:
         if args.mode == "sim":
             rows, notes, broker = _sim(spark, cells, params, timing, args), [], ""
             notes.append(f"Simulated ({len(cells)} runs on {spark.sparkContext.master}).")
-            notes.append(f"Placement of the members' client CPU: {_placement_note(args)}.")
-            prov = capture(command_line(args), broker="", placement=_placement_meta(args))
+            notes.append(f"Placement of the members' client CPU: {placement_note(args)}.")
+            prov = capture(command_line(args), broker="", placement=placement_meta(args))
         else:
             with _servers(args) as (zk, bootstrap, broker):
                 prov = capture(command_line(args), broker=broker,
-                               placement=_placement_meta(args))
+                               placement=placement_meta(args))
                 rows = _real(spark, cells, params, timing, args, zk, bootstrap, broker)
             notes = [f"Real members in {args.tasks} Spark tasks on "
                      f"{spark.sparkContext.master}, broker {broker}, session timeout "
@@ -206,7 +206,7 @@ def run(args: argparse.Namespace, spark: Any = None) -> int:
             spark.stop()
 
 
-def _placement_meta(args: argparse.Namespace) -> dict[str, Any]:
+def placement_meta(args: argparse.Namespace) -> dict[str, Any]:
     """``meta.json``'s placement: what the real runs did (recorded: members and joiners over
     the tasks' processes on this host's cores), or the simulated option."""
     from zkconsumer.spark.placement import sweep_placement
@@ -219,7 +219,7 @@ def _placement_meta(args: argparse.Namespace) -> dict[str, Any]:
     return sweep_placement(args.mode, option, members, args.tasks, servers_on_host)
 
 
-def _placement_note(args: argparse.Namespace) -> str:
+def placement_note(args: argparse.Namespace) -> str:
     from zkconsumer.spark.placement import placement_label
 
     option = getattr(args, "placement", None)
