@@ -43,3 +43,22 @@ def test_the_sweeps_record_the_placement_option_they_ran_with():
     real = argparse.Namespace(mode="real", placement=None, client_processes=0, tasks=2,
                               zookeeper="zk:2181", bootstrap="b:9092")
     assert herd_meta(real, [8])["by_members"]["8"]["servers_on_cores"] is False
+
+
+def test_a_simulated_sweep_cell_runs_on_the_placement_of_its_members_after_the_event():
+    from zkconsumer.sim import SimConfig, simulate
+    from zkconsumer.spark.herd.grid import Cell
+    from zkconsumer.spark.herd.sweep import SimSettings, simulate_cell
+
+    settings = SimSettings(placement="here", tasks=2, rebalance_backoff_ms=1000,
+                           rebalance_max_retries=10)
+    join, crash = Cell("zk-range", 12, 8, "join", 0), Cell("zk-range", 12, 8, "crash", 0)
+    assert settings.config(join).placement == here(13)  # the joiner is placed too
+    assert settings.config(crash).placement == here(12)
+    assert SimSettings().config(join).placement is None
+    row = simulate_cell(join, settings)
+    direct = simulate(SimConfig("zk-range", 12, 8, "join", seed=0, rebalance_backoff_ms=1000,
+                                rebalance_max_retries=10, auto_commit=False,
+                                placement=here(13)))
+    assert row["time_to_stable_s"] == direct.time_to_stable_s
+    assert row["coordination_requests"] == direct.coordination_requests
