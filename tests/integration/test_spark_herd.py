@@ -127,7 +127,7 @@ def test_sim_sweep_simulates_and_records_the_placement_it_was_given(spark, tmp_p
         "--protocols", "zk-range", "--events", "join", "--seeds", "1", "--placement", "here",
         "--out", str(out)])
     assert run(args, spark) == 0
-    [row] = _csv_rows(out)
+    _, [row] = _csv_rows(out)
     direct = simulate(SimConfig("zk-range", 12, 8, "join", seed=0, rebalance_backoff_ms=1000,
                                 rebalance_max_retries=10, placement=here(13)))
     assert float(row["time_to_stable_s"]) == pytest.approx(direct.time_to_stable_s)
