@@ -76,6 +76,18 @@ def test_real_mode_hosts_consumers_in_spark_tasks_and_measures_a_crash(
     # the tasks' raw observations were kept beside the table
     records = spark.read.option("recursiveFileLookup", "true").parquet(str(out / "records"))
     assert records.select("task").distinct().count() == 2
+    # where the members ran: three per task's process on this host's cores, the servers
+    # elsewhere (--zk, --bootstrap), in the run's window file and the sweep's meta.json
+    import json
+    import os
+
+    [window] = [json.loads(p.read_text()) for p in (out / "windows").glob("*.json")]
+    assert window["placement"] == {"name": "recorded", "processes": [3, 3],
+                                   "cores": os.cpu_count(), "servers_on_cores": False,
+                                   "joiner": "task 0", "crash_victim": "a process of its own"}
+    meta = json.loads((out / "meta.json").read_text())["extra"]["placement"]
+    assert meta["option"] == "recorded"
+    assert meta["by_members"]["6"]["processes"] == [3, 3]
 
 
 def test_sim_sweep_writes_the_grid_and_matches_the_simulator(spark, tmp_path, capsys):
@@ -102,3 +114,26 @@ def test_sim_sweep_writes_the_grid_and_matches_the_simulator(spark, tmp_path, ca
     assert int(row["coordination_requests"]) == direct.coordination_requests
     assert int(row["watch_notifications"]) == 12  # the join woke every member
     assert "kip848*" in (out / "summary.md").read_text()
+
+
+def test_sim_sweep_simulates_and_records_the_placement_it_was_given(spark, tmp_path):
+    import json
+
+    from zkconsumer.sim.placement import here
+
+    out = tmp_path / "placed"
+    args = build_parser().parse_args([
+        "spark", "herd", "--mode", "sim", "--members", "12", "--partitions", "8",
+        "--protocols", "zk-range", "--events", "join", "--seeds", "1", "--placement", "here",
+        "--out", str(out)])
+    assert run(args, spark) == 0
+    _, [row] = _csv_rows(out)
+    direct = simulate(SimConfig("zk-range", 12, 8, "join", seed=0, rebalance_backoff_ms=1000,
+                                rebalance_max_retries=10, placement=here(13)))
+    assert float(row["time_to_stable_s"]) == pytest.approx(direct.time_to_stable_s)
+    assert int(row["coordination_requests"]) == direct.coordination_requests
+    meta = json.loads((out / "meta.json").read_text())
+    assert meta["extra"]["placement"]["option"] == "here"
+    assert meta["extra"]["placement"]["by_members"]["12"] == here(12).to_json()
+    assert "--placement here" in meta["command"]
+    assert "Placement of the members' client CPU: here" in (out / "summary.md").read_text()

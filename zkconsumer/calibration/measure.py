@@ -319,12 +319,15 @@ def measure_broker(bootstrap: str, samples: int = 30, walls: list[float] | None 
 def calibration_from(m: dict[str, float | None], broker_ms: float | None, where: str,
                      crowd: Sequence[CrowdSample] = (), read_service_us: float | None = None,
                      tick_ms: float | None = None, fetcher_poll_ms: float | None = None,
-                     leave: dict[str, float] | None = None, jitter: float | None = None
-                     ) -> Calibration:
+                     leave: dict[str, float] | None = None, jitter: float | None = None,
+                     thread_cpu: dict[str, float] | None = None) -> Calibration:
     """Turn measured medians into parameters (latency = wall - client CPU - service).
 
     ``crowd`` (:func:`measure_crowd`'s bursts) gives ``client_cpu_scale_by_clients`` from the
     reads (a rebalance's requests are mostly reads; the table applies to writes too).
+    ``thread_cpu`` (:func:`zkconsumer.calibration.client_cpu.thread_cpu_parameters`): the
+    client CPU per request by the member's own threads' CPU clocks, in place of this process's
+    CPU, and ``plan_us_per_member``.
     ``read_service_us`` is the server's CPU per read under many readers
     (:mod:`zkconsumer.calibration.read_service`), ``tick_ms`` its ``tickTime`` as ``conf`` reports
     it, ``fetcher_poll_ms`` the fetcher thread's consume poll (the fetcher stop's bound),
@@ -334,8 +337,9 @@ def calibration_from(m: dict[str, float | None], broker_ms: float | None, where:
     Every parameter gets its origin (:mod:`zkconsumer.sim.origins`).
     """
     base = Calibration()
-    read_cpu = float(m["read_cpu_ms"] or 0.0)
-    write_cpu = float(m["write_cpu_ms"] or 0.0)
+    threads = thread_cpu or {}
+    read_cpu = float(threads.get("client_read_cpu_ms", m["read_cpu_ms"] or 0.0))
+    write_cpu = float(threads.get("client_write_cpu_ms", m["write_cpu_ms"] or 0.0))
     service = float(m["write_service_ms"] or 0.0)
     read_cpu = min(read_cpu, float(m["read_ms"] or 0.0))
     write_cpu = min(write_cpu, float(m["write_ms"] or 0.0))
@@ -350,6 +354,8 @@ def calibration_from(m: dict[str, float | None], broker_ms: float | None, where:
                                    else m["watch_delivery_ms"]),
         "zk_connect_ms": float(m["connect_ms"] or base.zk_connect_ms),
     }
+    if "plan_us_per_member" in threads:
+        values["plan_us_per_member"] = threads["plan_us_per_member"]
     measured = sorted(values)
     if m.get("expiry_factor") is not None:
         values["session_expiry_factor"] = float(m["expiry_factor"] or 0.0)

@@ -27,9 +27,11 @@ from zkconsumer.testing.servers import BROKER_ENV, TANSU, is_kafka_spec
 def register(sub: Any) -> None:
     p = sub.add_parser("calibrate", help="measure the simulator's latencies on real servers",
                        description="Time ZooKeeper reads, creates, watch delivery, session "
-                                   "set-up and expiry, the client CPU per request with many "
-                                   "clients in one process, a broker round trip, clean leaves "
-                                   "of a lab member and the spread of the repeated durations; "
+                                   "set-up and expiry, a member's own CPU per request and per "
+                                   "assignment (thread CPU clocks), the client CPU per request "
+                                   "with many clients in one process, a broker round trip, "
+                                   "clean leaves of a lab member and the spread of the "
+                                   "repeated durations; "
                                    "write the calibration file the simulator reads.")
     p.add_argument("--out", type=Path, required=True, help="calibration file to write (JSON)")
     p.add_argument("--samples", type=int, default=300, help="requests timed per operation")
@@ -53,6 +55,7 @@ def register(sub: Any) -> None:
 
 
 def run_calibrate(args: argparse.Namespace) -> int:
+    from zkconsumer.calibration.client_cpu import plan_cpu, request_cpu, thread_cpu_parameters
     from zkconsumer.calibration.leave import jitter_cv, leave_parameters, measure_leaves
     from zkconsumer.calibration.measure import (
         calibration_from,
@@ -90,6 +93,8 @@ def run_calibrate(args: argparse.Namespace) -> int:
         series: dict[str, list[float]] = {}
         measured = measure_zookeeper(zk, samples=args.samples, expiry=not args.no_expiry,
                                      series=series)
+        thread_requests = request_cpu(zk, samples=args.samples)
+        plans = plan_cpu()
         crowd = [] if args.no_crowd else measure_crowd(zk)
         reads = [] if args.no_read_service else _read_service(zks)
         tick = _tick_ms(zks)
@@ -104,11 +109,20 @@ def run_calibrate(args: argparse.Namespace) -> int:
     cal = calibration_from(measured, broker_ms, where, crowd,
                            read_service_us=statistics.median(services) if services else None,
                            tick_ms=tick, fetcher_poll_ms=POLL_S * 1000,
-                           leave=leave_parameters(leaves) if leaves else None, jitter=jitter)
+                           leave=leave_parameters(leaves) if leaves else None, jitter=jitter,
+                           thread_cpu=thread_cpu_parameters(thread_requests, plans))
     args.out.parent.mkdir(parents=True, exist_ok=True)
     cal.save(args.out)
     raw = {"measured_ms": measured, "broker_request_ms": broker_ms, "tick_ms": tick,
            "crowd": [c.to_dict() for c in crowd],
+           "thread_cpu_requests": [{**dataclasses.asdict(r), "cpu_ms": r.cpu_ms}
+                                   for r in thread_requests],
+           "thread_cpu_plans": [{**dataclasses.asdict(p), "us_per_member": p.us_per_member}
+                                for p in plans],
+           "thread_cpu_note": "client_read_cpu_ms and client_write_cpu_ms are the CPU clocks of "
+                              "the calling thread and its kazoo connection thread per request; "
+                              "plan_us_per_member the legacy range plan's thread CPU per member "
+                              "of the view at the largest N (zkconsumer.calibration.client_cpu)",
            "read_service": [r.to_dict() for r in reads],
            "read_service_note": "the first burst warms the server's JIT up and is not used; "
                                 "zk_read_service_us is the median of the others",

@@ -14,6 +14,7 @@ import math
 from dataclasses import dataclass, field
 
 from zkconsumer.sim.calibration import Calibration
+from zkconsumer.sim.placement import Placement
 from zkconsumer.sim.protocols import PROTOCOL_INFO
 
 log = logging.getLogger(__name__)
@@ -54,6 +55,10 @@ class SimConfig:
     # client-side request work shares one core each (the lab runs many connectors per process),
     # and costs more per request in a crowded process (client_cpu_scale).
     client_processes: int = 0
+    # Where the members' client CPU runs (zkconsumer.sim.placement): processes that do one
+    # member's CPU work at a time (the GIL) on shared cores, the ZooKeeper server on them too
+    # when it runs on the same host. Set, it replaces client_processes; None keeps it.
+    placement: Placement | None = None
     # How member ids sort, which decides every member's rank under range and roundrobin:
     # "random" (random ids, or members on many hosts: a joiner lands at a random rank) or
     # "start" (ids that sort in start order: the legacy default ``<group>_<host>-<ms>-<uuid>``
@@ -97,6 +102,10 @@ class SimConfig:
                      "count_from_s", "count_until_s", "messages_per_s"):
             if getattr(self, name) < 0:
                 raise ValueError(f"{name} must be >= 0, got {getattr(self, name)}")
+        if self.placement is not None and self.client_processes:
+            raise ValueError("give a placement or client_processes, not both (got placement "
+                             f"{self.placement.name!r} and client_processes "
+                             f"{self.client_processes})")
         if self.member_order not in MEMBER_ORDERS:
             raise ValueError(f"member_order must be one of {', '.join(MEMBER_ORDERS)}, "
                              f"got {self.member_order!r}")
@@ -119,6 +128,8 @@ class SimConfig:
     @property
     def members_per_process(self) -> int:
         """Members in the fullest client process (1: each on its own machine)."""
+        if self.placement is not None:
+            return self.placement.members_per_process()
         if self.client_processes <= 0:
             return 1
         return math.ceil(self.members / self.client_processes)
@@ -132,7 +143,7 @@ class SimConfig:
         is (every member of the process walks the registrations at the same time). 1 for
         members on machines of their own, or without a table.
         """
-        if self.client_processes <= 0:
+        if self.members_per_process <= 1:
             return 1.0
         return self.calibration.client_cpu_scale(self.members_per_process)
 

@@ -31,10 +31,10 @@ from typing import Any
 from zkconsumer.sim import costs
 from zkconsumer.sim.assignment import full_assignment, sticky_target
 from zkconsumer.sim.config import SimConfig
-from zkconsumer.sim.engine import Cpu, DedicatedCpu, Engine, SharedCpu
+from zkconsumer.sim.engine import Cpu, Engine
 from zkconsumer.sim.group import SimulatedGroup
 from zkconsumer.sim.tally import OwnershipLedger, Tally
-from zkconsumer.sim.zkmodel import ZkServer
+from zkconsumer.sim.zkmodel import ZkServer, member_cpus
 
 log = logging.getLogger(__name__)
 
@@ -74,8 +74,7 @@ class LeaderGroup(SimulatedGroup):
         self.leader_pending = False
         self._owner_watchers: dict[int, list[str]] = {}
         self._pending_claims: dict[str, list[int]] = {}
-        k = cfg.client_processes
-        self._cpus: list[Cpu] = [SharedCpu(engine) for _ in range(k)] or [DedicatedCpu(engine)]
+        self._cpus = member_cpus(cfg, engine, self.zk)
 
     @property
     def leader(self) -> str | None:

@@ -34,10 +34,10 @@ from zkconsumer.sim import costs
 from zkconsumer.sim.assignment import range_share, roundrobin_order, roundrobin_share
 from zkconsumer.sim.calibration import Calibration
 from zkconsumer.sim.config import SimConfig
-from zkconsumer.sim.engine import Cpu, DedicatedCpu, Engine, SharedCpu
+from zkconsumer.sim.engine import Cpu, Engine
 from zkconsumer.sim.group import SimulatedGroup
 from zkconsumer.sim.tally import OwnershipLedger, Tally
-from zkconsumer.sim.zkmodel import CREATED, GroupView, ZkServer
+from zkconsumer.sim.zkmodel import CREATED, GroupView, ZkServer, member_cpus
 
 log = logging.getLogger(__name__)
 
@@ -117,8 +117,7 @@ class LegacyGroup(SimulatedGroup):
         self.members: dict[str, LegacyMember] = {}
         self._roundrobin = cfg.protocol == "zk-roundrobin"
         self._rr_order = roundrobin_order(cfg.partitions) if self._roundrobin else []
-        k = cfg.client_processes
-        self._cpus: list[Cpu] = [SharedCpu(engine) for _ in range(k)] or [DedicatedCpu(engine)]
+        self._cpus = member_cpus(cfg, engine, self.zk)
 
     # --- set-up: a stable group ------------------------------------------------------------------
 

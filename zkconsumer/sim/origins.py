@@ -21,12 +21,12 @@ from zkconsumer.sim.calibration import Calibration, parameter_names
 
 log = logging.getLogger(__name__)
 
-# Written by ``calibrate`` (zkconsumer.calibration: measure, server, leave).
+# Written by ``calibrate`` (zkconsumer.calibration: measure, server, leave, client_cpu).
 MEASURED = (
     "client_read_cpu_ms", "zk_read_latency_ms", "client_write_cpu_ms", "zk_write_latency_ms",
     "zk_write_service_ms", "watch_delivery_ms", "zk_connect_ms", "session_expiry_factor",
     "broker_request_ms", "client_cpu_scale_by_clients", "zk_read_service_us", "zk_tick_ms",
-    "jitter_cv", "leave_wake_ms", "leave_shutdown_ms",
+    "jitter_cv", "leave_wake_ms", "leave_shutdown_ms", "plan_us_per_member",
 )
 
 # Fitted by ``spark fit`` (zkconsumer.spark.herd.fit.FIT_GRIDS): the broker's group timings, which
@@ -56,9 +56,6 @@ CONSTANTS: dict[str, str] = {
     "idle_fetcher_stop_ms": (
         "assumed 1 ms (not measured): stopping the fetchers of a member that owns nothing "
         "(no thread to wait for)"),
-    "plan_us_per_member": (
-        "assumed 15 us per member (not measured): the legacy assignor's Python work per "
-        "attempt; 0.15 s per attempt at N = 10,000, against 10^4 reads per attempt"),
     "assign_us_per_member": (
         "assumed 10 us per member (not measured): the broker-side leader's assignment "
         "(librdkafka's assignor, C); 0.1 s at N = 10,000"),

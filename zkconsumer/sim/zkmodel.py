@@ -36,7 +36,9 @@ from dataclasses import dataclass
 from typing import Any
 
 from zkconsumer.sim.calibration import Calibration
-from zkconsumer.sim.engine import Cpu, Engine, SharedCpu
+from zkconsumer.sim.config import SimConfig
+from zkconsumer.sim.engine import Cpu, DedicatedCpu, Engine, SharedCpu
+from zkconsumer.sim.placement import PlacedCpus
 from zkconsumer.sim.tally import OwnershipLedger, Tally
 
 log = logging.getLogger(__name__)
@@ -56,6 +58,25 @@ def ensemble_read_service_us(single_us: float, servers: int = ENSEMBLE_SERVERS) 
     if servers < 1:
         raise ValueError(f"servers must be >= 1, got {servers}")
     return single_us / servers
+
+
+def member_cpus(cfg: SimConfig, engine: Engine, server: ZkServer) -> list[Cpu]:
+    """The CPUs a ZooKeeper-family group's members run on; member ``i`` uses entry
+    ``i % len``.
+
+    With ``cfg.placement``: one :class:`~zkconsumer.sim.placement.ProcessCpu` per process on
+    the placement's cores, and the server's reads on them too when it runs on that host; one
+    host per member: a dedicated CPU each. Without it, ``cfg.client_processes`` processor-
+    sharing CPUs (or dedicated ones for 0), the server elsewhere.
+    """
+    if cfg.placement is not None:
+        placed = PlacedCpus(engine, cfg.placement)
+        on_host = placed.server()
+        if on_host is not None:
+            server.serve_reads_on(on_host)
+        return list(placed.processes) or [DedicatedCpu(engine)]
+    k = cfg.client_processes
+    return [SharedCpu(engine) for _ in range(k)] or [DedicatedCpu(engine)]
 
 
 @dataclass(frozen=True)
@@ -84,7 +105,12 @@ class ZkServer:
         self.watchers: dict[str, None] = {}
         self.on_notify: Callable[[str], None] = lambda member: None
         self._leader_free = 0.0
-        self._read_server = SharedCpu(engine)
+        self._read_server: Cpu = SharedCpu(engine)
+
+    def serve_reads_on(self, cpu: Cpu) -> None:
+        """Run the server's read work on ``cpu``: its process on the members' cores, when the
+        placement puts the server on the same host (:mod:`zkconsumer.sim.placement`)."""
+        self._read_server = cpu
 
     # --- sampling ----------------------------------------------------------------------------
 

@@ -22,6 +22,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+from zkconsumer.results.figures.placement import placement_line
 from zkconsumer.results.figures.scale_findings import spread
 from zkconsumer.results.provenance import read_provenance
 from zkconsumer.results.registry import Context, figure
@@ -337,6 +338,7 @@ def sim_joins(ctx: Context) -> str:
     lines = [f"Joins at P = {HEADLINE_P}, simulated: median of {draws} draws (seeds) per cell, "
              "range in brackets where the draws differ; "
              f"{source_line(ctx.results / SWEEP, ctx.results)}.",
+             "", placement_line(ctx.results / SWEEP, ctx.results / SWEEP3),
              "", f"| protocol | {header} |", "|---|" + "---|" * len(JOIN_SIZES)]
     for protocol in protocols:
         cells = [_cell(rows, protocol, n, HEADLINE_P, "join") for n in JOIN_SIZES]

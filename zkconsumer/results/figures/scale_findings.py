@@ -25,6 +25,7 @@ from pathlib import Path
 
 from zkconsumer.lab.runs import RunResult, RunStatus
 from zkconsumer.results.compact import COMPACT_FILE
+from zkconsumer.results.figures.placement import placement_line
 from zkconsumer.results.provenance import read_provenance
 from zkconsumer.results.registry import Context, figure
 
@@ -219,7 +220,8 @@ def findings(ctx: Context) -> str:
               "largest N). Real: one run per N, members in threads of one process; simulated: "
               "the calibrated simulator, one draw per seed (range in brackets). A time of 0 "
               "means no partition moved (N ≥ P): the group was stable throughout. Sources: "
-              + ", ".join(f"`results/{s}/`" for s in sources) + "."]
+              + ", ".join(f"`results/{s}/`" for s in sources) + ".",
+              "", placement_line(*(ctx.results / s for s in sources))]
     trust = model_trust(ctx.results)
     if trust:
         lines += ["", trust]

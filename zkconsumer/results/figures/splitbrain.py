@@ -26,6 +26,7 @@ from typing import Any
 
 from zkconsumer.results.ancestry import Fix, read_fix
 from zkconsumer.results.exclusions import PREFIX, formation_verdict, sweep_rows
+from zkconsumer.results.figures.placement import placement_line
 from zkconsumer.results.figures.splitbrain_text import sizes as sizes_text
 from zkconsumer.results.figures.splitbrain_text import wilson
 from zkconsumer.results.plotting import pyplot, save_svg
@@ -172,8 +173,9 @@ def real_runs(ctx: Context) -> str:
         lines += ["", f"{PRE_FIX_MARK} measured before the leader-mode fix {fix.commit[:10]} "
                       f"(\"{fix.subject}\"); which runs predate it, and how that is decided: "
                       "[validation-split-brain.md](validation-split-brain.md)."]
-    lines += ["", not_shown(rows), "", folders_line(sorted({ctx.results / AREA / run
-                                                              for run, _ in rows})),
+    shown_folders = sorted({ctx.results / AREA / run for run, _ in shown})
+    lines += ["", not_shown(rows), "", placement_line(*shown_folders), "",
+              folders_line(sorted({ctx.results / AREA / run for run, _ in rows})),
               "Reproduce a row: `zkconsumer spark split-brain --mode real --members N "
               "--partitions 64 --protocols PROTOCOL --scenarios SCENARIO --first-seed SEED "
               "--seeds 1 --max-retries RETRIES --tasks 2 --out DIR` (the other options as in "
@@ -320,7 +322,7 @@ def _giveup_block(ctx: Context, prefix: str, svg: str, title: str,
                  (f" Real runs at sizes this sweep does not have ({sizes_text(outside)}) are "
                   "counted in the findings." if outside else ""))
     return "\n".join([f"![P(give up) vs N]({ctx.plot_link(svg)})", "", *lines, "", note,
-                      UNSETTLED_NOTE, "", folders_line(folders),
+                      UNSETTLED_NOTE, "", placement_line(*folders), "", folders_line(folders),
                       reproduce(folders[0], {"--max-retries": "RETRIES"})])
 
 
@@ -377,5 +379,5 @@ def zombie(ctx: Context) -> str:
     return "\n".join([f"![double-owned vs N]({ctx.plot_link('splitbrain-zombie.svg')})", "",
                       *lines, "", f"Each cell: median (lowest–highest) double-owned "
                       f"partition·s over {n_seeds} seeds. {UNSETTLED_NOTE}", "",
-                      folders_line(folders),
+                      placement_line(*folders), "", folders_line(folders),
                       reproduce(folders[0], {"--zombie-fraction": "FRACTION"})])

@@ -7,6 +7,7 @@ from __future__ import annotations
 import csv
 from typing import Any
 
+from zkconsumer.results.figures.placement import placement_line
 from zkconsumer.results.figures.splitbrain import (
     AREA,
     BROKER,
@@ -199,4 +200,10 @@ def findings(ctx: Context) -> str:
             storm_sim(ctx, "sim-storm-r", "one host per member")]
     if rows:
         out.append(leader_defect(rows))
+    folders = sorted({ctx.results / AREA / r["run"] for r in rows})
+    folders += [d for prefix in ("sim-zombie-f", "sim-here-storm-r", "sim-storm-r")
+                for d in sweep_folders(ctx, prefix)]
+    line = placement_line(*folders)
+    if line and any(out):
+        out.append(f"- {line}")
     return "\n".join(x for x in out if x) or "No results committed yet."

@@ -9,6 +9,7 @@ from __future__ import annotations
 from collections import defaultdict
 from typing import Any
 
+from zkconsumer.results.figures.placement import placement_line
 from zkconsumer.results.figures.splitbrain import (
     AREA,
     FORMATION_FOLDER,
@@ -142,7 +143,8 @@ def formation(ctx: Context) -> str:
               is not None]
     newest = max(sorted({s["run"] for s in storms}),
                  key=lambda r: str(meta(ctx.results / AREA / r).get("date", "")))
-    out = [*lines, "", run_set(ctx, storms),
+    placed = placement_line(*(ctx.results / AREA / r for r in sorted({s["run"] for s in storms})))
+    out = [*lines, "", placed, "", run_set(ctx, storms),
            reproduce(ctx.results / AREA / newest, {
                "--members": "N", "--seeds": "RUNS", "--first-seed": "SEED",
                "--max-retries": "RETRIES"}), "",

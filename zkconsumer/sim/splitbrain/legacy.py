@@ -8,7 +8,9 @@ the split-brain scenarios depend on and nothing else:
   ``d`` plus the request's own time;
 * a request's own time is the client CPU per request (the calibration's, scaled for a crowded
   process) times the members of the same process rebalancing at that moment (one core per
-  process, shared), plus the server's latency;
+  process, shared), plus the server's latency; with a placement
+  (:mod:`zkconsumer.sim.placement`), the busy processes (and the server, when it shares the
+  host) also share the host's cores (:func:`~zkconsumer.sim.placement.cpu_shares`);
 * one attempt: notification -> stop fetchers -> delete every owner znode held -> read the
   group's registrations (the *view*, as registered when the read starts) -> create the owner
   znodes of its range share one by one; an owner znode held by another member is a conflict:
@@ -42,11 +44,12 @@ import random
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
-from zkconsumer.scenarios.splitbrain import Kind, Plan, task_of
+from zkconsumer.scenarios.splitbrain import Kind, Plan, member_index, task_of
 from zkconsumer.sim.assignment import range_share
 from zkconsumer.sim.calibration import Calibration
 from zkconsumer.sim.legacy import leave_stop_s
 from zkconsumer.sim.liveness import round_to_next_tick
+from zkconsumer.sim.placement import Placement, cpu_shares
 
 log = logging.getLogger(__name__)
 
@@ -89,8 +92,9 @@ class Outcome:
 class LegacySplitModel:
     def __init__(self, plan: Plan, partitions: int, cal: Calibration, session_timeout_s: float,
                  backoff_s: float, max_retries: int, tasks: int, rng: random.Random,
-                 messages_per_s: float = 0.0) -> None:
+                 messages_per_s: float = 0.0, placement: Placement | None = None) -> None:
         self.plan = plan
+        self.placement = placement
         self.messages_per_s = messages_per_s
         self.partitions = partitions
         self.cal = cal
@@ -106,6 +110,8 @@ class LegacySplitModel:
         self.owner: dict[int, str] = {}
         self.out = Outcome()
         per_process = max(1, -(-(plan.members + len(plan.joiners)) // self.tasks))
+        if placement is not None:
+            per_process = placement.members_per_process()
         self.cpu_s = cal.client_read_cpu_ms * cal.client_cpu_scale(per_process) / 1000.0
         self.server_s = cal.zk_read_latency_ms / 1000.0
         self.service_s = cal.zk_read_service_us / 1e6
@@ -151,9 +157,20 @@ class LegacySplitModel:
         """Its delay, the server's latency, and the larger of two queues: its process's core
         shared by the members of the process in an attempt, the server's one request thread
         shared by every member in an attempt."""
-        busy = self.active.get(task_of(m.name, self.tasks), 0)
-        return m.delay_s + self.server_s + max(self.cpu_s * max(1, busy),
-                                               self.service_s * self.active_total)
+        proc = self.process_of(m)
+        busy = self.active.get(proc, 0)
+        cpu = self.cpu_s * max(1, busy)
+        serve = self.service_s * self.active_total
+        if self.placement is not None:
+            shares, server = cpu_shares(self.placement, self.active, self.active_total > 0)
+            cpu, serve = cpu / shares.get(proc, 1.0), serve / server
+        return m.delay_s + self.server_s + max(cpu, serve)
+
+    def process_of(self, m: Member) -> int:
+        """The process hosting ``m``: the placement's, else the task the real job puts it in."""
+        if self.placement is not None:
+            return self.placement.process_of(member_index(m.name))
+        return task_of(m.name, self.tasks)
 
     def drop_owners(self, m: Member) -> None:
         for p in [p for p, who in self.owner.items() if who == m.name]:
@@ -173,7 +190,7 @@ class LegacySplitModel:
         return self._view
 
     def busy(self, m: Member, delta: int) -> None:
-        proc = task_of(m.name, self.tasks)
+        proc = self.process_of(m)
         self.active[proc] = self.active.get(proc, 0) + delta
         self.active_total += delta
 

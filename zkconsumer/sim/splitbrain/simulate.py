@@ -38,6 +38,7 @@ from zkconsumer.scenarios.splitbrain import (
 )
 from zkconsumer.scenarios.timing import Timing
 from zkconsumer.sim.calibration import Calibration
+from zkconsumer.sim.placement import Placement, parse_placement
 from zkconsumer.sim.splitbrain.legacy import LegacySplitModel, Outcome
 
 log = logging.getLogger(__name__)
@@ -54,6 +55,15 @@ class SplitSimSettings:
     timing: Timing = field(default_factory=Timing)
     params: ScenarioParams = field(default_factory=ScenarioParams)
     tasks: int = 2               # client processes hosting the members; 0: one host each
+    # A placement option (zkconsumer.sim.placement.parse_placement: here, per-member, PxC),
+    # resolved per cell for its members; "" keeps ``tasks`` processes with a core each.
+    placement: str = ""
+
+    def placement_for(self, members: int) -> Placement | None:
+        """The cell's placement for ``members`` (initial members and joiners), if set."""
+        if not self.placement:
+            return None
+        return parse_placement(self.placement, members, tasks=max(1, self.tasks))
     idle_s: float | None = None
 
     @property
@@ -128,7 +138,8 @@ def simulate_cell(key: Any, s: SplitSimSettings, draw: int = 0) -> dict[str, Any
     if key.protocol == "zk-range":
         model = LegacySplitModel(pl, key.partitions, s.calibration, t.session_timeout_ms / 1000,
                                  t.rebalance_backoff_ms / 1000, retries, hosts, rng,
-                                 messages_per_s=t.produce_rate)
+                                 messages_per_s=t.produce_rate,
+                                 placement=s.placement_for(key.members + len(pl.joiners)))
         model.form()
         out = model.run(HORIZON_S)
         row.update(_legacy_metrics(out, pl, key.partitions, s, rate))

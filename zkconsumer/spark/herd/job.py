@@ -32,6 +32,7 @@ from zkconsumer.sim import EVENTS as SIM_EVENTS
 from zkconsumer.sim import PROTOCOLS as SIM_PROTOCOLS
 from zkconsumer.sim import Calibration
 from zkconsumer.spark.herd.grid import cells
+from zkconsumer.spark.placement import placement_label, sweep_placement
 from zkconsumer.spark.progress import executor_cells
 from zkconsumer.spark.script import parse_ints, script_main
 
@@ -71,6 +72,11 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--client-processes", type=int, default=0,
                    help="sim: members share this many client processes' CPUs (0: one "
                         "machine each; real mode hosts N/--tasks members per process)")
+    p.add_argument("--placement", default=None, metavar="SPEC",
+                   help="sim: where the members' client CPU runs (zkconsumer.sim.placement): "
+                        "'per-member' (one host each, the default), 'here' (this machine's "
+                        "real runs: the members over --tasks processes on 2 cores, the servers "
+                        "on them too) or PROCESSESxCORES; recorded in meta.json and summary.md")
     p.add_argument("--rate", type=float, default=40.0, help="real: messages per second produced")
     p.add_argument("--quiet-s", type=float, default=Timing().quiet_s,
                    help="real: the group counts as settled after this long without change")
@@ -101,6 +107,8 @@ def command_line(args: argparse.Namespace) -> str:
         parts += ["--zk-servers", str(args.zk_servers)]
     if getattr(args, "client_processes", 0):
         parts += ["--client-processes", str(args.client_processes)]
+    if getattr(args, "placement", None):
+        parts += ["--placement", args.placement]
     if args.master:
         parts += ["--master", args.master]
     return " ".join(shlex.quote(x) for x in parts)
@@ -140,7 +148,8 @@ def run(args: argparse.Namespace, spark: Any = None) -> int:
     # The broker whose coordinator the broker-side rows measured: the embedded one is Tansu.
     broker = "" if args.mode == "sim" else ("tansu-0.6.0" if not args.bootstrap else "external")
     prov = capture(command_line(args), broker=broker, mode=args.mode, tasks=args.tasks,
-                   session_timeout_ms=args.session_timeout_ms)
+                   session_timeout_ms=args.session_timeout_ms,
+                   placement=placement_meta(args, members))
     try:
         if args.mode == "sim":
             df, notes = _sim(spark, grid, args, backoff, retries)
@@ -152,6 +161,15 @@ def run(args: argparse.Namespace, spark: Any = None) -> int:
     finally:
         if own:
             spark.stop()
+
+
+def placement_meta(args: argparse.Namespace, members: Sequence[int]) -> dict[str, Any]:
+    """``meta.json``'s placement: the real runs' (recorded), or the simulated option."""
+    option = getattr(args, "placement", None)
+    if args.mode == "sim" and getattr(args, "client_processes", 0) and not option:
+        return {"option": f"--client-processes {args.client_processes}"}
+    servers_on_host = not (getattr(args, "zookeeper", None) and getattr(args, "bootstrap", None))
+    return sweep_placement(args.mode, option, members, args.tasks, servers_on_host)
 
 
 def _sim(spark: Any, grid: Any, args: argparse.Namespace, backoff: int, retries: int
@@ -174,13 +192,17 @@ def _sim(spark: Any, grid: Any, args: argparse.Namespace, backoff: int, retries:
                    f"{service:.3g} (members spread evenly, reads served locally)")
     settings = SimSettings(calibration=cal, session_timeout_ms=args.session_timeout_ms,
                            rebalance_backoff_ms=backoff, rebalance_max_retries=retries,
-                           client_processes=args.client_processes)
+                           client_processes=args.client_processes,
+                           placement=getattr(args, "placement", None) or "", tasks=args.tasks)
     with executor_cells(spark.sparkContext, len(grid), "herd sim cells") as done:
         df = sweep_dataframe(spark, grid, settings, done).cache()
         df.count()  # computed here, under the progress bar; the table reads the cache
     notes = [f"Simulated ({len(grid)} configurations on {spark.sparkContext.master}); "
              f"calibration: {cal.source}. kip848 is simulated only: no broker here implements "
-             "it."]
+             "it.", "Placement of the members' client CPU: " + (
+                 f"{args.client_processes} processor-sharing client processes, a core each "
+                 "(--client-processes)." if args.client_processes and not args.placement
+                 else f"{placement_label(getattr(args, 'placement', None), args.tasks)}.")]
     return df, notes
 
 
@@ -242,7 +264,8 @@ def _real(spark: Any, grid: Any, args: argparse.Namespace, timing: Timing
             broker_name = getattr(broker, "name", "") or broker_name
         settings = RealSettings(zk_connect=zk, bootstrap=bootstrap, tasks=args.tasks,
                                 timing=timing, out_dir=str(args.out.resolve()),
-                                kafka_home=kafka_home)
+                                kafka_home=kafka_home,
+                                servers_on_host=not (args.zookeeper and args.bootstrap))
         bar = Progress(len(grid))
         bar.update("herd real cells: started")
         df = real_dataframe(spark, grid, settings,

@@ -39,6 +39,7 @@ from zkconsumer.scenarios.timing import Timing
 from zkconsumer.spark.herd.grid import Cell
 from zkconsumer.spark.herd.metrics import PRODUCED_DDL, WINDOW_DDL, metrics_table
 from zkconsumer.spark.herd.task import RECORD_DDL, RealCell, run_task
+from zkconsumer.spark.placement import run_placement
 from zkconsumer.spark.task_control import RunDirectory, stop_producing
 from zkconsumer.spark.task_host import run_stage
 
@@ -55,6 +56,8 @@ class RealSettings:
     tasks: int = 2
     timing: Timing = Timing()
     kafka_home: str = ""  # the 0.10.2 build of the original protocols' members
+    # The ZooKeeper server and the broker run on this host (embedded), on the tasks' cores.
+    servers_on_host: bool = True
 
     def scaled_timing(self, members: int) -> Timing:
         """Deadlines grow with the group: forming 200 members on two cores takes a while."""
@@ -120,7 +123,10 @@ def run_cell(spark: Any, cell: Cell, settings: RealSettings) -> tuple[Any, Any, 
     try:  # for auditing; an output on HDFS/S3 has no local path (the table has the figures)
         Path(settings.out_dir, "windows").mkdir(parents=True, exist_ok=True)
         Path(settings.out_dir, "windows", f"{run_id}.json").write_text(
-            json.dumps({**window, "done": done, "stop": stop}, indent=1))
+            json.dumps({**window, "done": done, "stop": stop,
+                        "placement": run_placement(
+                            cell.members, tasks, settings.servers_on_host, joiner="task 0",
+                            crash_victim="a process of its own")}, indent=1))
     except OSError as exc:
         log.warning("%s: event window not kept beside the records: %s", run_id, exc)
     log.info("%s: %d record rows from %d tasks in %.1f s (settled: %s, drained: %s%s)", run_id,

@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from zkconsumer.sim import Calibration, SimConfig, simulate
+from zkconsumer.sim.placement import Placement, parse_placement
 from zkconsumer.spark.herd.grid import Cell
 from zkconsumer.spark.herd.tables import schema_ddl, to_record
 
@@ -30,9 +31,20 @@ class SimSettings:
     rebalance_backoff_ms: int = 2000
     rebalance_max_retries: int = 4
     client_processes: int = 0
+    # A placement option (zkconsumer.sim.placement: here, per-member, PROCESSESxCORES),
+    # resolved per cell for the members it ends with; "" keeps client_processes.
+    placement: str = ""
+    tasks: int = 2  # the real runs' Spark tasks, which "here" spreads the members over
     offsets_changed: float = 0.0
     # Offset commits are not counted as coordination requests (the real rows leave them out).
     auto_commit: bool = False
+
+    def placement_for(self, cell: Cell) -> Placement | None:
+        """The cell's placement: its members after the event (a joiner is placed too)."""
+        if not self.placement:
+            return None
+        members = cell.members + (1 if cell.event == "join" else 0)
+        return parse_placement(self.placement, members, tasks=self.tasks)
 
     def config(self, cell: Cell) -> SimConfig:
         return SimConfig(cell.protocol, cell.members, cell.partitions, cell.event,
@@ -41,6 +53,7 @@ class SimSettings:
                          rebalance_backoff_ms=self.rebalance_backoff_ms,
                          rebalance_max_retries=self.rebalance_max_retries,
                          client_processes=self.client_processes,
+                         placement=self.placement_for(cell),
                          offsets_changed=self.offsets_changed, auto_commit=self.auto_commit)
 
 

@@ -101,6 +101,11 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
                         "(default: 2 backoffs + quiet)")
     p.add_argument("--calibration", type=Path, default=None,
                    help="sim: calibration file (default: built in)")
+    p.add_argument("--placement", default=None, metavar="SPEC",
+                   help="sim: where the members' client CPU runs (zkconsumer.sim.placement): "
+                        "'here' (the real runs: the members over --tasks processes on 2 "
+                        "cores, the servers on them too), 'per-member' or PROCESSESxCORES; "
+                        "default: --tasks processes with a core each; recorded in meta.json")
     add_zk_option(p, dest="zookeeper", required=False, default=os.environ.get("ZKCONSUMER_ZK"),
                   note="real: an existing ZooKeeper (default: ZKCONSUMER_ZK, else embedded)")
     add_bootstrap_option(p, default=os.environ.get("ZKCONSUMER_BOOTSTRAP"),
@@ -132,6 +137,8 @@ def command_line(args: argparse.Namespace) -> str:
         parts += ["--formation", args.formation]
     if args.calibration:
         parts += ["--calibration", str(args.calibration)]
+    if getattr(args, "placement", None):
+        parts += ["--placement", args.placement]
     if args.master:
         parts += ["--master", args.master]
     return " ".join(shlex.quote(x) for x in parts)
@@ -182,10 +189,12 @@ def run(args: argparse.Namespace, spark: Any = None) -> int:
         if args.mode == "sim":
             rows, notes, broker = _sim(spark, cells, params, timing, args), [], ""
             notes.append(f"Simulated ({len(cells)} runs on {spark.sparkContext.master}).")
-            prov = capture(command_line(args), broker="")
+            notes.append(f"Placement of the members' client CPU: {placement_note(args)}.")
+            prov = capture(command_line(args), broker="", placement=placement_meta(args))
         else:
             with _servers(args) as (zk, bootstrap, broker):
-                prov = capture(command_line(args), broker=broker)
+                prov = capture(command_line(args), broker=broker,
+                               placement=placement_meta(args))
                 rows = _real(spark, cells, params, timing, args, zk, bootstrap, broker)
             notes = [f"Real members in {args.tasks} Spark tasks on "
                      f"{spark.sparkContext.master}, broker {broker}, session timeout "
@@ -195,6 +204,28 @@ def run(args: argparse.Namespace, spark: Any = None) -> int:
     finally:
         if own:
             spark.stop()
+
+
+def placement_meta(args: argparse.Namespace) -> dict[str, Any]:
+    """``meta.json``'s placement: what the real runs did (recorded: members and joiners over
+    the tasks' processes on this host's cores), or the simulated option."""
+    from zkconsumer.spark.placement import sweep_placement
+
+    option = getattr(args, "placement", None)
+    members = parse_ints(args.members)
+    if args.mode == "sim" and not option:
+        return {"option": f"--tasks {args.tasks}: that many processes with a core each"}
+    servers_on_host = not (getattr(args, "zookeeper", None) and getattr(args, "bootstrap", None))
+    return sweep_placement(args.mode, option, members, args.tasks, servers_on_host)
+
+
+def placement_note(args: argparse.Namespace) -> str:
+    from zkconsumer.spark.placement import placement_label
+
+    option = getattr(args, "placement", None)
+    if not option:
+        return f"{args.tasks} processes with a core each (--tasks), the servers elsewhere"
+    return placement_label(option, args.tasks)
 
 
 def _servers(args: argparse.Namespace) -> Any:
@@ -237,7 +268,8 @@ def _real(spark: Any, cells: list[Any], params: ScenarioParams, timing: Timing,
     settings = RealSettings(zk_connect=zk, bootstrap=bootstrap, broker=broker,
                             out_dir=str(args.out.resolve()), tasks=args.tasks, timing=timing,
                             params=params, idle_s=idle,
-                            formation=Formation(args.formation))
+                            formation=Formation(args.formation),
+                            servers_on_host=not (args.zookeeper and args.bootstrap))
     rows = []
     bar = Progress(len(cells))
     bar.update("split-brain real cells: started")
@@ -285,7 +317,8 @@ def _sim(spark: Any, cells: list[Any], params: ScenarioParams, timing: Timing,
 
     cal = Calibration.load(args.calibration) if args.calibration else Calibration()
     settings = SplitSimSettings(calibration=cal, timing=timing, params=params, tasks=args.tasks,
-                                idle_s=args.idle_s)
+                                idle_s=args.idle_s,
+                                placement=getattr(args, "placement", None) or "")
     sc = spark.sparkContext
     slices = min(len(cells), max(1, sc.defaultParallelism) * 8)
     with executor_cells(sc, len(cells), "split-brain sim cells") as done:

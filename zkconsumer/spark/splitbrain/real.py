@@ -36,6 +36,7 @@ from zkconsumer.scenarios.splitbrain import (
     plan,
 )
 from zkconsumer.scenarios.timing import Timing
+from zkconsumer.spark.placement import run_placement
 from zkconsumer.spark.splitbrain.metrics import Window, process_start_skew_ms, run_metrics
 from zkconsumer.spark.splitbrain.outcome import is_formation_outcome
 from zkconsumer.spark.splitbrain.task import RECORD_DDL, SplitCell, run_task, scaled
@@ -65,6 +66,8 @@ class RealSettings:
     params: ScenarioParams
     idle_s: float
     formation: Formation = Formation.AUTO
+    # The ZooKeeper server and the broker run on this host (embedded), on the tasks' cores.
+    servers_on_host: bool = True
 
 
 class RunFailed(RuntimeError):
@@ -168,7 +171,10 @@ def run_real_cell(spark: Any, key: SplitCellKey, s: RealSettings) -> dict[str, A
         Path(s.out_dir, "windows").mkdir(parents=True, exist_ok=True)
         Path(s.out_dir, "windows", f"{run_id}.json").write_text(json.dumps(
             {"run_id": run_id, "done": done, "stop": stop, "zombies": list(pl.zombies),
-             "actions": [[a.at_s, a.member, a.kind.value, a.value] for a in pl.actions]},
+             "actions": [[a.at_s, a.member, a.kind.value, a.value] for a in pl.actions],
+             "placement": run_placement(key.members + len(pl.joiners), tasks,
+                                        s.servers_on_host,
+                                        proxies="each member's fault proxy in its process")},
             indent=1))
     except OSError as exc:
         log.warning("%s: window not kept beside the records: %s", run_id, exc)
