@@ -117,6 +117,16 @@ def partitions_revoked(intervals: Sequence[Interval], w: EventWindow,
     return count
 
 
+def partitions_moved(intervals: Sequence[Interval], partitions: int, w: EventWindow) -> int:
+    """Partitions whose fetcher at the end of the window is not the one at its start: what the
+    event really moved (an eager round revokes every partition, yet hands most of them back to
+    the same member; an incremental one moves only what must). A partition nobody fetched at
+    either end counts as moved when somebody fetches it at the other."""
+    before = fetchers_at(intervals, partitions, w.start)
+    after = fetchers_at(intervals, partitions, max(w.start, w.end - 1e-6))
+    return sum(1 for a, b in zip(before, after, strict=True) if a != b)
+
+
 def members_idle(intervals: Sequence[Interval], partitions: int, w: EventWindow,
                  leaving: dict[tuple[str, int], float]) -> list[str]:
     """Members with an incarnation that had been fetching and then, at some instant in the
@@ -359,6 +369,7 @@ def event_metrics(records: RunRecords, produced: Sequence[Produced], partitions:
         # extras, not in the summary table
         "members_idle": len(members_idle(intervals, partitions, w, leaving)),
         "partitions_revoked": partitions_revoked(intervals, w, leaving),
+        "partitions_moved": partitions_moved(intervals, partitions, w),
         "rollbacks": coord_count(records, w, Coord.ROLLBACK.value),
         "group_rebalances": group_rebalances(records, w),
         "requests_by_type": reqs,

@@ -32,6 +32,10 @@ COLUMNS = (
     ("watch_notifications_server", "ZK server notif."),
     ("rebalance_attempts", "attempts"),
     ("members_rebalanced", "rebalanced"),
+    ("members_paused", "paused"),
+    ("members_idle", "idle"),
+    ("partitions_revoked", "revoked"),
+    ("partitions_moved", "moved"),
     ("conflicts", "conflicts"),
     ("rollbacks", "rollbacks"),
     ("time_to_stable_s", "stable s"),
@@ -103,7 +107,7 @@ def write_herd_summary(result: HerdResult, path: Path, command: str | None = Non
              f"that joined leaves, N+1 → N). ZooKeeper session timeout "
              f"{spec.timing.session_timeout_ms} ms, rebalance.backoff.ms "
              f"{spec.timing.rebalance_backoff_ms}, members in threads, one growing group per "
-             f"protocol, nothing produced.", ""]
+             f"protocol, nothing produced.{_kip848_heartbeat(spec)}", ""]
     if command:
         parts += ["Reproduce with:", "", f"    {portable_command(command)}", ""]
     parts += ["## Requests per event against N (least squares of log requests on log N)", "",
@@ -116,13 +120,30 @@ def write_herd_summary(result: HerdResult, path: Path, command: str | None = Non
               "connects/closes and the mntr command itself) and how far it is from the "
               "clients' count; watch notifications members received, and the server's count of "
               "those it sent; rebalance attempts; "
-              "members that ran a rebalance; owner conflicts; rollbacks; seconds until the "
+              "members that ran a rebalance; members that stopped fetching some partition "
+              "(paused) and that at some instant fetched nothing (idle), the leaver aside; "
+              "partition stops (revoked) and partitions whose fetcher changed between the "
+              "event and the end of the window (moved); owner conflicts; rollbacks; seconds "
+              "until the "
               "group was stable (every partition fetched by one member, for good) and until "
               "its last coordination record (attempt, revoke, assign...); rebalances "
               "abandoned; members whose final decision in a round differed from the "
               "others'. — : not applicable (broker groups set no watches, talk to no "
               "ZooKeeper, and one leader decides). See docs/experiments.md.", ""]
     path.write_text("\n".join(parts), encoding="utf-8")
+
+
+def _kip848_heartbeat(spec: HerdSpec) -> str:
+    """The KIP-848 groups' heartbeat interval, when the sweep has any (a broker setting)."""
+    from zkconsumer.lab.drivers import get_driver
+    from zkconsumer.testing.kraft import DEFAULT_CONSUMER_HEARTBEAT_MS
+
+    if not any(get_driver(p).option("group.protocol") == "consumer" for p in spec.protocols):
+        return ""
+    hb = spec.timing.consumer_heartbeat_interval_ms
+    return (f" KIP-848 groups: heartbeat interval {hb or DEFAULT_CONSUMER_HEARTBEAT_MS} ms "
+            f"(group.consumer.heartbeat.interval.ms{', the broker default' if hb is None else ''}"
+            f"); their requests include the ConsumerGroupHeartbeat requests each member counted.")
 
 
 def _size_ticks(ax: Any, sizes: Sequence[int]) -> None:
