@@ -74,8 +74,8 @@ def consumer_config(spec: MemberSpec, strategy: str, static: bool,
 
 class HeartbeatCounter(logging.Handler):
     """The logger a KIP-848 member gives librdkafka: counts the ConsumerGroupHeartbeat requests
-    the protocol debug log says were sent, and passes warnings and errors on to this module's
-    log (librdkafka's own level-3 filter is off for these members)."""
+    the protocol debug log says were sent, and passes errors on to this module's log, as the
+    other members' ``log_level`` 3 does (librdkafka's own filter is off for these members)."""
 
     def __init__(self) -> None:
         super().__init__(logging.DEBUG)
@@ -85,7 +85,7 @@ class HeartbeatCounter(logging.Handler):
         message = record.getMessage()
         if SENT_HEARTBEAT in message:
             self.sent += 1
-        elif record.levelno >= logging.WARNING:
+        elif record.levelno >= logging.ERROR:
             log.log(record.levelno, "librdkafka: %s", message)
 
     def logger(self, name: str) -> logging.Logger:
