@@ -32,10 +32,6 @@ COLUMNS = (
     ("watch_notifications_server", "ZK server notif."),
     ("rebalance_attempts", "attempts"),
     ("members_rebalanced", "rebalanced"),
-    ("members_paused", "paused"),
-    ("members_idle", "idle"),
-    ("partitions_revoked", "revoked"),
-    ("partitions_moved", "moved"),
     ("conflicts", "conflicts"),
     ("rollbacks", "rollbacks"),
     ("time_to_stable_s", "stable s"),
@@ -43,6 +39,24 @@ COLUMNS = (
     ("failed_rebalances", "failed"),
     ("conflicting_decisions", "conflicting dec."),
 )
+
+
+# Movement columns, after "rebalanced": shown when the runs measured partitions_moved (sweeps
+# recorded before it keep the table they were published with).
+MOVEMENT_COLUMNS = (
+    ("members_paused", "paused"),
+    ("members_idle", "idle"),
+    ("partitions_revoked", "revoked"),
+    ("partitions_moved", "moved"),
+)
+
+
+def columns_of(runs: Sequence[RunResult]) -> tuple[tuple[str, str], ...]:
+    """The summary's columns for these runs."""
+    if not any("partitions_moved" in r.metrics for r in runs):
+        return COLUMNS
+    at = [m for m, _ in COLUMNS].index("members_rebalanced") + 1
+    return (*COLUMNS[:at], *MOVEMENT_COLUMNS, *COLUMNS[at:])
 
 
 def write_herd_results(result: HerdResult, path: Path) -> None:
@@ -65,7 +79,8 @@ def _cell(run: RunResult, metric: str) -> str:
 
 
 def summary_table(runs: Sequence[RunResult]) -> str:
-    head = ["protocol", "event", "N", "group", *[title for _, title in COLUMNS]]
+    columns = columns_of(runs)
+    head = ["protocol", "event", "N", "group", *[title for _, title in columns]]
     lines = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
     notes: list[str] = []
     order = {p: i for i, p in enumerate(dict.fromkeys(r.protocol for r in runs))}
@@ -74,12 +89,12 @@ def summary_table(runs: Sequence[RunResult]) -> str:
                  if r.params else "")
         if r.status != RunStatus.OK.value:
             lines.append("| " + " | ".join([r.protocol, r.event, str(r.members), sizes,
-                                            f"**{r.status}**"] + [""] * (len(COLUMNS) - 1))
+                                            f"**{r.status}**"] + [""] * (len(columns) - 1))
                          + " |")
             notes.append(f"- {r.protocol}/{r.event} at N={r.members}: {r.status}: {r.reason}")
             continue
         lines.append("| " + " | ".join([r.protocol, r.event, str(r.members), sizes,
-                                        *[_cell(r, m) for m, _ in COLUMNS]]) + " |")
+                                        *[_cell(r, m) for m, _ in columns]]) + " |")
         if r.reason:
             notes.append(f"- {r.protocol}/{r.event} at N={r.members}: {r.reason}")
     if notes:

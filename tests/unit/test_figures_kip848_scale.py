@@ -1,0 +1,49 @@
+"""The KIP-848-at-scale renderer's pure parts: the balanced share, the heartbeats an event cost
+beyond the steady ones, and the split-brain rows."""
+
+from __future__ import annotations
+
+from zkconsumer.results.figures.kip848_scale import Sweep, balanced_share, split_table
+
+
+def herd_run(protocol: str, event: str, n: int, **metrics: object) -> dict:
+    return {"protocol": protocol, "event": event, "members": n, "status": "ok",
+            "metrics": metrics}
+
+
+def test_a_balanced_assignment_moves_the_newcomers_share() -> None:
+    assert [balanced_share(128, n) for n in (4, 8, 16, 32, 64)] == [25, 14, 7, 3, 1]
+    assert balanced_share(8, 8) == 0
+
+
+def test_heartbeats_beyond_the_steady_ones_take_out_n_times_window_over_interval() -> None:
+    runs = [herd_run("consumer-uniform", "join", 4, coordination_requests=36, window_s=5.0,
+                     requests_by_type={"ConsumerGroupHeartbeat": 34}),
+            herd_run("eager-range", "join", 4, coordination_requests=20, window_s=5.0)]
+    sweep = Sweep("herd-apache-kafka-4.0.2-hb1000", "apache-kafka-4.0.2", 1000, "", "", 128,
+                  runs, {})
+    assert sweep.beyond_steady("consumer-uniform", "join", 4) == 34 - 4 * 5.0
+    assert sweep.beyond_steady("eager-range", "join", 4) is None
+    assert sweep.beyond_steady("consumer-uniform", "leave", 4) is None
+    assert sweep.label() == "apache-kafka-4.0.2, KIP-848 heartbeat 1000 ms"
+
+
+def test_zombie_rows_give_medians_ranges_and_the_refusals() -> None:
+    def zombie(protocol: str, refused: int, errors: tuple[str, ...]) -> dict:
+        return {"protocol": protocol, "event": "zombie", "status": "ok",
+                "metrics": {"late_commits_rejected": refused, "late_commits_accepted": 0,
+                            "offset_regressions": 0, "double_owned_s": 10.5,
+                            "zombie_overlap_deliveries": 61, "zombie_stopped_s": 10.1,
+                            "stable_after_resume_s": 2.4, "lost": 0},
+                "details": {"zombie_view": {"rejections": list(errors)}}}
+
+    runs = [zombie("consumer-uniform", 21, ("UNKNOWN_MEMBER_ID",)),
+            zombie("consumer-uniform", 19, ("UNKNOWN_MEMBER_ID",)),
+            zombie("consumer-uniform", 20, ()),
+            {"protocol": "zk-range", "event": "zombie", "status": "failed", "metrics": {}}]
+    lines = split_table(runs, "zombie")
+    assert lines[0].endswith("| lost | refused with |")
+    # in the protocol table's order: the legacy group first
+    assert lines[2] == "| zk-range | 0/1 | — | — | — | — | — | — | — | — | — |"
+    assert lines[3] == ("| consumer-uniform | 3/3 | 20 (19–21) | 0 | 0 | 10.5 | 61 | 10.1 | "
+                        "2.4 | 0 | `UNKNOWN_MEMBER_ID` |")
