@@ -1,5 +1,5 @@
-"""The KIP-848-at-scale renderer's pure parts: the balanced share, the heartbeats an event cost
-beyond the steady ones, and the split-brain rows."""
+"""The KIP-848-at-scale renderer's pure parts: the balanced share, the N-law between the largest
+sizes, and the split-brain rows."""
 
 from __future__ import annotations
 
@@ -16,15 +16,14 @@ def test_a_balanced_assignment_moves_the_newcomers_share() -> None:
     assert balanced_share(8, 8) == 0
 
 
-def test_heartbeats_beyond_the_steady_ones_take_out_n_times_window_over_interval() -> None:
-    runs = [herd_run("consumer-uniform", "join", 4, coordination_requests=36, window_s=5.0,
-                     requests_by_type={"ConsumerGroupHeartbeat": 34}),
-            herd_run("eager-range", "join", 4, coordination_requests=20, window_s=5.0)]
+def test_the_slope_between_the_two_largest_sizes_shows_the_n_law() -> None:
+    runs = [herd_run("zk-range", "join", n, coordination_requests=r)
+            for n, r in ((4, 900), (32, 1000), (64, 4000))]
+    runs.append(herd_run("consumer-uniform", "join", 64, coordination_requests=300))
     sweep = Sweep("herd-apache-kafka-4.0.2-hb1000", "apache-kafka-4.0.2", 1000, "", "", 128,
                   runs, {})
-    assert sweep.beyond_steady("consumer-uniform", "join", 4) == 34 - 4 * 5.0
-    assert sweep.beyond_steady("eager-range", "join", 4) is None
-    assert sweep.beyond_steady("consumer-uniform", "leave", 4) is None
+    assert sweep.local_slope("zk-range", "join") == 2.0
+    assert sweep.local_slope("consumer-uniform", "join") is None   # no point at N = 32
     assert sweep.label() == "apache-kafka-4.0.2, KIP-848 heartbeat 1000 ms"
 
 

@@ -83,16 +83,18 @@ class Sweep:
         r = self.point(protocol, event, n)
         return None if r is None else metric(r, key)
 
-    def beyond_steady(self, protocol: str, event: str, n: int) -> float | None:
-        """ConsumerGroupHeartbeat requests beyond the N members' steady ones over the window
-        (N x window / interval): what the event itself made them send. The window outlasts the
-        event (quiet period and margin), and a KIP-848 member heartbeats every interval."""
-        r = self.point(protocol, event, n)
-        hb = None if r is None else metric(r, "heartbeat_requests")
-        window = None if r is None else metric(r, "window_s")
-        if hb is None or window is None or not self.heartbeat_ms:
+    def local_slope(self, protocol: str, event: str) -> float | None:
+        """log(requests) between the two largest sizes over log of their ratio: the N-law where
+        it shows, without the per-partition constant that weighs at small N."""
+        sizes = self.sizes()
+        if len(sizes) < 2:
             return None
-        return hb - n * window * 1000.0 / self.heartbeat_ms
+        a, b = sizes[-2], sizes[-1]
+        ra = self.value(protocol, event, a, "coordination_requests")
+        rb = self.value(protocol, event, b, "coordination_requests")
+        if not ra or not rb:
+            return None
+        return math.log(rb / ra) / math.log(b / a)
 
     def label(self) -> str:
         hb = "—" if self.heartbeat_ms is None else f"{self.heartbeat_ms} ms"
@@ -151,9 +153,7 @@ def herd_tables(sweep: Sweep) -> list[str]:
             return "—"
         if not PROTOCOL_TABLE[p].kip848 or hb is None:
             return num(total)
-        extra = sweep.beyond_steady(p, e, n)
-        return f"{num(total)} ({num(hb)} CGH" + ("" if extra is None else
-                                                  f", {extra:+.0f} beyond steady") + ")"
+        return f"{num(total)} ({num(hb)} CGH)"
 
     def moved(p: str, e: str, n: int) -> str:
         m = sweep.value(p, e, n, "partitions_moved")
@@ -170,9 +170,7 @@ def herd_tables(sweep: Sweep) -> list[str]:
                       for n in sweep.sizes())
     return [
         "Requests per event (the clients' count over the event's window; for KIP-848 groups, "
-        "in brackets, the ConsumerGroupHeartbeat requests among them, CGH, and how many of "
-        "those go beyond the N members' steady heartbeats over the window, N × window ÷ "
-        "interval, an estimate of what the event itself cost):", "",
+        "in brackets, the ConsumerGroupHeartbeat requests among them, CGH):", "",
         *_per_n_table(sweep, "requests", requests), "",
         f"Partitions moved / members paused / members idle (at least {floor} must move: "
         "⌊P/(N+1)⌋):", "",
@@ -183,7 +181,10 @@ def herd_tables(sweep: Sweep) -> list[str]:
 
 
 def fits_table(sweep: Sweep) -> list[str]:
-    lines = ["| protocol | event | slope of log requests on log N | r² |", "|---|---|---|---|"]
+    sizes = sweep.sizes()
+    last = f"slope N = {sizes[-2]} → {sizes[-1]}" if len(sizes) >= 2 else "slope"
+    lines = ["| protocol | event | slope of log requests on log N | r² | " + last + " |",
+             "|---|---|---|---|---|"]
     for protocol in sweep.protocols():
         for event in HERD_EVENTS:
             fit = sweep.fits.get(f"{protocol}/{event}")
@@ -191,7 +192,8 @@ def fits_table(sweep: Sweep) -> list[str]:
                 continue
             r2 = fit.get("r2")
             lines.append(f"| {protocol} | {event} | {fit['slope']:.2f} | "
-                         f"{'—' if r2 is None else f'{r2:.3f}'} |")
+                         f"{'—' if r2 is None else f'{r2:.3f}'} | "
+                         f"{_slope(sweep.local_slope(protocol, event))} |")
     return lines
 
 
@@ -273,9 +275,11 @@ def herd_claims(sweep: Sweep, kip848: str = "consumer-uniform", eager: str = "ea
         f"requests per join (ConsumerGroupHeartbeat included) grew from "
         f"{at(kip848, 'join', lo, 'coordination_requests')} to "
         f"{at(kip848, 'join', hi, 'coordination_requests')} (log-log slope "
-        f"{_slope(slope[kip848])}), the legacy group's from "
+        f"{_slope(slope[kip848])}; {sizes[-2]} → {hi}: "
+        f"{_slope(sweep.local_slope(kip848, 'join'))}), the legacy group's from "
         f"{at(legacy, 'join', lo, 'coordination_requests')} to "
-        f"{at(legacy, 'join', hi, 'coordination_requests')} (slope {_slope(slope[legacy])}).")
+        f"{at(legacy, 'join', hi, 'coordination_requests')} (slope {_slope(slope[legacy])}; "
+        f"{sizes[-2]} → {hi}: {_slope(sweep.local_slope(legacy, 'join'))}).")
 
 
 def _slope(value: float | None) -> str:
