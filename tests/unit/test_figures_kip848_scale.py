@@ -46,3 +46,25 @@ def test_zombie_rows_give_medians_ranges_and_the_refusals() -> None:
     assert lines[2] == "| zk-range | 0/1 | — | — | — | — | — | — | — | — | — |"
     assert lines[3] == ("| consumer-uniform | 3/3 | 20 (19–21) | 0 | 0 | 10.5 | 61 | 10.1 | "
                         "2.4 | 0 | `UNKNOWN_MEMBER_ID` |")
+
+
+def test_spark_rows_name_the_broker_and_heartbeat_of_their_run(tmp_path) -> None:
+    import json
+
+    from zkconsumer.results.figures.kip848_scale import kip848_spark
+    from zkconsumer.results.registry import Context
+
+    folder = tmp_path / "comparison" / "spark-herd-apache-kafka-4.0.2-hb1000"
+    folder.mkdir(parents=True)
+    (folder / "sweep.csv").write_text(
+        "protocol,members,partitions,event,seed,coordination_requests,rebalance_attempts,"
+        "members_paused,time_to_stable_s,lost\n"
+        "consumer-uniform,4,8,join,0,41,1,1,1.234,0\n")
+    (folder / "meta.json").write_text(json.dumps({
+        "broker": "apache-kafka-4.0.2", "command": "zkconsumer spark herd --mode real",
+        "date": "2026-11-27T10:00:00Z", "revision": "0" * 40,
+        "extra": {"consumer_heartbeat_interval_ms": 1000},
+        "machine": {"cores": 2, "python": "3.11.7"}}))
+    text = kip848_spark(Context(results=tmp_path, figures=tmp_path))
+    assert "apache-kafka-4.0.2, KIP-848 heartbeat 1000 ms, one seed per row" in text
+    assert "| consumer-uniform | join | 4 | 8 | 41 | 1 | 1 | 1.23 | 0 |" in text

@@ -344,3 +344,58 @@ def kip848_split_brain(ctx: Context) -> str:
                   f"{hb} ms; medians (min–max) over the repeats; {meta.conditions()}; "
                   f"`{meta.command}`", "", *split_table(runs, scenario), ""]
     return "\n".join(lines).rstrip()
+
+
+# --- the Spark jobs ---------------------------------------------------------------------------
+
+SPARK_PREFIX = "spark-"
+SPARK_COLUMNS = {
+    "herd": ("protocol", "event", "members", "partitions", "coordination_requests",
+             "rebalance_attempts", "members_paused", "time_to_stable_s", "lost"),
+    "split-brain": ("protocol", "scenario", "members", "partitions", "applicable",
+                    "time_to_stable_s", "unowned_partition_s", "conflicts",
+                    "rebalances_given_up", "delivered_twice", "lost"),
+}
+
+
+def spark_rows(folder: Path) -> list[dict[str, str]]:
+    import csv
+
+    with open(folder / "sweep.csv", newline="", encoding="utf-8") as fh:
+        return list(csv.DictReader(fh))
+
+
+@figure("kip848-spark", source=f"results/comparison/{SPARK_PREFIX}*{KAFKA4_MARK}*")
+def kip848_spark(ctx: Context) -> str:
+    """The Spark jobs' real mode with KIP-848 groups on Apache Kafka 4: every row of each
+    committed sweep (one seed each: n = 1 per row)."""
+    root = ctx.results / "comparison"
+    folders = sorted(p for p in root.glob(f"{SPARK_PREFIX}*{KAFKA4_MARK}*")
+                     if (p / "sweep.csv").is_file())
+    if not folders:
+        return "_No Spark run on Apache Kafka 4 committed yet._"
+    lines: list[str] = []
+    for folder in folders:
+        job = "split-brain" if "split-brain" in folder.name else "herd"
+        meta = read_provenance(folder)
+        hb = meta.extra.get("consumer_heartbeat_interval_ms")
+        columns = SPARK_COLUMNS[job]
+        lines += [f"`{folder.name}` (`spark {job} --mode real`): {meta.broker}, KIP-848 "
+                  f"heartbeat {hb} ms, one seed per row; {meta.conditions()}; "
+                  f"`{meta.command}`", "",
+                  "| " + " | ".join(c.replace("_", " ") for c in columns) + " |",
+                  "|" + "---|" * len(columns)]
+        for row in spark_rows(folder):
+            cells = [row.get(c, "") for c in columns]
+            lines.append("| " + " | ".join(num(float(v)) if _is_number(v) else (v or "—")
+                                           for v in cells) + " |")
+        lines.append("")
+    return "\n".join(lines).rstrip()
+
+
+def _is_number(text: str) -> bool:
+    try:
+        float(text)
+    except (TypeError, ValueError):
+        return False
+    return True
