@@ -18,6 +18,7 @@ from zkconsumer.results.figures.findings_text import Spread, spread
 from zkconsumer.results.figures.kip848_scale import (
     HERD_PREFIX,
     KAFKA4_MARK,
+    heartbeat_claim,
     herd_claims,
     metric,
     split_folders,
@@ -163,7 +164,8 @@ def today_at_scale(ctx: Context) -> str:
     found = sweeps(ctx)
     if not found:
         return "_No herd sweep on Apache Kafka 4 committed yet._"
-    lines = [f"**At scale.** {herd_claims(sweep)}" for sweep in found]
+    lines = [f"**At scale.** {herd_claims(sweep)}" if LEGACY in sweep.protocols()
+             else f"**Heartbeat.** {heartbeat_claim(sweep, KIP848)}" for sweep in found]
     zombie = [f for f in split_folders(ctx) if f.name.startswith("split-zombie")]
     if zombie:
         runs = [r for f in zombie for r in load_runs(f)

@@ -282,6 +282,21 @@ def herd_claims(sweep: Sweep, kip848: str = "consumer-uniform", eager: str = "ea
         f"{sizes[-2]} → {hi}: {_slope(sweep.local_slope(legacy, 'join'))}).")
 
 
+def heartbeat_claim(sweep: Sweep, kip848: str = "consumer-uniform") -> str:
+    """For a sweep of KIP-848 groups alone: what the heartbeat interval does to them."""
+    sizes = sweep.sizes()
+
+    def over(e: str, key: str, digits: int, suffix: str = "") -> str:
+        s = _spread_over_n(sweep, kip848, e, key)
+        return "not measured" if s is None else s.text(digits, suffix)
+
+    return (f"At {sweep.label()} (N = {', '.join(map(str, sizes))}), a `{kip848}` join was "
+            f"stable after {over('join', 'time_to_stable_s', 2, ' s')} and a leave after "
+            f"{over('leave', 'time_to_stable_s', 2, ' s')}, with "
+            f"{over('join', 'members_idle', 0)} member(s) idle on a join: the same movement, "
+            f"paced by the heartbeat.")
+
+
 def _slope(value: float | None) -> str:
     return "—" if value is None or math.isnan(value) else f"{value:.2f}"
 
