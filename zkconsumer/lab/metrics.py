@@ -49,11 +49,13 @@ ZOOKEEPER_FAMILY = "zookeeper"
 # Decisions closer than this belong to the same rebalance round (see decision_rounds).
 ROUND_GAP_S = 1.0
 # KIP-848 members talk to the coordinator through ConsumerGroupHeartbeat only, which librdkafka's
-# statistics do not count, and send no JoinGroup: what their two request metrics mean instead.
+# statistics do not count (the member counts it from the protocol debug log), and send no
+# JoinGroup: what their two request metrics mean instead.
 KIP848_NOTES = {
-    "coordination_requests": "KIP-848 group: ConsumerGroupHeartbeat requests are not in "
-                             "librdkafka's statistics, so only OffsetCommit, OffsetFetch, "
-                             "FindCoordinator and the like are counted",
+    "coordination_requests": "KIP-848 group: ConsumerGroupHeartbeat requests are counted by "
+                             "each member from librdkafka's protocol debug log (its statistics "
+                             "have none), beside OffsetCommit, OffsetFetch, FindCoordinator and "
+                             "the like from the statistics",
     "rebalance_attempts": "KIP-848 group: no JoinGroup; counted are the members' "
                           "reconciliations (one on_assign each)",
     "conflicting_decisions": "KIP-848 group: the coordinator computes the assignment for "
