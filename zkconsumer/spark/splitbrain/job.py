@@ -228,6 +228,11 @@ def _servers(args: argparse.Namespace) -> Any:
                 broker = stack.enter_context(broker_from_env(zks.connect_string, args.broker,
                                                              kraft_props=kraft_props(args)))
                 zk, bootstrap = zks.connect_string, broker.bootstrap
+                # the broker it started names itself (a KRaft node's probe gives a cluster id)
+                name = getattr(broker, "name", "")
+                if name:
+                    yield zk, bootstrap, name
+                    return
             yield zk, bootstrap, broker_label(broker_identity(bootstrap))
     return servers()
 
