@@ -73,7 +73,7 @@ def spark():
 
 
 @pytest.mark.slow
-@pytest.mark.timeout(600)
+@pytest.mark.timeout(1500)   # a hang guard: Spark, a KRaft node and the members share 2 cores
 def test_the_spark_herd_runs_kip848_members_on_the_kafka_4_broker_it_starts(
         spark: Any, kafka_build: Any, tmp_path: Path) -> None:
     from zkconsumer.spark.herd.job import run
