@@ -45,7 +45,8 @@ def test_a_herd_queues_at_the_server_read_capacity():
     """10x the members: ~100x the registration reads, which all pass through one server."""
     small = simulate(SimConfig("zk-range", 100, 16, "join", seed=1))
     big = simulate(SimConfig("zk-range", 1000, 16, "join", seed=1))
-    assert big.coordination_requests > 90 * small.coordination_requests
+    assert big.registration_reads > 90 * small.registration_reads
+    assert big.coordination_requests > 80 * small.coordination_requests
     cal = Calibration()
     server_s = big.zk_reads * cal.zk_read_service_us / 1e6
     assert big.time_to_stable_s >= 0.9 * server_s

@@ -28,10 +28,14 @@ def test_join_operations_add_up_to_the_table_and_the_simulated_reads_and_writes(
 
 
 def test_a_join_of_one_to_two_members_over_two_partitions_by_operation():
-    # c0 owns both; c1 joins: 2 views of 2 registrations + the topic, 1 claim each
+    # c0 owns both; c1 joins. Each attempt: own registration twice, the broker list twice, 2
+    # registrations, the topic, 1 offset, the leader finder's broker and 1 state (getData);
+    # the broker list twice, the group twice and the leader finder's broker list (getChildren).
+    # Re-arms and subscriptions: c0's exists + getChildren, c1's exists + getChildren of the
+    # group and exists of the topic. c1 registers with its 3 ancestors; 1 claim each.
     assert clean_join_operations(1, 2) == {
-        "getData": 2 * (1 + 1 + 2 + 1 + 1 + 1 + 1) + 1, "getChildren": 2 * 2 + 1 + 1,
-        "exists": 0, "create": 1 + 2, "delete": 2, "setData": 0}
+        "getData": 2 * (2 + 2 + 2 + 1 + 1 + 1 + 1), "getChildren": 2 * 5 + 1 + 1,
+        "exists": 1 + 2, "create": 4 + 2, "delete": 2, "setData": 0}
 
 
 @pytest.mark.parametrize("members,partitions,leaver", [(4, 3, 3), (4, 8, 0), (6, 12, 2)])

@@ -19,6 +19,7 @@ from zkconsumer.admin.options import add_bootstrap_option, add_zk_option
 from zkconsumer.cli import (
     experiment_chaos,
     experiment_herd,
+    experiment_herd_ops,
     experiment_migrate,
     experiment_split,
 )
@@ -78,6 +79,7 @@ def register(sub: Any) -> None:
     experiment_chaos.register(verbs)
     experiment_split.register(verbs)
     experiment_herd.register(verbs)
+    experiment_herd_ops.register(verbs)
     experiment_migrate.register(verbs)
 
 

@@ -1,11 +1,14 @@
 """Partition leaders from ZooKeeper, and the leader-finder thread that hands them to fetchers.
 
-The original ``LeaderFinderThread`` read broker endpoints from ZooKeeper and then asked a broker
-for topic metadata. This project reads the leader too from ZooKeeper, where a ZooKeeper-mode
-cluster's controller keeps it: ``/brokers/topics/<t>/partitions/<p>/state`` gives the leader id,
-``/brokers/ids/<id>`` its PLAINTEXT endpoint. Everything else is the original's loop: wait until
-some partition has no fetcher, look its leader up, hand the partitions that have one to the
-fetcher manager, put back those that failed, sleep ``refresh.leader.backoff.ms``, repeat.
+The original ``LeaderFinderThread`` read every broker's endpoint from ZooKeeper
+(``getAllBrokerEndPointsForChannel``: the children of ``/brokers/ids``, then each one) and then
+asked a broker for topic metadata. This project reads the brokers the same way and then the
+leader too from ZooKeeper, where a ZooKeeper-mode cluster's controller keeps it
+(``/brokers/topics/<t>/partitions/<p>/state``): one ``getData`` per partition looked up where
+the original sent one metadata request to a broker (docs/connector.md, deviations). Everything
+else is the original's loop: wait until some partition has no fetcher, look its leader up, hand
+the partitions that have one to the fetcher manager, put back those that failed, sleep
+``refresh.leader.backoff.ms``, repeat.
 """
 
 from __future__ import annotations
@@ -45,6 +48,8 @@ class ZkReader(Protocol):
 
     def get(self, path: str) -> tuple[bytes, Any]: ...
 
+    def get_children(self, path: str) -> list[str]: ...
+
 
 @dataclass(frozen=True)
 class Leader:
@@ -67,18 +72,34 @@ class LeaderLookup:
         self._reported: set[tuple[str, bytes | None]] = set()
 
     def find(self, partitions: Iterable[TopicPartition]) -> dict[TopicPartition, Leader]:
+        wanted = list(partitions)
+        if not wanted:
+            return {}
+        brokers = self._brokers()
         found: dict[TopicPartition, Leader] = {}
-        brokers: dict[int, Leader | None] = {}  # one read per broker per round
-        for topic, partition in partitions:
+        for topic, partition in wanted:
             leader_id = self._leader_id(topic, partition)
             if leader_id is None:
                 continue
-            if leader_id not in brokers:
-                brokers[leader_id] = self._broker(leader_id)
-            leader = brokers[leader_id]
-            if leader is not None:
-                found[(topic, partition)] = leader
+            leader = brokers.get(leader_id)
+            if leader is None:
+                log.debug("leader broker %d is not registered", leader_id)
+                continue
+            found[(topic, partition)] = leader
         return found
+
+    def _brokers(self) -> dict[int, Leader]:
+        """Every registered broker, read as the original's leader finder read them each round."""
+        try:
+            ids = self._zk.get_children(paths.BROKER_IDS)
+        except NoNodeError:
+            return {}
+        brokers: dict[int, Leader] = {}
+        for bid in sorted(i for i in ids if i.isdigit()):
+            leader = self._broker(int(bid))
+            if leader is not None:
+                brokers[int(bid)] = leader
+        return brokers
 
     def _read(self, path: str) -> bytes | None:
         try:

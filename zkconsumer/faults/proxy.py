@@ -15,6 +15,9 @@ broker) while everybody else sees the truth. No root is needed: it is ordinary s
 ``downstream_filter`` (optional) builds one filter per connection that sees the server's bytes
 before they are delayed or held and returns what to forward (it may hold a partial message back
 until the rest arrives); the lab uses it to make a broker advertise the proxy as its address.
+``observer`` (optional) builds one :class:`ConnectionObserver` per connection that sees both
+directions' bytes as they arrive, before any fault, and changes nothing; the lab uses it to read
+the ZooKeeper requests of the clients behind the proxy.
 
 The proxy runs an asyncio loop in one named thread; control methods are thread-safe.
 """
@@ -29,6 +32,7 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from types import TracebackType
+from typing import Protocol
 
 log = logging.getLogger(__name__)
 
@@ -36,6 +40,14 @@ log = logging.getLogger(__name__)
 class Direction(enum.Enum):
     UPSTREAM = "upstream"      # client -> server
     DOWNSTREAM = "downstream"  # server -> client
+
+
+class ConnectionObserver(Protocol):
+    """Sees one connection's bytes, each direction in order, as the proxy reads them."""
+
+    def client_bytes(self, data: bytes) -> object: ...
+
+    def server_bytes(self, data: bytes) -> object: ...
 
 
 class Mode(enum.Enum):
@@ -58,10 +70,12 @@ class FaultProxy:
 
     def __init__(self, target_host: str, target_port: int, listen_port: int = 0,
                  name: str = "proxy",
-                 downstream_filter: Callable[[], Callable[[bytes], bytes]] | None = None) -> None:
+                 downstream_filter: Callable[[], Callable[[bytes], bytes]] | None = None,
+                 observer: Callable[[], ConnectionObserver] | None = None) -> None:
         self.target = (target_host, target_port)
         self.name = name
         self._downstream_filter = downstream_filter
+        self._observer = observer
         self._listen_port = listen_port
         self.port = 0
         self.stats = ProxyStats()
@@ -205,10 +219,13 @@ class FaultProxy:
         self.stats.connections += 1
         self._writers.update((client_w, server_w))
         down_filter = self._downstream_filter() if self._downstream_filter else None
+        seen = self._observer() if self._observer else None
         pumps = [
-            asyncio.ensure_future(self._pump(client_r, server_w, Direction.UPSTREAM)),
+            asyncio.ensure_future(self._pump(client_r, server_w, Direction.UPSTREAM,
+                                             observe=seen.client_bytes if seen else None)),
             asyncio.ensure_future(self._pump(server_r, client_w, Direction.DOWNSTREAM,
-                                             down_filter)),
+                                             down_filter,
+                                             observe=seen.server_bytes if seen else None)),
         ]
         try:
             await asyncio.wait(pumps, return_when=asyncio.FIRST_COMPLETED)
@@ -225,7 +242,8 @@ class FaultProxy:
 
     async def _pump(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter,
                     direction: Direction,
-                    transform: Callable[[bytes], bytes] | None = None) -> None:
+                    transform: Callable[[bytes], bytes] | None = None,
+                    observe: Callable[[bytes], object] | None = None) -> None:
         """Read, then deliver after the direction's latency and only while not paused."""
         queue: asyncio.Queue[tuple[float, bytes] | None] = asyncio.Queue()
 
@@ -253,6 +271,8 @@ class FaultProxy:
                 data = await reader.read(65536)
                 if not data:
                     break
+                if observe is not None:
+                    observe(data)
                 if transform is not None:
                     data = transform(data)
                     if not data:

@@ -79,6 +79,12 @@ class WatchSet:
             w.callback = self._make_callback(w)
             self._watches[path] = w
 
+    def callback(self, path: str) -> Callable[[WatchedEvent], None] | None:
+        """The watch callback of ``path`` (None when not watched), for a read that should leave
+        the watch as ZkClient's reads of a path with listeners did."""
+        w = self._watches.get(path)
+        return None if w is None else w.callback
+
     def watching(self, path: str) -> bool:
         return path in self._watches
 
@@ -121,18 +127,22 @@ class WatchSet:
         return changed
 
     def _read(self, w: _Watch) -> Any:
+        """ZkClient's reads, one for one: ``exists`` with a watch first (it also covers a path
+        that does not exist yet), then the children of a children watch; a data watch reads
+        the data only once it has fired (``subscribeDataChanges`` sets the watch with
+        ``exists`` alone, the data-change handler reads the new value)."""
         assert w.callback is not None
-        try:
-            if w.kind == CHILDREN:
-                return tuple(sorted(self._session.get_children(w.path, watch=w.callback)))
-            _, stat = self._session.get(w.path, watch=w.callback)
+        stat = self._session.exists(w.path, watch=w.callback)
+        if stat is None:
+            return None
+        if w.kind == DATA:
+            if w.last is not _UNSEEN:
+                _, stat = self._session.get(w.path, watch=w.callback)
             return stat.mzxid
+        try:
+            return tuple(sorted(self._session.get_children(w.path, watch=w.callback)))
         except NoNodeError:
-            # Watch for the node's creation (ZkClient subscribes through exists()).
-            stat = self._session.exists(w.path, watch=w.callback)
-            if stat is None:
-                return None
-            return stat.mzxid if w.kind == DATA else ()
+            return None
 
     def _make_callback(self, w: _Watch) -> Callable[[WatchedEvent], None]:
         def on_event(event: WatchedEvent) -> None:

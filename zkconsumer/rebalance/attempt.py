@@ -22,6 +22,7 @@ instead of claiming in a new session next to claims that died with the old one.
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import time
 from collections.abc import Callable, Iterable
@@ -85,6 +86,7 @@ class RebalanceExecutor:
         self.claims = OwnerClaims(consumer_id=consumer_id, group=self.group, session=session,
                                   corrupt=self.corrupt, metrics=metrics, events=events)
         self._acl_checked = False
+        self._namespace_checked = False
 
     def is_shutting_down(self) -> bool:
         return self._is_shutting_down()
@@ -92,10 +94,17 @@ class RebalanceExecutor:
     # --- registration and watches --------------------------------------------------------------
 
     def register(self) -> None:
-        """``registerConsumerInZK``: the ephemeral registration, session-checked (0.9+)."""
+        """``registerConsumerInZK``: the ephemeral registration, session-checked (0.9+).
+
+        Its ``ZKCheckedEphemeral.createRecursive`` created each ancestor first, every time (one
+        ``create`` each, answered NodeExists once the group exists): part of what a join costs.
+        """
         path = paths.consumer_registration(self.group, self.consumer_id)
         data = codec.encode_registration(
             self.subscription.topic_count.registration(int(time.time() * 1000)))
+        for ancestor in (paths.CONSUMERS, paths.group(self.group), paths.consumer_ids(self.group)):
+            with contextlib.suppress(NodeExistsError):
+                self.session.create(ancestor, b"")
         self.session.create_checked_ephemeral(path, data)
         log.info("[%s] registered %s", self.consumer_id, path)
         if self.config.zookeeper_acl != "open" and not self._acl_checked:
@@ -178,6 +187,10 @@ class RebalanceExecutor:
         session_id = self.session.session_id
         if session_id is None:
             raise SessionExpiredError("no ZooKeeper session at the start of the attempt")
+        # syncedRebalance reads the Cluster (every broker) before each attempt, then rebalance()
+        # reads the registration (constructTopicCount) and getAllBrokersInCluster again: the
+        # herd's reads are the original's, each of them.
+        self._read_brokers()
         my_reg = self._own_registration()
         if not self._read_brokers():
             log.warning("[%s] no brokers found when trying to rebalance.", self.consumer_id)
@@ -189,6 +202,8 @@ class RebalanceExecutor:
         if self.listener is not None:
             self.listener.before_releasing_partitions(release.listener_map)
         self._release(release)
+        # AssignmentContext reads the registration once more (its own constructTopicCount).
+        my_reg = self._own_registration()
         view = self._read_view(my_reg)
         my_count = topic_count_from_registration(self.consumer_id, my_reg,
                                                  self.config.exclude_internal_topics)
@@ -206,6 +221,9 @@ class RebalanceExecutor:
             for tp, tid in plan.claims.items()
         }
         self.offsets.checkpoint(offsets)
+        if plan.claims and not self._namespace_checked:
+            # Kafka's ZkPath.checkNamespace: one exists("/") before its first owner claim.
+            self._namespace_checked = self.session.exists("/") is not None
         if not self.claims.claim(plan.claims, session_id):
             return False
         self.ownership.install(infos, session_id)
@@ -308,9 +326,16 @@ class RebalanceExecutor:
                           path, data, problem)
 
     def _read_view(self, my_reg: codec.ConsumerRegistration) -> GroupView:
-        """``AssignmentContext``: every member's registration and every topic's partitions."""
+        """``AssignmentContext``: every member's registration and every topic's partitions.
+
+        Reads of a path the connector watches leave a watch, as ZkClient's reads of a path with
+        listeners did (the server keeps one per session and path, so nothing fires twice).
+        ``getConsumersInGroup`` lists the group a second time after ``getConsumersPerTopic``;
+        its list only fed the original's roundrobin check, which the first list serves here,
+        but the read is part of what every member costs the server per attempt.
+        """
         ids_path = paths.consumer_ids(self.group)
-        members = self.session.get_children(ids_path)
+        members = self.session.get_children(ids_path, watch=self.watches.callback(ids_path))
         regs: dict[str, codec.ConsumerRegistration] = {}
         for member in sorted(members):
             try:
@@ -331,6 +356,7 @@ class RebalanceExecutor:
                 self._unreadable(path, data, exc)
                 continue
             regs[member] = reg
+        self.session.get_children(ids_path, watch=self.watches.callback(ids_path))
         all_topics = None
         if needs_topic_list([*regs.values(), my_reg]):
             try:
@@ -342,7 +368,7 @@ class RebalanceExecutor:
         for topic in consumers_per_topic(regs, all_topics, excl):
             path = paths.topic(topic)
             try:
-                data, _ = self.session.get(path)
+                data, _ = self.session.get(path, watch=self.watches.callback(path))
             except NoNodeError:
                 partitions[topic] = []
                 continue

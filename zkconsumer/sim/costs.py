@@ -11,32 +11,36 @@ offset changed since the last commit.
 
 | step (where in the code)                                              | reads  | writes |
 |-----------------------------------------------------------------------|--------|--------|
-| register (``RebalanceExecutor.register``: create_checked_ephemeral)   | 0      | 1      |
-| arm watches, joiner (``WatchSet.arm``: getChildren ids + getData t)   | 1 + T  | 0      |
-| arm membership watch after a notification (``WatchSet.arm``)          | 1      | 0      |
+| register (``RebalanceExecutor.register``: 3 ancestors, then the znode) | 0     | 4      |
+| arm watches, joiner (``WatchSet.arm``: exists + getChildren ids, exists t) | 2 + T | 0   |
+| arm membership watch after a notification (exists + getChildren ids)  | 2      | 0      |
 | own registration (``attempt``: session.get(my_path))                  | 1      | 0      |
-| brokers (``_read_brokers``: getChildren /brokers/ids + getData each)  | 1 + B  | 0      |
+| brokers, twice (``_read_brokers``: getChildren /brokers/ids + getData each) | 2+2B | 0   |
 | commit on close_fetchers (``ZookeeperOffsetStore.commit``: setData)   | 0      | c      |
 | release (``_release``: delete each owner znode held)                  | 0      | o      |
-| group view (``_read_view``: getChildren ids + getData each + topics)  | 1+N+T  | 0      |
+| group view (``_read_view``: own registration, ids twice, each + topics) | 3+N+T  | 0      |
 | offsets (``OffsetStore.read``: getData per claimed partition)         | k      | 0      |
 | claim (``_claim``: create per claimed partition)                      | 0      | k      |
 | claim hit NodeExists (``_claim``: getData to compare the owner)       | 1 each | 0      |
 | rollback (``_claim``: delete each znode created in the attempt)       | 0      | 1 each |
-| leader lookup (``LeaderLookup.find``: state per partition + brokers)  | k + L  | 0      |
+| leader lookup (``LeaderLookup.find``: broker list + state per partition) | k+1+B (k>0) | 0 |
 | clean shutdown (``connector._release_znodes``: owners + registration) | 0      | o + 1  |
 
-``L`` = distinct leader brokers among the claimed partitions (``min(B, k)``: leaders spread
-over brokers). A failed attempt's ``after_failed_attempt`` commits nothing (the registry was
-emptied by the release). A retry repeats "own registration" through "leader lookup" without the
-watch re-arm. Not modelled (one-off or outside the event window): parent-znode creates on the
-first claim or commit of a path, the auto-commit scheduler's periodic writes, ``exists`` on
-``/brokers/topics`` for wildcard subscribers, retries after connection loss.
+The reads are the original's, one for one (the original's ``getCluster`` and
+``getAllBrokersInCluster``, its two ``constructTopicCount``, ``getConsumersPerTopic`` and
+``getConsumersInGroup``, ZkClient's ``exists`` before each watch, ``ZKCheckedEphemeral``'s
+ancestors, the leader finder's broker list), but the leader lookup's state reads, where the
+original asked a broker (docs/herd-operations.md). A failed attempt's ``after_failed_attempt``
+commits nothing (the registry was emptied by the release). A retry repeats "brokers" through
+"leader lookup" without the watch re-arm. Not modelled (one-off or outside the event window):
+parent-znode creates on the first claim or commit of a path, a member's one ``exists /`` before
+its first claim (Kafka's namespace check), the auto-commit scheduler's periodic writes,
+``exists`` on ``/brokers/topics`` for wildcard subscribers, retries after connection loss.
 
 So a join of one member to ``N`` members owning ``P`` partitions, with no conflict, costs
 
-    (N+1)·(N+1) [group views] + (N+1)·(3 + B + T) + N [re-arms] + 2 + T [joiner]
-    + 4P [release, offsets, claim, leader state] + c + Σ min(B, k) [leader brokers]
+    (N+1)·(N+1) [group views] + (N+1)·(6 + 2B + T) + 2N [re-arms] + 6 + T [joiner]
+    + 4P [release, offsets, claim, leader state] + c + Σ_{k>0} (1 + B) [leader brokers]
 
 (:func:`clean_join_requests`): the spec's ``N² + aN + 3P`` plus the leader lookups.
 
@@ -75,8 +79,8 @@ class Cost:
 
 # --- legacy: one row of the table each ----------------------------------------------------------
 
-REGISTER = Cost(writes=1)
-REARM_MEMBERSHIP_WATCH = Cost(reads=1)
+REGISTER = Cost(writes=4)  # /consumers, /consumers/<g>, .../ids (ZKCheckedEphemeral), the znode
+REARM_MEMBERSHIP_WATCH = Cost(reads=2)  # ZkClient: exists, then getChildren, both watching
 OWN_REGISTRATION = Cost(reads=1)
 OWNER_DELETE = Cost(writes=1)
 OWNER_CREATE = Cost(writes=1)
@@ -84,8 +88,9 @@ OFFSET_COMMIT = Cost(writes=1)
 
 
 def arm_watches_first(topics: int) -> Cost:
-    """The joiner's first ``WatchSet.arm``: group children and each topic's data."""
-    return Cost(reads=1 + topics)
+    """The joiner's first ``WatchSet.arm``: exists + children of the group, exists of each
+    topic (ZkClient's ``subscribeChildChanges`` and ``subscribeDataChanges``)."""
+    return Cost(reads=2 + topics)
 
 
 def read_brokers(brokers: int) -> Cost:
@@ -93,7 +98,9 @@ def read_brokers(brokers: int) -> Cost:
 
 
 def read_group(members_in_view: int, topics: int) -> Cost:
-    return Cost(reads=1 + members_in_view + topics)
+    """``AssignmentContext``: the own registration, the group listed twice, each registration
+    and each topic."""
+    return Cost(reads=3 + members_in_view + topics)
 
 
 def read_offsets(claimed: int) -> Cost:
@@ -101,13 +108,16 @@ def read_offsets(claimed: int) -> Cost:
 
 
 def leader_lookup(claimed: int, brokers: int) -> Cost:
-    """The leader finder after a successful attempt (background thread, same session)."""
-    return Cost(reads=claimed + min(brokers, claimed))
+    """The leader finder after a successful attempt (background thread, same session): the
+    broker list and every broker, then the state of each claimed partition; nothing when the
+    attempt claimed nothing."""
+    return Cost(reads=claimed + 1 + brokers) if claimed else Cost()
 
 
 def attempt_prefix(brokers: int) -> Cost:
-    """Steps 1-2 of every attempt: own registration and the broker list."""
-    return OWN_REGISTRATION + read_brokers(brokers)
+    """Steps 1-2 of every attempt: the broker list (``getCluster``), own registration and the
+    broker list again (``getAllBrokersInCluster``)."""
+    return OWN_REGISTRATION + read_brokers(brokers) + read_brokers(brokers)
 
 
 def clean_join_requests(members: int, partitions: int, brokers: int = 1, topics: int = 1,
@@ -147,23 +157,26 @@ def attempt_operations(members_in_view: int, owned_before: int, claimed: int, br
                        topics: int) -> dict[str, int]:
     """One successful, conflict-free attempt of one member and its leader lookup, by operation.
 
-    Own registration (getData), the broker list (getChildren + getData each), release (delete
-    per owned partition), the group view (getChildren of ids + getData of each registration and
-    of each topic), offsets (getData per claimed partition), claims (create each), leader
-    lookup (getData of each claimed partition's state and of each distinct leader broker).
+    Own registration (getData, twice), the broker list twice (getChildren + getData each),
+    release (delete per owned partition), the group view (getChildren of ids twice + getData of
+    each registration and of each topic), offsets (getData per claimed partition), claims
+    (create each), leader lookup (getChildren of the brokers, getData of each broker and of
+    each claimed partition's state).
     """
-    return _ops(getData=1 + brokers + members_in_view + topics + claimed + claimed
-                + min(brokers, claimed),
-                getChildren=1 + 1, create=claimed, delete=owned_before)
+    lookup = leader_lookup(claimed, brokers).reads
+    return _ops(getData=2 + 2 * brokers + members_in_view + topics + claimed
+                + max(lookup - 1, 0),
+                getChildren=2 + 2 + (1 if lookup else 0), create=claimed, delete=owned_before)
 
 
 def clean_join_operations(members: int, partitions: int, brokers: int = 1, topics: int = 1
                           ) -> dict[str, int]:
     """:func:`clean_join_requests` by operation: ``members`` -> ``members + 1``, no conflict,
-    no offset changed. The old members re-arm their watch (getChildren), the joiner registers
-    (create) and arms its watches (getChildren of ids, getData of each topic)."""
+    no offset changed. The old members re-arm their watch (exists, getChildren), the joiner
+    registers (its ancestors and itself: create) and arms its watches (exists and getChildren
+    of ids, exists of each topic)."""
     n = members + 1
-    total = _ops(getChildren=members + 1, getData=topics, create=1)
+    total = _ops(getChildren=members + 1, exists=members + 1 + topics, create=4)
     for rank in range(n):
         before = len(range_share(rank, members, partitions)) if rank < members else 0
         k = len(range_share(rank, n, partitions))
@@ -176,12 +189,13 @@ def clean_leave_operations(members: int, partitions: int, leaver: int, brokers: 
     """A clean leave of member rank ``leaver`` from ``members``, no conflict, nothing changed.
 
     The leaver deletes its owner znodes, then its registration; each of the ``members - 1``
-    others is notified, re-arms its watch (getChildren) and runs one attempt.
+    others is notified, re-arms its watch (exists, getChildren) and runs one attempt.
     """
     if not 0 <= leaver < members:
         raise ValueError(f"leaver rank {leaver} is not one of {members} members")
     m = members - 1
-    total = _ops(delete=len(range_share(leaver, members, partitions)) + 1, getChildren=m)
+    total = _ops(delete=len(range_share(leaver, members, partitions)) + 1, getChildren=m,
+                 exists=m)
     for new_rank, old_rank in enumerate(r for r in range(members) if r != leaver):
         before = len(range_share(old_rank, members, partitions))
         k = len(range_share(new_rank, m, partitions))

@@ -154,14 +154,19 @@ class LegacyGroup(SimulatedGroup):
         m = self._new_member(mid)
         self.ledger.begin()
         m.state = MemberState.REBALANCING
-        self.engine.after(self.cal.zk_connect_ms / 1000.0 * self.zk.jitter(), self.zk.write,
-                          m.cpu, lambda: self.zk.register(mid), lambda _: self._joined(m))
+        # ZKCheckedEphemeral: the registration's ancestors (they exist), then the registration.
+        ancestors = costs.REGISTER.writes - 1
+        self.engine.after(self.cal.zk_connect_ms / 1000.0 * self.zk.jitter(), self._writes, m,
+                          list(range(ancestors)), lambda _p: None,
+                          lambda: self.zk.write(m.cpu, lambda: self.zk.register(mid),
+                                                lambda _: self._joined(m)))
 
     def _joined(self, m: LegacyMember) -> None:
-        # subscribe + first WatchSet.arm: group children (with the watch) and the topic's data
-        # The join's busy mark is the joiner's rebalance: ``_finish`` ends it.
-        self.zk.read(m.cpu, lambda: self.zk.arm_watch(m.mid),
-                     lambda _: self.zk.bulk_read(m.cpu, TOPICS, lambda: self._synced(m)))
+        # subscribe + first WatchSet.arm: exists and children of the group (the watch), then
+        # exists of the topic. The join's busy mark is the joiner's rebalance: ``_finish``.
+        self.zk.read(m.cpu, lambda: None, lambda _: self.zk.read(
+            m.cpu, lambda: self.zk.arm_watch(m.mid),
+            lambda _: self.zk.bulk_read(m.cpu, TOPICS, lambda: self._synced(m))))
 
     def leave(self, mid: str) -> None:
         """``shutdown``: stop (:func:`leave_stop_s`), commit, delete owners, then the
@@ -211,7 +216,9 @@ class LegacyGroup(SimulatedGroup):
             m.pending = True
 
     def _rearm_then_rebalance(self, m: LegacyMember) -> None:
-        self.zk.read(m.cpu, lambda: self.zk.arm_watch(m.mid), lambda _: self._synced(m))
+        """ZkClient's child-change handler: ``exists`` then ``getChildren``, both watching."""
+        self.zk.read(m.cpu, lambda: None, lambda _: self.zk.read(
+            m.cpu, lambda: self.zk.arm_watch(m.mid), lambda _: self._synced(m)))
 
     def _synced(self, m: LegacyMember) -> None:
         m.attempt = 0
