@@ -105,3 +105,34 @@ def test_only_a_kafka_4_spec_gets_kip848_settings(tmp_path, monkeypatch):
         False, False, False, False]
     monkeypatch.setenv("ZKCONSUMER_BOOTSTRAP", f"kafka:{new}")
     assert is_kraft_spec(None) is True
+
+
+def test_spark_jobs_give_kafka_4_the_kip848_settings_and_record_the_heartbeat(tmp_path):
+    import argparse
+
+    from zkconsumer.spark.brokers import broker_command, broker_meta, kraft_props
+
+    new, old = _kafka_dir(tmp_path, "4.0.2"), _kafka_dir(tmp_path, "2.4.1")
+
+    def args(broker, hb, session=6000, bootstrap=None):
+        return argparse.Namespace(broker=broker, consumer_heartbeat_ms=hb, bootstrap=bootstrap,
+                                  session_timeout_ms=session)
+
+    assert kraft_props(args(f"kafka:{new}", 1000)) == (
+        "group.consumer.session.timeout.ms=6000", "group.consumer.min.session.timeout.ms=6000",
+        "group.consumer.heartbeat.interval.ms=1000",
+        "group.consumer.min.heartbeat.interval.ms=1000")
+    assert broker_meta(args(f"kafka:{new}", 1000)) == {
+        "broker": "apache-kafka-4.0.2", "consumer_heartbeat_interval_ms": 1000,
+        "consumer_heartbeat_source": "--consumer-heartbeat-ms"}
+    assert broker_meta(args(f"kafka:{old}", None)) == {"broker": "apache-kafka-2.4.1"}
+    assert broker_meta(args(None, None)) == {"broker": "tansu-0.6.0"}
+    assert broker_command(args(f"kafka:{new}", 1000)) == [
+        "--broker", f"kafka:{new}", "--consumer-heartbeat-ms", "1000"]
+    assert kraft_props(args(f"kafka:{old}", None)) == ()
+    with pytest.raises(ValueError, match="--consumer-heartbeat-ms 1000: a setting of the Apache "
+                                         "Kafka 4 broker"):
+        kraft_props(args(f"kafka:{old}", 1000))
+    with pytest.raises(ValueError, match=r"heartbeat interval \(5000 ms\) must be shorter than "
+                                         r"the session timeout \(4000 ms\)"):
+        kraft_props(args(f"kafka:{new}", None, session=4000))

@@ -42,6 +42,33 @@ def test_librdkafka_statistics_are_summed_over_every_broker_handle() -> None:
     assert counts["FindCoordinator"] == 1 and "Fetch" not in counts
 
 
+def test_a_kip848_members_heartbeats_join_its_request_counts() -> None:
+    """librdkafka's statistics have no ConsumerGroupHeartbeat: the member counts the protocol
+    debug log's "Sent ConsumerGroupHeartbeatRequest" lines and adds them to every sample."""
+    from zkconsumer.lab.drivers.broker import HeartbeatCounter
+
+    counter = HeartbeatCounter()
+    logger = counter.logger("m03-i1")
+    logger.debug("GroupCoordinator/0: Sent ConsumerGroupHeartbeatRequest (v1, 64 bytes @ 0, "
+                 "CorrId 3)")
+    logger.debug("GroupCoordinator/0: Received ConsumerGroupHeartbeatResponse (v1, 77 bytes)")
+    logger.debug("127.0.0.1:9092/0: Sent FetchRequest (v17, 94 bytes @ 0, CorrId 4)")
+    logger.debug("GroupCoordinator/0: Sent ConsumerGroupHeartbeatRequest (v1, 96 bytes @ 0, "
+                 "CorrId 6)")
+    assert counter.sent == 2
+    stats = {"brokers": {"GroupCoordinator": {"req": {"OffsetFetch": 1}}}}
+    counts = request_counts(json.dumps(stats), counter.sent)
+    assert counts["ConsumerGroupHeartbeat"] == 2 and counts["OffsetFetch"] == 1
+    assert "ConsumerGroupHeartbeat" not in request_counts(json.dumps(stats))
+
+
+def test_only_kip848_members_turn_on_the_protocol_debug_log(tmp_path: Path) -> None:
+    kip848 = consumer_config(spec(tmp_path, "consumer-uniform"), "uniform", False, "consumer")
+    classic = consumer_config(spec(tmp_path, "eager-range"), "range", False)
+    assert (kip848["debug"], kip848["log_level"]) == ("protocol", 7)
+    assert "debug" not in classic and classic["log_level"] == 3
+
+
 def test_both_sides_get_the_same_session_timeout(tmp_path: Path) -> None:
     zk = connector_config(spec(tmp_path), "range")
     broker = consumer_config(spec(tmp_path, "static-range"), "range", static=True)

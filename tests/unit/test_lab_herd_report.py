@@ -71,3 +71,15 @@ def test_summary_rows_show_sizes_and_not_applicable_cells() -> None:
     table = summary_table(sweep())
     row = next(line for line in table.splitlines() if line.startswith("| eager-range | join | 4 "))
     assert "| 4→5 |" in row and "| — |" in row        # no ZooKeeper count for a broker group
+
+
+def test_movement_columns_appear_for_sweeps_that_measured_them() -> None:
+    old = [run("consumer-uniform", "join", 4, 36)]
+    assert "| moved |" not in summary_table(old)
+    new = [run("consumer-uniform", "join", 4, 36)]
+    new[0].metrics.update({"members_paused": 4, "members_idle": 0, "partitions_revoked": 25,
+                           "partitions_moved": 25})
+    table = summary_table(new)
+    head, _, row = table.splitlines()[:3]
+    assert "| rebalanced | paused | idle | revoked | moved | conflicts |" in head
+    assert "| 5 | 4 | 0 | 25 | 25 | 0 |" in row

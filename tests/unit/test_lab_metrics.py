@@ -22,6 +22,7 @@ from zkconsumer.lab.metrics import (
     lost,
     members_paused,
     partition_seconds_unavailable,
+    partitions_moved,
     partitions_revoked,
     request_deltas,
 )
@@ -107,6 +108,26 @@ def test_eager_join_revokes_every_partition_and_a_leavers_own_stop_is_not_counte
     ivs = build_intervals(recs, w.end)
     assert partitions_revoked(ivs, w, {}) == 4
     assert partitions_revoked(ivs, w, {("m0", 0): 10.5}) == 2
+
+
+def test_partitions_moved_counts_fetcher_changes_not_stops() -> None:
+    """An eager round stops all 4 partitions but hands 0,1,2 back to their owners: 1 moved; the
+    incremental join moves the one partition it revokes; a leaver's partitions move too."""
+    w = EventWindow(10, 30, ("m0", "m1", "m2"))
+    eager = RunRecords()
+    eager_join(eager)
+    assert partitions_moved(build_intervals(eager, w.end), 4, w) == 1
+    coop = RunRecords()
+    cooperative_join(coop)
+    assert partitions_moved(build_intervals(coop, w.end), 4, w) == 1
+    leave = RunRecords()
+    formed(leave)
+    tl(leave, 11, "m1", "revoked", 2, 3)
+    tl(leave, 12, "m0", "fetching", 2, 3)
+    assert partitions_moved(build_intervals(leave, w.end), 4, w) == 2
+    still = RunRecords()
+    formed(still)
+    assert partitions_moved(build_intervals(still, w.end), 4, w) == 0
 
 
 def test_old_assignment_is_not_stable_while_the_newcomer_owns_nothing() -> None:

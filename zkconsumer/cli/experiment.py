@@ -24,7 +24,12 @@ from zkconsumer.cli import (
     experiment_split,
 )
 from zkconsumer.cli.console import show
-from zkconsumer.cli.experiment_args import csv_choice, finish_command, servers_named_together
+from zkconsumer.cli.experiment_args import (
+    csv_choice,
+    finish_command,
+    kip848_heartbeat,
+    servers_named_together,
+)
 from zkconsumer.lab import EVENTS, PROTOCOLS, ExperimentSpec, RunStatus, Timing, run_experiment
 from zkconsumer.lab.broker_option import add_broker_option, broker_named_once, results_broker
 from zkconsumer.lab.compare.output import write_outputs
@@ -91,25 +96,6 @@ def reproduce_command(args: argparse.Namespace) -> str:
     if args.parallel != 1:
         parts += ["--parallel", str(args.parallel)]
     return finish_command(parts, args)
-
-
-def kip848_heartbeat(args: argparse.Namespace) -> dict[str, object] | str:
-    """What meta.json records of the KIP-848 groups' heartbeat (the interval the broker gave
-    them, when the run starts an Apache Kafka 4 broker), or the error when
-    ``--consumer-heartbeat-ms`` names a broker that has no such setting."""
-    from zkconsumer.testing.kraft import DEFAULT_CONSUMER_HEARTBEAT_MS
-    from zkconsumer.testing.servers import is_kraft_spec
-
-    kraft = bool(args.broker) and is_kraft_spec(args.broker)
-    if args.consumer_heartbeat_ms is not None and not kraft:
-        return ("--consumer-heartbeat-ms is a setting of the Apache Kafka 4 broker the run "
-                "starts: give --broker kafka:DIR with a Kafka 4 directory")
-    if not kraft:
-        return {}
-    hb = args.consumer_heartbeat_ms
-    return {"consumer_heartbeat_interval_ms": DEFAULT_CONSUMER_HEARTBEAT_MS if hb is None else hb,
-            "consumer_heartbeat_source": "broker default" if hb is None
-            else "--consumer-heartbeat-ms"}
 
 
 def run_compare(args: argparse.Namespace) -> int:

@@ -19,7 +19,7 @@ from typing import Any
 from zkconsumer.admin.options import add_bootstrap_option, add_zk_option
 from zkconsumer.cli import run_meta
 from zkconsumer.cli.console import show
-from zkconsumer.cli.experiment_args import csv_choice, finish_command
+from zkconsumer.cli.experiment_args import csv_choice, finish_command, kip848_heartbeat
 from zkconsumer.lab.broker_option import add_broker_option, broker_named_once
 from zkconsumer.lab.drivers import DRIVERS
 from zkconsumer.lab.herd.report import fits_table, write_herd_outputs, write_herd_results
@@ -60,6 +60,10 @@ def register(verbs: Any) -> None:
                            "(long by default so that pings hardly touch the server's count)")
     herd.add_argument("--backoff-ms", type=int, default=HERD_TIMING.rebalance_backoff_ms,
                       help="rebalance.backoff.ms of the ZooKeeper members")
+    herd.add_argument("--consumer-heartbeat-ms", type=int, default=None, metavar="MS",
+                      help="heartbeat interval of the KIP-848 (consumer-*) groups, set on the "
+                           "Apache Kafka 4 broker --broker starts "
+                           "(group.consumer.heartbeat.interval.ms; default: the broker's, 5000)")
     herd.add_argument("--quiet-s", type=float, default=HERD_TIMING.quiet_s,
                       help="seconds without any change that count as settled")
     add_zk_option(herd, dest="zookeeper", required=False,
@@ -80,14 +84,21 @@ def reproduce_command(args: argparse.Namespace) -> str:
              "--events", ",".join(args.events), "--session-timeout-ms",
              str(args.session_timeout_ms), "--backoff-ms", str(args.backoff_ms),
              "--quiet-s", f"{args.quiet_s:g}"]
+    if args.consumer_heartbeat_ms is not None:
+        parts += ["--consumer-heartbeat-ms", str(args.consumer_heartbeat_ms)]
     return finish_command(parts, args)
 
 
 def run_herd_command(args: argparse.Namespace) -> int:
     if not broker_named_once(args):
         return 2
+    heartbeat = kip848_heartbeat(args)
+    if isinstance(heartbeat, str):
+        print(f"zkconsumer: error: {heartbeat}", file=sys.stderr)
+        return 2
     timing = replace(HERD_TIMING, session_timeout_ms=args.session_timeout_ms,
-                     rebalance_backoff_ms=args.backoff_ms, quiet_s=args.quiet_s)
+                     rebalance_backoff_ms=args.backoff_ms, quiet_s=args.quiet_s,
+                     consumer_heartbeat_interval_ms=args.consumer_heartbeat_ms)
     spec = HerdSpec(protocols=args.protocols, members=args.members, partitions=args.partitions,
                     events=args.events, timing=timing, zk_connect=args.zookeeper,
                     bootstrap=args.bootstrap, dedicated_zookeeper=args.zookeeper is None,
@@ -99,7 +110,7 @@ def run_herd_command(args: argparse.Namespace) -> int:
         return 2
     # With N >> P most members own nothing, and the legacy assignor says so on every attempt:
     # quiet for this run only (the verb may run inside a larger program, e.g. the tests).
-    prov = run_meta.start(reproduce_command(args), args)
+    prov = run_meta.start(reproduce_command(args), args, **heartbeat)
     assignor_log = logging.getLogger("zkconsumer.assignors.legacy")
     level = assignor_log.level
     assignor_log.setLevel(logging.ERROR)

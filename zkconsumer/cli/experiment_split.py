@@ -18,7 +18,12 @@ from typing import Any
 from zkconsumer.admin.options import add_bootstrap_option, add_zk_option
 from zkconsumer.cli import run_meta
 from zkconsumer.cli.console import show
-from zkconsumer.cli.experiment_args import csv_choice, finish_command, servers_named_together
+from zkconsumer.cli.experiment_args import (
+    csv_choice,
+    finish_command,
+    kip848_heartbeat,
+    servers_named_together,
+)
 from zkconsumer.lab.broker_option import add_broker_option, broker_named_once
 from zkconsumer.lab.compare.spec import PROTOCOLS
 from zkconsumer.lab.runs import RunStatus
@@ -57,6 +62,11 @@ def register(verbs: Any) -> None:
     p.add_argument("--joins", type=int, default=2, help="stale-view: newcomers, one by one")
     p.add_argument("--overlap-s", type=float, default=2.0,
                    help="zombie: stay paused this long after the takeover")
+    p.add_argument("--consumer-heartbeat-ms", type=int, default=None, metavar="MS",
+                   help="heartbeat interval of the KIP-848 (consumer-*) groups, set on the "
+                        "Apache Kafka 4 broker --broker starts "
+                        "(group.consumer.heartbeat.interval.ms; default: the broker's, 5000, "
+                        "which must be shorter than --session-timeout-ms)")
     p.add_argument("--rate", type=float, default=DEFAULT_TIMING.produce_rate,
                    help="messages per second produced during each run")
     add_zk_option(p, dest="zookeeper", required=False,
@@ -83,15 +93,22 @@ def reproduce_command(args: argparse.Namespace) -> str:
     if args.scenario == "zombie":
         parts += ["--overlap-s", f"{args.overlap_s:g}"]
     parts += ["--rate", f"{args.rate:g}"]
+    if args.consumer_heartbeat_ms is not None:
+        parts += ["--consumer-heartbeat-ms", str(args.consumer_heartbeat_ms)]
     return finish_command(parts, args)
 
 
 def run_split(args: argparse.Namespace) -> int:
     if not servers_named_together(args) or not broker_named_once(args):
         return 2
+    heartbeat = kip848_heartbeat(args)
+    if isinstance(heartbeat, str):
+        print(f"zkconsumer: error: {heartbeat}", file=sys.stderr)
+        return 2
     timing = replace(DEFAULT_TIMING, session_timeout_ms=args.session_timeout_ms,
                      rebalance_backoff_ms=args.backoff_ms,
-                     rebalance_max_retries=args.max_retries, produce_rate=args.rate)
+                     rebalance_max_retries=args.max_retries, produce_rate=args.rate,
+                     consumer_heartbeat_interval_ms=args.consumer_heartbeat_ms)
     spec = SplitBrainSpec(
         scenario=args.scenario, protocols=args.protocols, members=args.members,
         partitions=args.partitions, repeat=args.repeat, out_dir=str(args.out),
@@ -104,7 +121,7 @@ def run_split(args: argparse.Namespace) -> int:
         print(f"zkconsumer: error: {exc}", file=sys.stderr)
         return 2
     args.out.mkdir(parents=True, exist_ok=True)
-    prov = run_meta.start(reproduce_command(args), args)
+    prov = run_meta.start(reproduce_command(args), args, **heartbeat)
     results = run_split_brain(
         spec, on_result=lambda so_far: write_results(so_far, args.out / "results.json", spec))
     written = write_outputs(results, spec, args.out, reproduce_command(args))

@@ -49,11 +49,13 @@ ZOOKEEPER_FAMILY = "zookeeper"
 # Decisions closer than this belong to the same rebalance round (see decision_rounds).
 ROUND_GAP_S = 1.0
 # KIP-848 members talk to the coordinator through ConsumerGroupHeartbeat only, which librdkafka's
-# statistics do not count, and send no JoinGroup: what their two request metrics mean instead.
+# statistics do not count (the member counts it from the protocol debug log), and send no
+# JoinGroup: what their two request metrics mean instead.
 KIP848_NOTES = {
-    "coordination_requests": "KIP-848 group: ConsumerGroupHeartbeat requests are not in "
-                             "librdkafka's statistics, so only OffsetCommit, OffsetFetch, "
-                             "FindCoordinator and the like are counted",
+    "coordination_requests": "KIP-848 group: ConsumerGroupHeartbeat requests are counted by "
+                             "each member from librdkafka's protocol debug log (its statistics "
+                             "have none), beside OffsetCommit, OffsetFetch, FindCoordinator and "
+                             "the like from the statistics",
     "rebalance_attempts": "KIP-848 group: no JoinGroup; counted are the members' "
                           "reconciliations (one on_assign each)",
     "conflicting_decisions": "KIP-848 group: the coordinator computes the assignment for "
@@ -115,6 +117,16 @@ def partitions_revoked(intervals: Sequence[Interval], w: EventWindow,
         if left_at is None or iv.end < left_at:
             count += 1
     return count
+
+
+def partitions_moved(intervals: Sequence[Interval], partitions: int, w: EventWindow) -> int:
+    """Partitions whose fetcher at the end of the window is not the one at its start: what the
+    event really moved (an eager round revokes every partition, yet hands most of them back to
+    the same member; an incremental one moves only what must). A partition nobody fetched at
+    either end counts as moved when somebody fetches it at the other."""
+    before = fetchers_at(intervals, partitions, w.start)
+    after = fetchers_at(intervals, partitions, max(w.start, w.end - 1e-6))
+    return sum(1 for a, b in zip(before, after, strict=True) if a != b)
 
 
 def members_idle(intervals: Sequence[Interval], partitions: int, w: EventWindow,
@@ -359,6 +371,7 @@ def event_metrics(records: RunRecords, produced: Sequence[Produced], partitions:
         # extras, not in the summary table
         "members_idle": len(members_idle(intervals, partitions, w, leaving)),
         "partitions_revoked": partitions_revoked(intervals, w, leaving),
+        "partitions_moved": partitions_moved(intervals, partitions, w),
         "rollbacks": coord_count(records, w, Coord.ROLLBACK.value),
         "group_rebalances": group_rebalances(records, w),
         "requests_by_type": reqs,

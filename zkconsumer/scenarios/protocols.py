@@ -76,6 +76,7 @@ class Protocol:
     simulated: bool = False  # the simulator has a model of it
     simulated_only: bool = False  # no broker available here implements it
     split_brain: tuple[str, ...] = ()  # the split-brain scenarios at scale that apply
+    real_split_brain: tuple[str, ...] = ()  # those that apply to real members only (no model)
     demo: bool = False       # one of the demo's compared protocols
     rank: int | None = None
     label: str = ""          # what the figures' prose calls it
@@ -153,8 +154,10 @@ PROTOCOL_TABLE: dict[str, Protocol] = {p.name: p for p in (
     _zk("zk-range-kafka-dual", "range", offsets_storage="kafka", dual_commit=True),
     _zk("zk-range-kafka", "range", offsets_storage="kafka"),
     # KIP-848 (Apache Kafka 4): what replaced JoinGroup/SyncGroup, compared on Kafka 4 only.
-    _kip848("consumer-uniform", "uniform", rank=5, label="KIP-848 uniform"),
-    _kip848("consumer-range", "range", rank=6, label="KIP-848 range"),
+    _kip848("consumer-uniform", "uniform", real_split_brain=BROKER_SPLIT_BRAIN, rank=5,
+            label="KIP-848 uniform"),
+    _kip848("consumer-range", "range", real_split_brain=BROKER_SPLIT_BRAIN, rank=6,
+            label="KIP-848 range"),
     _kip848("static-consumer-uniform", "uniform", static=True, rank=7,
             label="static KIP-848 uniform"),
     _kip848("static-consumer-range", "range", static=True, rank=8,
@@ -177,6 +180,8 @@ LAB = tuple(name for name, p in PROTOCOL_TABLE.items() if p.lab)  # the table's 
 SIMULATED = tuple(name for name, p in PROTOCOL_TABLE.items() if p.simulated)
 DEMO = _names(lambda p: p.demo)
 SPLIT_BRAIN = _names(lambda p: bool(p.split_brain))
+# ... and with them the protocols real members run the scenarios for (on Apache Kafka 4).
+REAL_SPLIT_BRAIN = _names(lambda p: bool(p.split_brain or p.real_split_brain))
 # The comparison on every broker, and on Apache Kafka 4 (the only one running KIP-848 groups).
 # The original's members need Kafka 0.10.2: it is compared on that broker only (ORIGINALS).
 COMPARED = _names(lambda p: p.rank is not None and not p.kip848 and not p.original)

@@ -26,6 +26,7 @@ from dataclasses import asdict, dataclass
 
 from zkconsumer.scenarios.protocols import (
     PROTOCOL_TABLE,
+    REAL_SPLIT_BRAIN,
     SPLIT_BRAIN,
     SPLIT_BRAIN_SCENARIOS,
     ZOOKEEPER,
@@ -38,6 +39,9 @@ SCENARIOS = SPLIT_BRAIN_SCENARIOS
 # The protocols of the split-brain runs at scale, and which scenarios apply to each, come from
 # the protocol table.
 PROTOCOLS = SPLIT_BRAIN
+# Real mode runs the KIP-848 groups too (stale view and storm, on Apache Kafka 4): the simulator
+# has no split-brain model of them.
+REAL_PROTOCOLS = REAL_SPLIT_BRAIN
 ZOOKEEPER_PROTOCOLS = of_family(PROTOCOLS, ZOOKEEPER)
 
 ZOMBIE_NOT_APPLICABLE = (
@@ -153,11 +157,13 @@ def task_of(member: str, tasks: int) -> int:
 
 def not_applicable(protocol: str, scenario: str) -> str | None:
     """Why a (protocol, scenario) cell has no meaning, or None when it does."""
-    if protocol not in PROTOCOLS:
-        raise ValueError(f"unknown protocol {protocol!r}; choose from {', '.join(PROTOCOLS)}")
+    if protocol not in REAL_PROTOCOLS:
+        raise ValueError(f"unknown protocol {protocol!r}; choose from "
+                         f"{', '.join(REAL_PROTOCOLS)}")
     if scenario not in SCENARIOS:
         raise ValueError(f"unknown scenario {scenario!r}; choose from {', '.join(SCENARIOS)}")
-    if scenario in PROTOCOL_TABLE[protocol].split_brain:
+    entry = PROTOCOL_TABLE[protocol]
+    if scenario in entry.split_brain or scenario in entry.real_split_brain:
         return None
     return ZOMBIE_NOT_APPLICABLE if scenario == "zombie" else f"{scenario} does not apply"
 

@@ -38,7 +38,9 @@ from zkconsumer.zk.codec import BrokerRegistration
 
 log = logging.getLogger(__name__)
 
-START_TIMEOUT_S = 90.0
+# A fresh node is up in ~4 s on an idle machine; on a 2-core machine shared with other JVMs
+# (load average above 50) it was seen to take over 90 s, most of it in JIT warm-up.
+START_TIMEOUT_S = 240.0
 # The first Apache Kafka release without ZooKeeper mode: from here on a broker is a KRaft node.
 FIRST_KRAFT_ONLY_MAJOR = 4
 # The heartbeat interval a KIP-848 group gets when the broker is not told otherwise

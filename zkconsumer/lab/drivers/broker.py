@@ -8,9 +8,12 @@ session and heartbeat are the broker's settings then, so the member may not send
 rebalance callbacks are the timeline: ``on_assign`` is assigned-and-fetching (librdkafka starts
 fetching as soon as the assignment is applied), ``on_revoke``/``on_lost`` is the stop. Request
 counts come from librdkafka's statistics (``brokers.<b>.req``), summed over every broker handle
-including the group coordinator's; those statistics have no ConsumerGroupHeartbeat entry, so a
-KIP-848 member counts its rebalances itself: one ``attempt`` record per reconciliation (each
-ends in one ``on_assign``, often with nothing added, after an ``on_revoke`` of what moves).
+including the group coordinator's. Those statistics have no ConsumerGroupHeartbeat entry, so a
+KIP-848 member also turns on librdkafka's ``protocol`` debug log and counts the
+``Sent ConsumerGroupHeartbeatRequest`` lines (HeartbeatCounter), added to each statistics sample
+as ``ConsumerGroupHeartbeat``; it counts its rebalances itself: one ``attempt`` record per
+reconciliation (each ends in one ``on_assign``, often with nothing added, after an
+``on_revoke`` of what moves).
 """
 
 from __future__ import annotations
@@ -28,6 +31,9 @@ log = logging.getLogger(__name__)
 
 GROUP_REQUESTS = ("JoinGroup", "SyncGroup", "Heartbeat", "LeaveGroup", "OffsetCommit",
                   "OffsetFetch", "FindCoordinator")
+# KIP-848's one coordination request; librdkafka's statistics do not count it (HeartbeatCounter).
+KIP848_HEARTBEAT = "ConsumerGroupHeartbeat"
+SENT_HEARTBEAT = "Sent ConsumerGroupHeartbeatRequest"
 STATS_INTERVAL_MS = 1000
 LEAVE_FLUSH_S = 1.2   # one statistics interval after unsubscribe, so LeaveGroup is counted
 
@@ -58,13 +64,46 @@ def consumer_config(spec: MemberSpec, strategy: str, static: bool,
     }
     if static:
         conf["group.instance.id"] = spec.member
+    if group_protocol != "classic":
+        # The protocol debug log names every request sent: the only client-side count of
+        # ConsumerGroupHeartbeat. Debug lines reach only the member's logger, never stderr.
+        conf["debug"] = "protocol"
+        conf["log_level"] = 7
     return conf
 
 
-def request_counts(stats_json: str) -> dict[str, int]:
-    """Group-coordination request counts from one librdkafka statistics document."""
+class HeartbeatCounter(logging.Handler):
+    """The logger a KIP-848 member gives librdkafka: counts the ConsumerGroupHeartbeat requests
+    the protocol debug log says were sent, and passes errors on to this module's log, as the
+    other members' ``log_level`` 3 does (librdkafka's own filter is off for these members)."""
+
+    def __init__(self) -> None:
+        super().__init__(logging.DEBUG)
+        self.sent = 0
+
+    def emit(self, record: logging.LogRecord) -> None:
+        message = record.getMessage()
+        if SENT_HEARTBEAT in message:
+            self.sent += 1
+        elif record.levelno >= logging.ERROR:
+            log.log(record.levelno, "librdkafka: %s", message)
+
+    def logger(self, name: str) -> logging.Logger:
+        """A logger of its own per member (librdkafka calls it from the member's poll)."""
+        out = logging.getLogger(f"{__name__}.rdkafka.{name}")
+        out.propagate = False
+        out.setLevel(logging.DEBUG)
+        out.handlers = [self]
+        return out
+
+
+def request_counts(stats_json: str, heartbeats: int | None = None) -> dict[str, int]:
+    """Group-coordination request counts from one librdkafka statistics document; a KIP-848
+    member adds the ConsumerGroupHeartbeat requests it counted itself (``heartbeats``)."""
     stats = json.loads(stats_json)
     out = dict.fromkeys(GROUP_REQUESTS, 0)
+    if heartbeats is not None:
+        out[KIP848_HEARTBEAT] = heartbeats
     for broker in (stats.get("brokers") or {}).values():
         for name, count in (broker.get("req") or {}).items():
             if name in out:
@@ -75,11 +114,12 @@ def request_counts(stats_json: str) -> dict[str, int]:
 class BrokerCallbacks:
     """Rebalance and statistics callbacks; all run inside ``poll`` on the member's thread."""
 
-    def __init__(self, spec: MemberSpec, writer: RecordWriter, count_attempts: bool = False
-                 ) -> None:
+    def __init__(self, spec: MemberSpec, writer: RecordWriter, count_attempts: bool = False,
+                 heartbeats: HeartbeatCounter | None = None) -> None:
         self._topic = spec.topic
         self._writer = writer
         self._count_attempts = count_attempts
+        self._heartbeats = heartbeats
 
     def _mine(self, partitions: list[Any]) -> list[int]:
         return sorted(tp.partition for tp in partitions if tp.topic == self._topic)
@@ -113,7 +153,8 @@ class BrokerCallbacks:
 
     def on_stats(self, stats_json: str) -> None:
         try:
-            self._writer.requests(request_counts(stats_json))
+            sent = None if self._heartbeats is None else self._heartbeats.sent
+            self._writer.requests(request_counts(stats_json, sent))
         except (ValueError, KeyError) as exc:
             log.warning("unreadable librdkafka statistics: %s", exc)
 
@@ -124,9 +165,14 @@ def run_broker_member(spec: MemberSpec, writer: RecordWriter, stop: threading.Ev
     """Consume until ``stop``; then leave cleanly (static members just close, as they must)."""
     from confluent_kafka import Consumer
 
-    cb = BrokerCallbacks(spec, writer, count_attempts=group_protocol != "classic")
-    consumer = Consumer({**consumer_config(spec, strategy, static, group_protocol),
-                         "stats_cb": cb.on_stats, "on_commit": cb.on_commit})
+    kip848 = group_protocol != "classic"
+    heartbeats = HeartbeatCounter() if kip848 else None
+    cb = BrokerCallbacks(spec, writer, count_attempts=kip848, heartbeats=heartbeats)
+    conf = {**consumer_config(spec, strategy, static, group_protocol),
+            "stats_cb": cb.on_stats, "on_commit": cb.on_commit}
+    if heartbeats is not None:
+        conf["logger"] = heartbeats.logger(f"{spec.member}-i{spec.incarnation}")
+    consumer = Consumer(conf)
     try:
         consumer.subscribe([spec.topic], on_assign=cb.on_assign, on_revoke=cb.on_revoke,
                            on_lost=cb.on_lost)

@@ -41,6 +41,24 @@ COLUMNS = (
 )
 
 
+# Movement columns, after "rebalanced": shown when the runs measured partitions_moved (sweeps
+# recorded before it keep the table they were published with).
+MOVEMENT_COLUMNS = (
+    ("members_paused", "paused"),
+    ("members_idle", "idle"),
+    ("partitions_revoked", "revoked"),
+    ("partitions_moved", "moved"),
+)
+
+
+def columns_of(runs: Sequence[RunResult]) -> tuple[tuple[str, str], ...]:
+    """The summary's columns for these runs."""
+    if not any("partitions_moved" in r.metrics for r in runs):
+        return COLUMNS
+    at = [m for m, _ in COLUMNS].index("members_rebalanced") + 1
+    return (*COLUMNS[:at], *MOVEMENT_COLUMNS, *COLUMNS[at:])
+
+
 def write_herd_results(result: HerdResult, path: Path) -> None:
     doc: dict[str, Any] = {"scenario": SCENARIO, "runs": [r.to_json() for r in result.runs],
                            "spec": result.spec.to_json(), "fits": result.fits}
@@ -61,7 +79,8 @@ def _cell(run: RunResult, metric: str) -> str:
 
 
 def summary_table(runs: Sequence[RunResult]) -> str:
-    head = ["protocol", "event", "N", "group", *[title for _, title in COLUMNS]]
+    columns = columns_of(runs)
+    head = ["protocol", "event", "N", "group", *[title for _, title in columns]]
     lines = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
     notes: list[str] = []
     order = {p: i for i, p in enumerate(dict.fromkeys(r.protocol for r in runs))}
@@ -70,12 +89,12 @@ def summary_table(runs: Sequence[RunResult]) -> str:
                  if r.params else "")
         if r.status != RunStatus.OK.value:
             lines.append("| " + " | ".join([r.protocol, r.event, str(r.members), sizes,
-                                            f"**{r.status}**"] + [""] * (len(COLUMNS) - 1))
+                                            f"**{r.status}**"] + [""] * (len(columns) - 1))
                          + " |")
             notes.append(f"- {r.protocol}/{r.event} at N={r.members}: {r.status}: {r.reason}")
             continue
         lines.append("| " + " | ".join([r.protocol, r.event, str(r.members), sizes,
-                                        *[_cell(r, m) for m, _ in COLUMNS]]) + " |")
+                                        *[_cell(r, m) for m, _ in columns]]) + " |")
         if r.reason:
             notes.append(f"- {r.protocol}/{r.event} at N={r.members}: {r.reason}")
     if notes:
@@ -104,7 +123,7 @@ def write_herd_summary(result: HerdResult, path: Path, command: str | None = Non
              f"that joined leaves, N+1 → N). ZooKeeper session timeout "
              f"{spec.timing.session_timeout_ms} ms, rebalance.backoff.ms "
              f"{spec.timing.rebalance_backoff_ms}, members in threads, one growing group per "
-             f"protocol, nothing produced.", ""]
+             f"protocol, nothing produced.{_kip848_heartbeat(spec)}", ""]
     if command:
         parts += ["Reproduce with:", "", f"    {portable_command(command)}", ""]
     parts += ["## Requests per event against N (least squares of log requests on log N)", "",
@@ -117,13 +136,30 @@ def write_herd_summary(result: HerdResult, path: Path, command: str | None = Non
               "connects/closes and the mntr command itself) and how far it is from the "
               "clients' count; watch notifications members received, and the server's count of "
               "those it sent; rebalance attempts; "
-              "members that ran a rebalance; owner conflicts; rollbacks; seconds until the "
+              "members that ran a rebalance; members that stopped fetching some partition "
+              "(paused) and that at some instant fetched nothing (idle), the leaver aside; "
+              "partition stops (revoked) and partitions whose fetcher changed between the "
+              "event and the end of the window (moved); owner conflicts; rollbacks; seconds "
+              "until the "
               "group was stable (every partition fetched by one member, for good) and until "
               "its last coordination record (attempt, revoke, assign...); rebalances "
               "abandoned; members whose final decision in a round differed from the "
               "others'. — : not applicable (broker groups set no watches, talk to no "
               "ZooKeeper, and one leader decides). See docs/experiments.md.", ""]
     path.write_text("\n".join(parts), encoding="utf-8")
+
+
+def _kip848_heartbeat(spec: HerdSpec) -> str:
+    """The KIP-848 groups' heartbeat interval, when the sweep has any (a broker setting)."""
+    from zkconsumer.lab.drivers import get_driver
+    from zkconsumer.testing.kraft import DEFAULT_CONSUMER_HEARTBEAT_MS
+
+    if not any(get_driver(p).option("group.protocol") == "consumer" for p in spec.protocols):
+        return ""
+    hb = spec.timing.consumer_heartbeat_interval_ms
+    return (f" KIP-848 groups: heartbeat interval {hb or DEFAULT_CONSUMER_HEARTBEAT_MS} ms "
+            f"(group.consumer.heartbeat.interval.ms{', the broker default' if hb is None else ''}"
+            f"); their requests include the ConsumerGroupHeartbeat requests each member counted.")
 
 
 def _size_ticks(ax: Any, sizes: Sequence[int]) -> None:

@@ -34,19 +34,26 @@ def herd_servers(spec: HerdSpec) -> Iterator[HerdServers]:
     znode, so no session but the members' ever talks to it. Otherwise the named (or
     environment's) servers, with every other client's traffic in the counts.
     """
-    from zkconsumer.testing.servers import broker_from_env, zookeeper_from_env
+    from zkconsumer.testing.kraft import consumer_group_props
+    from zkconsumer.testing.servers import broker_from_env, is_kraft_spec, zookeeper_from_env
     from zkconsumer.testing.zookeeper import EmbeddedZooKeeper
 
+    # An Apache Kafka 4 broker gives the KIP-848 groups the sweep's session and heartbeat.
+    kraft_props = (consumer_group_props(spec.timing.session_timeout_ms,
+                                        spec.timing.consumer_heartbeat_interval_ms)
+                   if spec.bootstrap is None and is_kraft_spec(spec.broker) else ())
     with contextlib.ExitStack() as stack:
         if not spec.dedicated_zookeeper:
             zk_connect = stack.enter_context(zookeeper_from_env(spec.zk_connect)).connect_string
-            broker = stack.enter_context(broker_from_env(zk_connect, spec.bootstrap or spec.broker))
+            broker = stack.enter_context(broker_from_env(zk_connect, spec.bootstrap or spec.broker,
+                                                         kraft_props=kraft_props))
             yield HerdServers(zk_connect, broker.bootstrap, getattr(broker, "name", ""))
             return
         bootstrap, name = spec.bootstrap, ""
         if bootstrap is None:
             home = stack.enter_context(zookeeper_from_env(spec.zk_connect)).connect_string
-            broker = stack.enter_context(broker_from_env(home, spec.broker))
+            broker = stack.enter_context(broker_from_env(home, spec.broker,
+                                                         kraft_props=kraft_props))
             bootstrap, name = broker.bootstrap, getattr(broker, "name", "")
         zk_connect = stack.enter_context(EmbeddedZooKeeper()).connect_string
         register_broker_persistently(zk_connect, bootstrap)

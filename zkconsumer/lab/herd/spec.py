@@ -62,6 +62,10 @@ class HerdSpec:
     broker: str | None = None  # the broker started when none is named (tansu, kafka, kafka:DIR)
 
     def validate(self) -> None:
+        hb = self.timing.consumer_heartbeat_interval_ms
+        if hb is not None and not 0 < hb < self.timing.session_timeout_ms:
+            raise ValueError(f"--consumer-heartbeat-ms must be between 0 and the session "
+                             f"timeout ({self.timing.session_timeout_ms} ms), got {hb}")
         unknown = [p for p in self.protocols if p not in DRIVERS]
         if unknown or not self.protocols:
             raise ValueError(f"unknown protocol(s) {unknown}; choose from {sorted(DRIVERS)}")

@@ -40,8 +40,10 @@ def _runs(spec: SplitBrainSpec) -> list[tuple[str, str, int]]:
 
 @contextlib.contextmanager
 def _servers(spec: SplitBrainSpec) -> Iterator[Servers]:
+    # The run's timing reaches the servers: an Apache Kafka 4 broker gives the KIP-848 groups
+    # the scenario's session timeout and the chosen heartbeat interval.
     with servers_for(ExperimentSpec(zk_connect=spec.zk_connect, bootstrap=spec.bootstrap,
-                                    broker=spec.broker)) as s:
+                                    broker=spec.broker, timing=spec.timing)) as s:
         yield s
 
 

@@ -56,6 +56,10 @@ class SplitBrainSpec:
     broker: str | None = None  # the broker started for the runs (tansu, kafka, kafka:DIR)
 
     def validate(self) -> None:
+        hb = self.timing.consumer_heartbeat_interval_ms
+        if hb is not None and not 0 < hb < self.timing.session_timeout_ms:
+            raise ValueError(f"--consumer-heartbeat-ms must be between 0 and the session "
+                             f"timeout ({self.timing.session_timeout_ms} ms), got {hb}")
         if self.scenario not in SCENARIOS:
             raise ValueError(f"unknown scenario {self.scenario!r}; choose from {list(SCENARIOS)}")
         unknown = [p for p in self.protocols if p not in PROTOCOLS]

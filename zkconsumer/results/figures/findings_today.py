@@ -15,6 +15,15 @@ from zkconsumer.results.figures.comparison import folders, select
 from zkconsumer.results.figures.comparison_kafka4 import KAFKA4_PREFIX, kafka4_value
 from zkconsumer.results.figures.findings import REAL_STYLE
 from zkconsumer.results.figures.findings_text import Spread, spread
+from zkconsumer.results.figures.kip848_scale import (
+    HERD_PREFIX,
+    KAFKA4_MARK,
+    heartbeat_claim,
+    herd_claims,
+    metric,
+    split_folders,
+    sweeps,
+)
 from zkconsumer.results.plotting import pyplot, save_svg
 from zkconsumer.results.provenance import read_provenance
 from zkconsumer.results.registry import Context, figure
@@ -145,3 +154,36 @@ def today(ctx: Context) -> str:
               "protocols' heartbeats are the clients' own). Raw data: "
               + ", ".join(f"`results/comparison/{c.name}`" for c in found) + "."]
     return "\n".join(lines)
+
+
+@figure("findings-today-scale",
+        source=f"results/comparison/{HERD_PREFIX}*, results/comparison/split-zombie{KAFKA4_MARK}*")
+def today_at_scale(ctx: Context) -> str:
+    """KIP-848's own claims as the group grows (the herd sweeps on Apache Kafka 4) and what its
+    member epochs did to a zombie's commits (the zombie runs on it)."""
+    found = sweeps(ctx)
+    if not found:
+        return "_No herd sweep on Apache Kafka 4 committed yet._"
+    lines = [f"**At scale.** {herd_claims(sweep)}" if LEGACY in sweep.protocols()
+             else f"**Heartbeat.** {heartbeat_claim(sweep, KIP848)}" for sweep in found]
+    zombie = [f for f in split_folders(ctx) if f.name.startswith("split-zombie")]
+    if zombie:
+        runs = [r for f in zombie for r in load_runs(f)
+                if r["protocol"] == KIP848 and r["status"] == "ok"]
+        refused = spread([metric(r, "late_commits_rejected") for r in runs])
+        taken = sum(int(metric(r, "late_commits_accepted") or 0) for r in runs)
+        back = sum(int(metric(r, "offset_regressions") or 0) for r in runs)
+        overlap = spread([metric(r, "zombie_overlap_deliveries") for r in runs])
+        errors = sorted({e for r in runs for e in
+                         ((r.get("details") or {}).get("zombie_view") or {}).get("rejections",
+                                                                                ())})
+        if runs:
+            lines.append(
+                f"**Zombie.** A `{KIP848}` member cut from the broker past its session "
+                f"({BROKER_LABEL}, {len(runs)} runs): the coordinator refused "
+                f"{_text(refused)} of its late commits per run, with "
+                f"{', '.join(f'`{e}`' for e in errors) or 'no error'}, took {taken} and no "
+                f"committed offset went back ({back}); yet it delivered {_text(overlap)} "
+                f"message(s) while another member owned its partitions: fencing guards the "
+                f"offsets, not the processing.")
+    return "\n\n".join(lines)

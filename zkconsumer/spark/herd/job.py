@@ -24,13 +24,13 @@ from pathlib import Path
 from typing import Any
 
 from zkconsumer.admin.options import add_bootstrap_option, add_zk_option
-from zkconsumer.lab.broker_option import add_broker_option
 from zkconsumer.lab.progress import Progress
 from zkconsumer.lab.servers import LAB_KAFKA_PROPS
 from zkconsumer.scenarios.timing import Timing
 from zkconsumer.sim import EVENTS as SIM_EVENTS
 from zkconsumer.sim import PROTOCOLS as SIM_PROTOCOLS
 from zkconsumer.sim import Calibration
+from zkconsumer.spark.brokers import add_broker_arguments, broker_command, broker_meta, kraft_props
 from zkconsumer.spark.herd.grid import cells
 from zkconsumer.spark.placement import placement_label, sweep_placement
 from zkconsumer.spark.progress import executor_cells
@@ -85,7 +85,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     add_bootstrap_option(p, default=os.environ.get("ZKCONSUMER_BOOTSTRAP"),
                          note="real: an existing broker (default: ZKCONSUMER_BOOTSTRAP, else "
                               "embedded)")
-    add_broker_option(p)
+    add_broker_arguments(p)
 
 
 def _list(text: str, choices: Sequence[str], what: str) -> tuple[str, ...]:
@@ -111,6 +111,8 @@ def command_line(args: argparse.Namespace) -> str:
         parts += ["--placement", args.placement]
     if args.master:
         parts += ["--master", args.master]
+    if args.mode == "real":
+        parts += broker_command(args)
     return " ".join(shlex.quote(x) for x in parts)
 
 
@@ -124,7 +126,8 @@ def run(args: argparse.Namespace, spark: Any = None) -> int:
     retries = args.rebalance_max_retries or timing.rebalance_max_retries
     timing = Timing(session_timeout_ms=args.session_timeout_ms, produce_rate=args.rate,
                     rebalance_backoff_ms=backoff, rebalance_max_retries=retries,
-                    quiet_s=args.quiet_s)
+                    quiet_s=args.quiet_s,
+                    consumer_heartbeat_interval_ms=getattr(args, "consumer_heartbeat_ms", None))
     members, partitions = parse_ints(args.members), parse_ints(args.partitions)
     if args.mode == "sim":
         protocols = _list(args.protocols, SIM_PROTOCOLS, "protocols")
@@ -136,6 +139,7 @@ def run(args: argparse.Namespace, spark: Any = None) -> int:
         events = _list(args.events, ("join", "leave", "crash"), "events")
         if args.tasks < 1:
             raise ValueError(f"--tasks must be >= 1, got {args.tasks}")
+        kraft_props(args)  # a heartbeat for a broker without one is refused before Spark starts
     grid = cells(protocols, members, partitions, events, args.seeds)
     out: Path = args.out
     out.mkdir(parents=True, exist_ok=True)
@@ -145,9 +149,10 @@ def run(args: argparse.Namespace, spark: Any = None) -> int:
     from zkconsumer.results import capture, write_provenance
 
     started = time.perf_counter()
-    # The broker whose coordinator the broker-side rows measured: the embedded one is Tansu.
-    broker = "" if args.mode == "sim" else ("tansu-0.6.0" if not args.bootstrap else "external")
-    prov = capture(command_line(args), broker=broker, mode=args.mode, tasks=args.tasks,
+    # The broker whose coordinator the broker-side rows measured (and, on Kafka 4, the KIP-848
+    # groups' heartbeat interval).
+    broker = {"broker": ""} if args.mode == "sim" else broker_meta(args)
+    prov = capture(command_line(args), **broker, mode=args.mode, tasks=args.tasks,
                    session_timeout_ms=args.session_timeout_ms,
                    placement=placement_meta(args, members))
     try:
@@ -259,7 +264,8 @@ def _real(spark: Any, grid: Any, args: argparse.Namespace, timing: Timing
 
             zks = stack.enter_context(zookeeper_from_env(zk))
             broker = stack.enter_context(broker_from_env(zks.connect_string, args.broker,
-                                                         kafka_props=LAB_KAFKA_PROPS))
+                                                         kafka_props=LAB_KAFKA_PROPS,
+                                                         kraft_props=kraft_props(args)))
             zk, bootstrap = zks.connect_string, broker.bootstrap
             broker_name = getattr(broker, "name", "") or broker_name
         settings = RealSettings(zk_connect=zk, bootstrap=bootstrap, tasks=args.tasks,
@@ -274,10 +280,12 @@ def _real(spark: Any, grid: Any, args: argparse.Namespace, timing: Timing
         bar.close()
         df.count()  # computed while the servers are still up
     memory = jvm_memory_note(spark, args.out) if kafka_home else None
+    hb = broker_meta(args).get("consumer_heartbeat_interval_ms")
     notes = ([memory] if memory else []) + [
              f"Real connectors on {broker_name}: {len(grid)} runs, members spread over "
              f"{args.tasks} Spark tasks on {spark.sparkContext.master}; session timeout "
-             f"{timing.session_timeout_ms} ms."]
+             f"{timing.session_timeout_ms} ms"
+             + ("." if hb is None else f"; KIP-848 heartbeat interval {hb} ms.")]
     return df, notes
 
 

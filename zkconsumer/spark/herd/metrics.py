@@ -16,8 +16,9 @@ compare`` define them identically. Definitions (as in :mod:`zkconsumer.lab.metri
   counters about every second, so "until stable" is each member's first sample after the
   stable instant (a rebalance that ends just before it, e.g. after a session expiry, is then
   fully counted; the window's end, ``quiet_s`` later, would add seconds of heartbeats);
-- ``rebalance_attempts``: ZooKeeper family: ``attempt`` records per member; broker: JoinGroup
-  requests per member; the maximum over members;
+- ``rebalance_attempts``: ZooKeeper family and KIP-848 groups (no JoinGroup): ``attempt``
+  records per member; classic broker groups: JoinGroup requests per member; the maximum over
+  members;
 - ``conflicts``, ``failed_rebalances``, ``watch_notifications``, ``rollbacks``: coordination
   records in the window; ``lost``: acknowledged records never delivered by the end of the run.
 """
@@ -142,6 +143,9 @@ def metrics_table(spark: Any, records: Any, produced: Any, windows: Any) -> Any:
     # The original's JVM members count no requests and log no watch notification or rollback:
     # not observed, not zero.
     counted = ~F.col("protocol").isin(*ORIGINALS)
+    # Members that count their own attempts: ZooKeeper members, and KIP-848 members (no
+    # JoinGroup; one attempt record per reconciliation). Classic broker members write none.
+    own = zk | ((F.col("broker_total") == 0) & (F.col("zk_attempts_total") > 0))
     table = (windows.join(coord, "run_id", "left").join(zk_attempts, "run_id", "left")
              .join(requests, "run_id", "left").join(joins, "run_id", "left")
              .join(delivered, "run_id", "left").join(lost, "run_id", "left")
@@ -154,14 +158,14 @@ def metrics_table(spark: Any, records: Any, produced: Any, windows: Any) -> Any:
         "protocol", "members", "partitions", "event", "seed",
         F.when(counted, F.col("coordination_requests")).cast("long")
         .alias("coordination_requests"),
-        F.when(zk, F.col("zk_attempts")).otherwise(F.col("broker_attempts"))
+        F.when(own, F.col("zk_attempts")).otherwise(F.col("broker_attempts"))
         .cast("int").alias("rebalance_attempts"),
         F.col("conflicts").cast("int"), "time_to_stable_s", "members_paused",
         F.col("failed_rebalances").cast("int"), F.col("lost").cast("long"),
         F.lit("real").alias("mode"), F.lit(False).alias("simulated_only"),
         F.when(zk & counted, F.col("watch_notifications")).cast("long")
         .alias("watch_notifications"),
-        F.when(zk, F.col("zk_attempts_total")).otherwise(F.col("broker_total"))
+        F.when(own, F.col("zk_attempts_total")).otherwise(F.col("broker_total"))
         .cast("long").alias("attempts_total"),
         F.lit(None).cast("int").alias("members_woken"),
         F.when(counted, F.col("rollbacks")).cast("int").alias("rollbacks"),

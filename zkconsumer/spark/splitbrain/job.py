@@ -34,12 +34,14 @@ from zkconsumer.admin.options import add_bootstrap_option, add_zk_option
 from zkconsumer.lab.progress import Progress
 from zkconsumer.scenarios.splitbrain import (
     PROTOCOLS,
+    REAL_PROTOCOLS,
     SCENARIOS,
     Formation,
     ScenarioParams,
     parse_list,
 )
 from zkconsumer.scenarios.timing import Timing
+from zkconsumer.spark.brokers import add_broker_arguments, broker_command, broker_meta, kraft_props
 from zkconsumer.spark.progress import executor_cells
 from zkconsumer.spark.script import parse_ints, script_main
 from zkconsumer.spark.splitbrain.outcome import FAILED, exit_status, not_formed_text, tally
@@ -54,7 +56,10 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
                    help="real: members hosted by Spark tasks; sim: the simulator")
     p.add_argument("--members", default="4,16", help="comma-separated group sizes N")
     p.add_argument("--partitions", default="16", help="comma-separated partition counts")
-    p.add_argument("--protocols", default=",".join(PROTOCOLS), help="comma-separated protocols")
+    p.add_argument("--protocols", default=",".join(PROTOCOLS),
+                   help="comma-separated protocols (real mode also: "
+                        f"{','.join(p for p in REAL_PROTOCOLS if p not in PROTOCOLS)}, the KIP-848 "
+                        "groups, on an Apache Kafka 4 broker)")
     p.add_argument("--scenarios", default=",".join(SCENARIOS), help="comma-separated scenarios")
     p.add_argument("--seeds", type=int, default=1, help="seeds (repeats) per cell")
     p.add_argument("--first-seed", type=int, default=0,
@@ -111,6 +116,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     add_bootstrap_option(p, default=os.environ.get("ZKCONSUMER_BOOTSTRAP"),
                          note="real: an existing broker (default: ZKCONSUMER_BOOTSTRAP, else "
                               "embedded)")
+    add_broker_arguments(p)
 
 
 def params_of(args: argparse.Namespace) -> ScenarioParams:
@@ -141,13 +147,16 @@ def command_line(args: argparse.Namespace) -> str:
         parts += ["--placement", args.placement]
     if args.master:
         parts += ["--master", args.master]
+    if args.mode == "real":
+        parts += broker_command(args)
     return " ".join(shlex.quote(x) for x in parts)
 
 
 def grid(args: argparse.Namespace) -> list[Any]:
     from zkconsumer.spark.splitbrain.real import SplitCellKey
 
-    protocols = parse_list(args.protocols, PROTOCOLS, "protocols")
+    protocols = parse_list(args.protocols, REAL_PROTOCOLS if args.mode == "real" else PROTOCOLS,
+                           "protocols")
     scenarios = parse_list(args.scenarios, SCENARIOS, "scenarios")
     members, partitions = parse_ints(args.members), parse_ints(args.partitions)
     splits = [s for s in scenarios if s != "storm"]  # a storm's joiners need only one member
@@ -193,13 +202,17 @@ def run(args: argparse.Namespace, spark: Any = None) -> int:
             prov = capture(command_line(args), broker="", placement=placement_meta(args))
         else:
             with _servers(args) as (zk, bootstrap, broker):
-                prov = capture(command_line(args), broker=broker,
+                heartbeat = {k: v for k, v in broker_meta(args).items() if k != "broker"}
+                prov = capture(command_line(args), broker=broker, **heartbeat,
                                placement=placement_meta(args))
                 rows = _real(spark, cells, params, timing, args, zk, bootstrap, broker)
             notes = [f"Real members in {args.tasks} Spark tasks on "
                      f"{spark.sparkContext.master}, broker {broker}, session timeout "
                      f"{timing.session_timeout_ms} ms, rebalance.backoff.ms "
-                     f"{timing.rebalance_backoff_ms}."]
+                     f"{timing.rebalance_backoff_ms}"
+                     + ("." if "consumer_heartbeat_interval_ms" not in heartbeat else
+                        f", KIP-848 heartbeat interval "
+                        f"{heartbeat['consumer_heartbeat_interval_ms']} ms.")]
         return _write(spark, rows, out, args, notes, started, prov, write_provenance)
     finally:
         if own:
@@ -241,8 +254,16 @@ def _servers(args: argparse.Namespace) -> Any:
                 from zkconsumer.testing.servers import broker_from_env, zookeeper_from_env
 
                 zks = stack.enter_context(zookeeper_from_env(zk))
-                broker = stack.enter_context(broker_from_env(zks.connect_string))
+                # --broker (default: ZKCONSUMER_BOOTSTRAP's spec, else Tansu); Kafka 4 gets
+                # the KIP-848 groups' session and heartbeat.
+                broker = stack.enter_context(broker_from_env(zks.connect_string, args.broker,
+                                                             kraft_props=kraft_props(args)))
                 zk, bootstrap = zks.connect_string, broker.bootstrap
+                # the broker it started names itself (a KRaft node's probe gives a cluster id)
+                name = getattr(broker, "name", "")
+                if name:
+                    yield zk, bootstrap, name
+                    return
             yield zk, bootstrap, broker_label(broker_identity(bootstrap))
     return servers()
 
