@@ -18,6 +18,7 @@ from typing import TypeVar
 
 from zkconsumer.lab.progress import Progress
 from zkconsumer.lab.runs import RunResult
+from zkconsumer.results.portable import portable_command
 
 log = logging.getLogger(__name__)
 
@@ -50,7 +51,8 @@ def run_matrix(cells: Sequence[Cell], *, label: Callable[[Cell], str],
         except Exception as exc:
             log.exception("run %s failed", name)
             progress.note(f"run {name} FAILED: {exc!r} (the other runs go on)")
-            result = failed(cell, repr(exc), traceback.format_exc())
+            # The traceback is committed with the run: its file names without this machine's folders.
+            result = failed(cell, repr(exc), portable_command(traceback.format_exc()))
         result.details.setdefault("broker", broker)
         with lock:
             done[i] = result

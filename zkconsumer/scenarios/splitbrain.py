@@ -45,9 +45,10 @@ REAL_PROTOCOLS = REAL_SPLIT_BRAIN
 ZOOKEEPER_PROTOCOLS = of_family(PROTOCOLS, ZOOKEEPER)
 
 ZOMBIE_NOT_APPLICABLE = (
-    "broker-coordinated group: the group coordinator and the fetch path are the same broker "
-    "here (one Tansu broker), so a member cut from its coordinator is cut from its data too "
-    "and cannot deliver while cut off; there is no ZooKeeper session to lose")
+    "broker-coordinated group: this zombie cuts a member's ZooKeeper connection, and a broker "
+    "member has none (no ZooKeeper session to lose); a broker member cut from its coordinator "
+    "is measured by the lab's zombie (experiment split-brain --scenario zombie), which pauses "
+    "its broker connection")
 
 
 class Kind(str, enum.Enum):
