@@ -1,0 +1,109 @@
+"""docs/peers.md: the ZooKeeper-era consumers side by side (``benchmarks/peers.py`` runs).
+
+One block per committed run under ``results/benchmarks/peers-*/``: per consumer the median and
+range over rounds of its steady rate, its CPU per message and its per-round ratios to the
+original (Kafka 0.10.2.2's ``ConsumerPerformance --zookeeper``) and to the bare confluent-kafka
+client, then the rounds themselves with the machine's load when each pass started.
+"""
+
+from __future__ import annotations
+
+import json
+
+from zkconsumer.results.peer_throughput import (
+    PeerSummary,
+    RoundResult,
+    Spread,
+    read_rounds,
+    summarise,
+)
+from zkconsumer.results.provenance import read_provenance
+from zkconsumer.results.registry import Context, figure
+
+KAFKA = "benchmarks/peers-kafka-0.10.2"
+KAFKA_BEFORE = "benchmarks/peers-kafka-0.10.2-before"
+TANSU = "benchmarks/peers-tansu"
+
+LABELS = {
+    "original": "original (0.10.2.2 `ConsumerPerformance --zookeeper`)",
+    "zkconsumer": "zkconsumer (`ZookeeperConsumerConnector`)",
+    "pykafka": "pykafka 2.8 `BalancedConsumer`",
+    "pykafka-rdkafka": "pykafka 2.8 `BalancedConsumer`, `use_rdkafka=True`",
+    "bare": "bare confluent-kafka `Consumer`",
+}
+
+
+def spread(s: Spread | None, digits: int = 2, rate: bool = False) -> str:
+    """``median (low–high)``; a blank cell for a missing value."""
+    if s is None:
+        return ""
+    if rate:
+        return f"{s.median:,.0f} ({s.low:,.0f}–{s.high:,.0f})"
+    return f"{s.median:.{digits}f} ({s.low:.{digits}f}–{s.high:.{digits}f})"
+
+
+def summary_table(results: list[RoundResult]) -> list[str]:
+    """One row per consumer: what it read, rate, CPU per message and the two ratios."""
+    summaries: list[PeerSummary] = summarise(results)
+    reads = {r.peer: r.messages for r in results}
+    lines = ["| consumer | messages read | msgs/s, median (range) | CPU µs/msg | / original "
+             "| / bare |", "|---|---:|---:|---:|---:|---:|"]
+    for s in summaries:
+        lines.append(f"| {LABELS.get(s.peer, s.peer)} | {reads[s.peer]:,} | "
+                     f"{spread(s.rate, rate=True)} | {spread(s.cpu_us)} | "
+                     f"{spread(s.vs_original)} | {spread(s.vs_bare)} |")
+    return lines
+
+
+def rounds_table(results: list[RoundResult]) -> list[str]:
+    """The rounds as run: each pass's place in its round, rate, CPU and the load at its start."""
+    lines = ["| round | place | consumer | msgs/s | CPU µs/msg | load (1 min) |",
+             "|---:|---:|---|---:|---:|---:|"]
+    for r in sorted(results, key=lambda x: (x.round, x.order)):
+        lines.append(f"| {r.round} | {r.order + 1} | {r.peer} | {r.rate:,.0f} | "
+                     f"{r.cpu_us_per_message:.2f} | {r.load1:.2f} |")
+    return lines
+
+
+def render_run(ctx: Context, source: str, with_rounds: bool = True) -> str:
+    folder = ctx.results / source
+    if not (folder / "rounds.csv").exists():
+        return f"No committed run yet (`results/{source}/`).\n"
+    meta = read_provenance(folder)
+    summary = json.loads((folder / "summary.json").read_text())
+    results = read_rounds((folder / "rounds.csv").read_text())
+    extra = meta.extra
+    venv = extra.get("pykafka_venv") if isinstance(extra.get("pykafka_venv"), dict) else {}
+    assert isinstance(venv, dict)
+    head = (f"`results/{source}/` (revision `{meta.short_revision}`, {meta.date}, broker "
+            f"{meta.broker}, {meta.machine.get('cores', '?')} cores, load average "
+            f"{meta.load_text()} at the start and {meta.load_text('loadavg_end')} at the end; "
+            f"confluent-kafka {extra.get('confluent_kafka', '?')} with librdkafka "
+            f"{extra.get('librdkafka', '?')}"
+            + (f"; pykafka {venv['pykafka']} with kazoo {venv['kazoo']}" if venv else "")
+            + f"); reproduce: `{meta.command}`.")
+    text = [head, "",
+            f"{summary['messages']:,} values of {summary['value_bytes']} B in "
+            f"{summary['partitions']} partitions, {summary['rounds']} rounds, one stream, a "
+            "fresh group and process per pass; steady rates (first to last message); ratios "
+            "are per round, then median (range).", "", *summary_table(results)]
+    if with_rounds:
+        text += ["", *rounds_table(results)]
+    return "\n".join(text) + "\n"
+
+
+@figure("peers/throughput-kafka-0.10.2", source=KAFKA)
+def throughput_kafka(ctx: Context) -> str:
+    return render_run(ctx, KAFKA)
+
+
+@figure("peers/throughput-kafka-0.10.2-before", source=KAFKA_BEFORE)
+def throughput_kafka_before(ctx: Context) -> str:
+    return render_run(ctx, KAFKA_BEFORE, with_rounds=False)
+
+
+@figure("peers/throughput-tansu", source=TANSU)
+def throughput_tansu(ctx: Context) -> str:
+    return render_run(ctx, TANSU)
+
+
