@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import logging
 import subprocess
 import sys
 import tempfile
@@ -55,7 +56,7 @@ while not stop.is_set():
         print("ERROR", type(exc).__name__, exc, file=sys.stderr, flush=True)
         time.sleep(0.2)
     time.sleep(0.01)
-print("HELD", sorted(p.id for p in consumer.partitions), flush=True)
+print("HELD", sorted(getattr(p, "id", p) for p in consumer.partitions), flush=True)
 consumer.stop()
 """
 
@@ -78,6 +79,17 @@ def tree(zk: Any, group: str) -> dict[str, Any]:
             for p in sorted(zk.get_children(f"{base}/owners/{topic}"), key=str):
                 out["owners"][f"{topic}/{p}"] = text(zk.get(f"{base}/owners/{topic}/{p}")[0])
     return out
+
+
+class Logged(logging.Handler):
+    """The connector's warnings and errors, as the lines it logged."""
+
+    def __init__(self) -> None:
+        super().__init__(logging.WARNING)
+        self.lines: list[str] = []
+
+    def emit(self, record: logging.LogRecord) -> None:
+        self.lines.append(f"{record.levelname} {record.getMessage()}"[:300])
 
 
 class Member:
@@ -210,6 +222,8 @@ def main(argv: list[str] | None = None) -> int:
                             if x.startswith("HELD")],
                 "original": [x for x in first.out.read_text().splitlines()
                              if x.startswith("REBALANCE_ASSIGN")][-3:]}
+            logged = Logged()
+            logging.getLogger("zkconsumer").addHandler(logged)
             c = connector("mixed-zkconsumer")
             time.sleep(args.settle / 4)
             second = pykafka("mixed-zkconsumer", "mixed-zkconsumer-pykafka")
@@ -217,7 +231,8 @@ def main(argv: list[str] | None = None) -> int:
             time.sleep(args.settle)
             groups["mixed-zkconsumer"] = tree(zk, "mixed-zkconsumer")
             second.stop()
-            groups["mixed-zkconsumer"]["errors"] = {"pykafka": second.errors()}
+            groups["mixed-zkconsumer"]["errors"] = {"pykafka": second.errors(),
+                                                    "zkconsumer": logged.lines[:12]}
             groups["mixed-zkconsumer"]["held"] = {"pykafka": [
                 x for x in second.out.read_text().splitlines() if x.startswith("HELD")]}
             c.shutdown()

@@ -58,6 +58,7 @@ HERE = Path(__file__).resolve().parent
 CHILD = HERE / "peer_child.py"
 PYKAFKA = "pykafka==2.8.0"
 SLOW = ("pykafka", "pykafka-rdkafka")
+BEFORE_SUFFIX = "-before"
 
 
 def pykafka_python(venv: Path) -> tuple[Path, dict[str, object]]:
@@ -137,14 +138,20 @@ def run_original(home: Path, zk: str, topic: str, n: int, group: str,
 
 
 def run_child(python: Path, peer: str, zk: str, bootstrap: str, topic: str, n: int,
-              partitions: int, group: str, log: Path) -> tuple[float, float, float]:
-    """(steady s, CPU s over it, end-to-end s) of one peer_child.py run."""
+              partitions: int, group: str, log: Path,
+              checkout: Path | None = None) -> tuple[float, float, float]:
+    """(steady s, CPU s over it, end-to-end s) of one peer_child.py run; ``checkout``: the
+    zkconsumer package it imports comes from there (an earlier revision's checkout)."""
+    env = None
+    if checkout is not None:
+        env = {**os.environ, "PYTHONPATH": str(checkout)}
+        peer = peer.removesuffix(BEFORE_SUFFIX)
     argv = [str(python), str(CHILD), peer, "--zookeeper", zk, "--bootstrap", bootstrap,
             "--topic", topic, "--messages", str(n), "--partitions", str(partitions),
             "--group", group]
     started = time.perf_counter()
     with open(log, "ab") as err:
-        out = subprocess.run(argv, stdout=subprocess.PIPE, stderr=err, timeout=900)
+        out = subprocess.run(argv, stdout=subprocess.PIPE, stderr=err, timeout=900, env=env)
     total = time.perf_counter() - started
     lines = [x for x in out.stdout.decode().splitlines() if x.startswith("RESULT ")]
     if out.returncode != 0 or not lines:
@@ -171,6 +178,10 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--pykafka-venv", type=Path,
                         default=Path(tempfile.gettempdir()) / "zkconsumer-pykafka-venv",
                         help="pykafka's own virtualenv (created when missing)")
+    parser.add_argument("--before", type=Path, default=None,
+                        help="a checkout of an earlier revision (its C extension built): adds "
+                             "zkconsumer-before, the connector as that revision has it, to "
+                             "every round, for a before/after measured side by side")
     parser.add_argument("--scratch", type=Path, default=None,
                         help="folder for the consumers' logs (default: a temporary one)")
     parser.add_argument("--results", type=Path, default=None,
@@ -180,6 +191,9 @@ def main(argv: list[str] | None = None) -> int:
     unknown = [p for p in peers if p not in PEERS]
     if unknown:
         parser.error(f"--peers: unknown {unknown}; known: {', '.join(PEERS)}")
+    if args.before is not None:
+        peers.insert(peers.index("zkconsumer") + 1 if "zkconsumer" in peers else 0,
+                     "zkconsumer" + BEFORE_SUFFIX)
     scratch = args.scratch or Path(tempfile.mkdtemp(prefix="zkc-peers-"))
     scratch.mkdir(parents=True, exist_ok=True)
 
@@ -191,6 +205,12 @@ def main(argv: list[str] | None = None) -> int:
         raise SystemExit("the original's ConsumerPerformance needs Kafka 0.10.2 "
                          "(../shared/kafka-0.10.2 or ZKCONSUMER_KAFKA_HOME)")
     extra: dict[str, object] = {"peers": peers}
+    if args.before is not None:  # an exported tree names its revision in REVISION
+        from zkconsumer.results.provenance import git_revision
+
+        mark = args.before / "REVISION"
+        extra["before_revision"] = (mark.read_text().strip() if mark.exists()
+                                    else git_revision(args.before))
     pk_python = None
     if any(p in SLOW for p in peers):
         pk_python, facts = pykafka_python(args.pykafka_venv)
@@ -274,8 +294,9 @@ def measure(args: argparse.Namespace, peers: list[str], zk: str, bootstrap: str,
             else:
                 python = pk_python if peer in SLOW else Path(sys.executable)
                 assert python is not None
-                steady, cpu, total = run_child(python, peer, zk, bootstrap, topic, n,
-                                               args.partitions, group, log)
+                steady, cpu, total = run_child(
+                    python, peer, zk, bootstrap, topic, n, args.partitions, group, log,
+                    args.before if peer.endswith(BEFORE_SUFFIX) else None)
             res = RoundResult(r + 1, peer, order, n, steady, cpu, total, load1)
             results.append(res)
             print(f"round {r + 1} {peer:16s} {res.rate:12,.0f} msgs/s steady "

@@ -24,7 +24,7 @@ from datetime import datetime
 # The consumers, in the order tables show them; ``original`` and ``bare`` are the references.
 ORIGINAL = "original"
 BARE = "bare"
-PEERS = (ORIGINAL, "zkconsumer", "pykafka", "pykafka-rdkafka", BARE)
+PEERS = (ORIGINAL, "zkconsumer", "zkconsumer-before", "pykafka", "pykafka-rdkafka", BARE)
 ROUND_FIELDS = ("round", "peer", "order", "messages", "steady_s", "cpu_s", "end_to_end_s",
                 "load1")
 

@@ -9,6 +9,7 @@ client, then the rounds themselves with the machine's load when each pass starte
 from __future__ import annotations
 
 import json
+import re
 
 from zkconsumer.results.peer_throughput import (
     PeerSummary,
@@ -27,6 +28,7 @@ TANSU = "benchmarks/peers-tansu"
 LABELS = {
     "original": "original (0.10.2.2 `ConsumerPerformance --zookeeper`)",
     "zkconsumer": "zkconsumer (`ZookeeperConsumerConnector`)",
+    "zkconsumer-before": "zkconsumer at the revision before (below)",
     "pykafka": "pykafka 2.8 `BalancedConsumer`",
     "pykafka-rdkafka": "pykafka 2.8 `BalancedConsumer`, `use_rdkafka=True`",
     "bare": "bare confluent-kafka `Consumer`",
@@ -81,7 +83,10 @@ def render_run(ctx: Context, source: str, with_rounds: bool = True) -> str:
             f"confluent-kafka {extra.get('confluent_kafka', '?')} with librdkafka "
             f"{extra.get('librdkafka', '?')}"
             + (f"; pykafka {venv['pykafka']} with kazoo {venv['kazoo']}" if venv else "")
-            + f"); reproduce: `{meta.command}`.")
+            + f"); reproduce: `{meta.command}`."
+            + (f" `zkconsumer-before`: the connector at revision "
+               f"`{str(extra['before_revision'])[:12]}`, side by side in the same rounds."
+               if extra.get("before_revision") else ""))
     text = [head, "",
             f"{summary['messages']:,} values of {summary['value_bytes']} B in "
             f"{summary['partitions']} partitions, {summary['rounds']} rounds, one stream, a "
@@ -107,3 +112,62 @@ def throughput_tansu(ctx: Context) -> str:
     return render_run(ctx, TANSU)
 
 
+
+
+ZNODES = "peers/znodes"
+_STAMP = re.compile(r"^\[[0-9-]+ [0-9:,]+\] ")
+_ALONE = (("alone-original", "original 0.10.2.2"), ("alone-zkconsumer", "zkconsumer"),
+          ("alone-pykafka", "pykafka 2.8"))
+_MIXED = (("mixed-original", "an original member, then a pykafka member"),
+          ("mixed-zkconsumer", "a zkconsumer member, then a pykafka member"))
+
+
+def _cell(text: str) -> str:
+    """A znode's data or a log line as a table cell: code, pipes escaped, one line."""
+    return "`" + text.replace("|", "\\|").replace("\n", " ").replace("`", "'") + "`"
+
+
+def distinct_errors(lines: list[str], limit: int = 4) -> list[str]:
+    """A member's error lines without their timestamps, each once, in order of appearance."""
+    seen: dict[str, None] = {}
+    for line in lines:
+        seen.setdefault(_STAMP.sub("", line).strip(), None)
+    return list(seen)[:limit]
+
+
+@figure("peers/znodes", source=ZNODES)
+def znodes(ctx: Context) -> str:
+    folder = ctx.results / ZNODES
+    if not (folder / "znodes.json").exists():
+        return f"No committed run yet (`results/{ZNODES}/`).\n"
+    meta = read_provenance(folder)
+    found = json.loads((folder / "znodes.json").read_text())
+    groups = found["groups"]
+    lines = [f"`results/{ZNODES}/` (revision `{meta.short_revision}`, {meta.date}, broker "
+             f"{meta.broker}, pykafka {found['pykafka_venv']['pykafka']} with kazoo "
+             f"{found['pykafka_venv']['kazoo']}); reproduce: `{meta.command}`.", "",
+             f"One topic `{found['topic']}` of {found['partitions']} partitions. What each "
+             "consumer writes when it is alone in its group (the data of its registration "
+             "znode and of the owner znode of partition 0):", "",
+             "| consumer | `/consumers/<g>/ids/<id>` | `/consumers/<g>/owners/<topic>/0` |",
+             "|---|---|---|"]
+    for key, label in _ALONE:
+        g = groups.get(key, {})
+        ids = list(g.get("ids", {}).values())
+        owner = g.get("owners", {}).get(f"{found['topic']}/0", "")
+        lines.append(f"| {label} | {_cell(ids[0]) if ids else 'none'} | "
+                     f"{_cell(owner) if owner else 'none'} |")
+    lines += ["", "Mixed groups, after the second member had time to settle: who the owner "
+              "znodes name, and what each member logged as errors (each line once, first "
+              "four):", "", "| group | members | owner znodes | errors logged |",
+              "|---|---:|---|---|"]
+    for key, label in _MIXED:
+        g = groups.get(key)
+        if g is None:
+            continue
+        owners = "; ".join(f"{tp.rsplit('/', 1)[1]}: {_cell(v)}"
+                           for tp, v in sorted(g.get("owners", {}).items())) or "none"
+        errors = "<br>".join(f"{who}: {_cell(e)}" for who, errs in sorted(
+            g.get("errors", {}).items()) for e in distinct_errors(errs)) or "none"
+        lines.append(f"| {label} | {len(g.get('ids', {}))} | {owners} | {errors} |")
+    return "\n".join(lines) + "\n"
