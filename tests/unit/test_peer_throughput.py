@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from zkconsumer.results.figures.peers import render_run, summary_table
+from zkconsumer.results.figures.peers import distinct_errors, render_run, summary_table, znodes
 from zkconsumer.results.peer_throughput import (
     RoundResult,
     Spread,
@@ -123,3 +123,36 @@ def test_a_committed_run_renders_with_its_provenance(tmp_path: Path):
     assert "| 3 | 2 | zkconsumer | 1,000 | 1.00 | 1.50 |" in text
     assert render_run(Context(results=tmp_path, figures=tmp_path), "benchmarks/none") == (
         "No committed run yet (`results/benchmarks/none/`).\n")
+
+
+def test_error_lines_are_shown_once_without_their_timestamps():
+    lines = ["[2026-11-27 10:31:29,705] ERROR error parsing consumer json string t (x)",
+             "kafka.common.KafkaException: error constructing TopicCount : t",
+             "[2026-11-27 10:31:33,907] ERROR error parsing consumer json string t (x)"]
+    assert distinct_errors(lines) == ["ERROR error parsing consumer json string t (x)",
+                                      "kafka.common.KafkaException: error constructing "
+                                      "TopicCount : t"]
+    assert distinct_errors(lines, limit=1) == ["ERROR error parsing consumer json string t (x)"]
+
+
+def test_the_znode_record_renders_each_consumer_and_the_mixed_groups(tmp_path: Path):
+    folder = tmp_path / "peers" / "znodes"
+    folder.mkdir(parents=True)
+    owner = {"t/0": "g_a-0"}
+    found = {"topic": "t", "partitions": 1, "pykafka_venv": {"pykafka": "2.8.0",
+                                                             "kazoo": "2.5.0"},
+             "groups": {"alone-original": {"ids": {"a": '{"version":1}'}, "owners": owner},
+                        "alone-pykafka": {"ids": {"p": "t"}, "owners": {"b't'/0-0": "p"}},
+                        "mixed-original": {"ids": {"a": "{}", "p": "t"},
+                                           "owners": {"b't'/0-0": "p"},
+                                           "errors": {"original": ["ERROR x|y", "ERROR x|y"]}}}}
+    (folder / "znodes.json").write_text(json.dumps(found))
+    write_provenance(folder, Provenance("python benchmarks/peer_znodes.py", "b" * 40,
+                                        "2026-11-27T10:00:00Z", {"cores": 2},
+                                        "apache-kafka-0.10.2.2"))
+    text = znodes(Context(results=tmp_path, figures=tmp_path))
+    assert "| original 0.10.2.2 | `{\"version\":1}` | `t/0` | `g_a-0` |" in text
+    assert "| pykafka 2.8 | `t` | `b't'/0-0` | `p` |" in text
+    assert "| zkconsumer | none | none |  |" in text
+    assert ("| an original member, then a pykafka member | 2 | `b't'/0-0` → `p` | "
+            "original: `ERROR x\\|y` |") in text

@@ -147,16 +147,18 @@ def znodes(ctx: Context) -> str:
              f"{meta.broker}, pykafka {found['pykafka_venv']['pykafka']} with kazoo "
              f"{found['pykafka_venv']['kazoo']}); reproduce: `{meta.command}`.", "",
              f"One topic `{found['topic']}` of {found['partitions']} partitions. What each "
-             "consumer writes when it is alone in its group (the data of its registration "
-             "znode and of the owner znode of partition 0):", "",
-             "| consumer | `/consumers/<g>/ids/<id>` | `/consumers/<g>/owners/<topic>/0` |",
-             "|---|---|---|"]
+             "consumer writes when it is alone in its group: the data of its registration "
+             "znode, and the path (under `/consumers/<g>/owners/`) and data of its first "
+             "owner znode:", "",
+             "| consumer | registration data | first owner znode | its data |",
+             "|---|---|---|---|"]
     for key, label in _ALONE:
         g = groups.get(key, {})
         ids = list(g.get("ids", {}).values())
-        owner = g.get("owners", {}).get(f"{found['topic']}/0", "")
+        owners = sorted(g.get("owners", {}).items())
+        path, data = owners[0] if owners else ("", "")
         lines.append(f"| {label} | {_cell(ids[0]) if ids else 'none'} | "
-                     f"{_cell(owner) if owner else 'none'} |")
+                     f"{_cell(path) if path else 'none'} | {_cell(data) if data else ''} |")
     lines += ["", "Mixed groups, after the second member had time to settle: who the owner "
               "znodes name, and what each member logged as errors (each line once, first "
               "four):", "", "| group | members | owner znodes | errors logged |",
@@ -165,8 +167,8 @@ def znodes(ctx: Context) -> str:
         g = groups.get(key)
         if g is None:
             continue
-        owners = "; ".join(f"{tp.rsplit('/', 1)[1]}: {_cell(v)}"
-                           for tp, v in sorted(g.get("owners", {}).items())) or "none"
+        owners = "<br>".join(f"{_cell(tp)} → {_cell(v)}"
+                             for tp, v in sorted(g.get("owners", {}).items())) or "none"
         errors = "<br>".join(f"{who}: {_cell(e)}" for who, errs in sorted(
             g.get("errors", {}).items()) for e in distinct_errors(errs)) or "none"
         lines.append(f"| {label} | {len(g.get('ids', {}))} | {owners} | {errors} |")
