@@ -56,6 +56,7 @@ from zkconsumer.results.peer_throughput import (  # noqa: E402
 
 HERE = Path(__file__).resolve().parent
 CHILD = HERE / "peer_child.py"
+JAVA_DRIVER = HERE / "java" / "OriginalStream.java"
 PYKAFKA = "pykafka==2.8.0"
 SLOW = ("pykafka", "pykafka-rdkafka")
 BEFORE_SUFFIX = "-before"
@@ -137,6 +138,30 @@ def run_original(home: Path, zk: str, topic: str, n: int, group: str,
     return line.elapsed, cpu, total
 
 
+def original_stream_argv(home: Path, zk: str, topic: str, n: int, group: str) -> list[str]:
+    """java/OriginalStream.java on Kafka 0.10.2's classpath, with its JVM flags and client
+    logging (``bin/env.sh``), by Java's single-file source launcher."""
+    script = ('. "$1/bin/env.sh"; shift; exec java $KAFKA_JVM '
+              '-Dlog4j.configuration="file:$KAFKA_HOME/conf/log4j-client.properties" '
+              '-cp "$KAFKA_CP" "$@"')
+    return ["bash", "-c", script, "original-stream", str(home), str(JAVA_DRIVER), zk, topic,
+            str(n), group]
+
+
+def run_result(argv: list[str], peer: str, log: Path,
+               env: dict[str, str] | None = None) -> tuple[float, float, float]:
+    """(steady s, CPU s over it, end-to-end s) from a consumer that prints a RESULT line."""
+    started = time.perf_counter()
+    with open(log, "ab") as err:
+        out = subprocess.run(argv, stdout=subprocess.PIPE, stderr=err, timeout=900, env=env)
+    total = time.perf_counter() - started
+    lines = [x for x in out.stdout.decode().splitlines() if x.startswith("RESULT ")]
+    if out.returncode != 0 or not lines:
+        raise SystemExit(f"{peer} exited {out.returncode} without a result; its log: {log}")
+    result = json.loads(lines[-1][len("RESULT "):])
+    return float(result["steady_s"]), float(result["cpu_s"]), total
+
+
 def run_child(python: Path, peer: str, zk: str, bootstrap: str, topic: str, n: int,
               partitions: int, group: str, log: Path,
               checkout: Path | None = None) -> tuple[float, float, float]:
@@ -149,15 +174,7 @@ def run_child(python: Path, peer: str, zk: str, bootstrap: str, topic: str, n: i
     argv = [str(python), str(CHILD), peer, "--zookeeper", zk, "--bootstrap", bootstrap,
             "--topic", topic, "--messages", str(n), "--partitions", str(partitions),
             "--group", group]
-    started = time.perf_counter()
-    with open(log, "ab") as err:
-        out = subprocess.run(argv, stdout=subprocess.PIPE, stderr=err, timeout=900, env=env)
-    total = time.perf_counter() - started
-    lines = [x for x in out.stdout.decode().splitlines() if x.startswith("RESULT ")]
-    if out.returncode != 0 or not lines:
-        raise SystemExit(f"{peer} exited {out.returncode} without a result; its log: {log}")
-    result = json.loads(lines[-1][len("RESULT "):])
-    return float(result["steady_s"]), float(result["cpu_s"]), total
+    return run_result(argv, peer, log, env)
 
 
 def rotated(peers: list[str], r: int) -> list[str]:
@@ -173,7 +190,8 @@ def main(argv: list[str] | None = None) -> int:
                         help="records the pykafka peers read (a prefix of the topic)")
     parser.add_argument("--partitions", type=int, default=4)
     parser.add_argument("--rounds", type=int, default=3)
-    parser.add_argument("--peers", default=",".join(PEERS),
+    parser.add_argument("--peers", default=",".join(p for p in PEERS
+                                                   if not p.endswith(BEFORE_SUFFIX)),
                         help=f"comma-separated, of {', '.join(PEERS)}")
     parser.add_argument("--pykafka-venv", type=Path,
                         default=Path(tempfile.gettempdir()) / "zkconsumer-pykafka-venv",
@@ -188,7 +206,7 @@ def main(argv: list[str] | None = None) -> int:
                         help="write rounds.csv, summary.json and meta.json here")
     args = parser.parse_args(argv)
     peers = [p for p in args.peers.split(",") if p]
-    unknown = [p for p in peers if p not in PEERS]
+    unknown = [p for p in peers if p not in PEERS or p.endswith(BEFORE_SUFFIX)]
     if unknown:
         parser.error(f"--peers: unknown {unknown}; known: {', '.join(PEERS)}")
     if args.before is not None:
@@ -201,7 +219,7 @@ def main(argv: list[str] | None = None) -> int:
     from zkconsumer.testing.kafka import KafkaBroker, find_kafka_home
 
     home = find_kafka_home("0.10.2")
-    if "original" in peers and home is None:
+    if {"original", "original-stream"} & set(peers) and home is None:
         raise SystemExit("the original's ConsumerPerformance needs Kafka 0.10.2 "
                          "(../shared/kafka-0.10.2 or ZKCONSUMER_KAFKA_HOME)")
     extra: dict[str, object] = {"peers": peers}
@@ -260,6 +278,34 @@ def main(argv: list[str] | None = None) -> int:
     return 0
 
 
+class PassFailed(Exception):
+    """One consumer's pass gave no result (the reason names its log)."""
+
+
+def one_pass(args: argparse.Namespace, peer: str, zk: str, bootstrap: str, topic: str, n: int,
+             group: str, log: Path, home: Path | None,
+             pk_python: Path | None) -> tuple[float, float, float]:
+    """(steady s, CPU s, end-to-end s) of one consumer's pass, or :class:`PassFailed`."""
+    try:
+        if peer == "original":
+            assert home is not None
+            for attempt in range(1, ORIGINAL_TRIES + 1):
+                try:
+                    return run_original(home, zk, topic, n, f"{group}-{attempt}", log)
+                except ShortRead as exc:
+                    print(f"{peer}: {exc} (try {attempt})", flush=True)
+            raise PassFailed(f"{ORIGINAL_TRIES} short reads")
+        if peer == "original-stream":
+            assert home is not None
+            return run_result(original_stream_argv(home, zk, topic, n, group), peer, log)
+        python = pk_python if peer in SLOW else Path(sys.executable)
+        assert python is not None
+        return run_child(python, peer, zk, bootstrap, topic, n, args.partitions, group, log,
+                         args.before if peer.endswith(BEFORE_SUFFIX) else None)
+    except (SystemExit, ValueError, subprocess.SubprocessError) as exc:
+        raise PassFailed(str(exc)) from exc
+
+
 def measure(args: argparse.Namespace, peers: list[str], zk: str, bootstrap: str,
             home: Path | None, pk_python: Path | None, scratch: Path) -> list[RoundResult]:
     from zkconsumer.admin import create_topic
@@ -278,25 +324,14 @@ def measure(args: argparse.Namespace, peers: list[str], zk: str, bootstrap: str,
             group = f"peers-{peer}-{r}-{int(time.time())}"
             load1 = os.getloadavg()[0]
             log = scratch / f"{peer}.log"
-            if peer == "original":
-                assert home is not None
-                timing = None
-                for attempt in range(1, ORIGINAL_TRIES + 1):
-                    try:
-                        timing = run_original(home, zk, topic, n, f"{group}-{attempt}", log)
-                        break
-                    except ShortRead as exc:
-                        print(f"round {r + 1} original: {exc} (try {attempt})", flush=True)
-                if timing is None:  # the round goes on without it (its ratios are left out)
-                    skipped.append(f"round {r + 1}: original, {ORIGINAL_TRIES} short reads")
-                    continue
-                steady, cpu, total = timing
-            else:
-                python = pk_python if peer in SLOW else Path(sys.executable)
-                assert python is not None
-                steady, cpu, total = run_child(
-                    python, peer, zk, bootstrap, topic, n, args.partitions, group, log,
-                    args.before if peer.endswith(BEFORE_SUFFIX) else None)
+            try:
+                timing = one_pass(args, peer, zk, bootstrap, topic, n, group, log, home,
+                                  pk_python)
+            except PassFailed as exc:  # the round goes on without it (its ratios left out)
+                print(f"round {r + 1} {peer}: {exc}", flush=True)
+                skipped.append(f"round {r + 1}: {peer}: {exc}")
+                continue
+            steady, cpu, total = timing
             res = RoundResult(r + 1, peer, order, n, steady, cpu, total, load1)
             results.append(res)
             print(f"round {r + 1} {peer:16s} {res.rate:12,.0f} msgs/s steady "

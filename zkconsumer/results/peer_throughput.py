@@ -23,8 +23,10 @@ from datetime import datetime
 
 # The consumers, in the order tables show them; ``original`` and ``bare`` are the references.
 ORIGINAL = "original"
+ORIGINAL_STREAM = "original-stream"
 BARE = "bare"
-PEERS = (ORIGINAL, "zkconsumer", "zkconsumer-before", "pykafka", "pykafka-rdkafka", BARE)
+PEERS = (ORIGINAL, ORIGINAL_STREAM, "zkconsumer", "zkconsumer-before", "pykafka",
+         "pykafka-rdkafka", BARE)
 ROUND_FIELDS = ("round", "peer", "order", "messages", "steady_s", "cpu_s", "end_to_end_s",
                 "load1")
 
@@ -154,6 +156,7 @@ class PeerSummary:
     cpu_us: Spread
     vs_original: Spread | None
     vs_bare: Spread | None
+    vs_original_stream: Spread | None = None
 
 
 def _ratios(results: Sequence[RoundResult], peer: str, reference: str) -> Spread | None:
@@ -172,7 +175,8 @@ def summarise(results: Sequence[RoundResult]) -> list[PeerSummary]:
         mine = [r for r in results if r.peer == peer]
         out.append(PeerSummary(peer, Spread.of([r.rate for r in mine]),
                                Spread.of([r.cpu_us_per_message for r in mine]),
-                               _ratios(results, peer, ORIGINAL), _ratios(results, peer, BARE)))
+                               _ratios(results, peer, ORIGINAL), _ratios(results, peer, BARE),
+                               _ratios(results, peer, ORIGINAL_STREAM)))
     return out
 
 

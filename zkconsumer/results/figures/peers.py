@@ -27,6 +27,7 @@ TANSU = "benchmarks/peers-tansu"
 
 LABELS = {
     "original": "original (0.10.2.2 `ConsumerPerformance --zookeeper`)",
+    "original-stream": "original (0.10.2.2 connector, `java/OriginalStream.java`)",
     "zkconsumer": "zkconsumer (`ZookeeperConsumerConnector`)",
     "zkconsumer-before": "zkconsumer at the revision before (below)",
     "pykafka": "pykafka 2.8 `BalancedConsumer`",
@@ -48,12 +49,16 @@ def summary_table(results: list[RoundResult]) -> list[str]:
     """One row per consumer: what it read, rate, CPU per message and the two ratios."""
     summaries: list[PeerSummary] = summarise(results)
     reads = {r.peer: r.messages for r in results}
+    stream = any(s.vs_original_stream is not None for s in summaries)
     lines = ["| consumer | messages read | msgs/s, median (range) | CPU µs/msg | / original "
-             "| / bare |", "|---|---:|---:|---:|---:|---:|"]
+             + ("| / original-stream " if stream else "") + "| / bare |",
+             "|---|---:|---:|---:|---:|" + ("---:|" if stream else "") + "---:|"]
     for s in summaries:
         lines.append(f"| {LABELS.get(s.peer, s.peer)} | {reads[s.peer]:,} | "
                      f"{spread(s.rate, rate=True)} | {spread(s.cpu_us)} | "
-                     f"{spread(s.vs_original)} | {spread(s.vs_bare)} |")
+                     f"{spread(s.vs_original)} | "
+                     + (f"{spread(s.vs_original_stream)} | " if stream else "")
+                     + f"{spread(s.vs_bare)} |")
     return lines
 
 
