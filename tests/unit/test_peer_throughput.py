@@ -155,4 +155,4 @@ def test_the_znode_record_renders_each_consumer_and_the_mixed_groups(tmp_path: P
     assert "| pykafka 2.8 | `t` | `b't'/0-0` | `p` |" in text
     assert "| zkconsumer | none | none |  |" in text
     assert ("| an original member, then a pykafka member | 2 | `b't'/0-0` → `p` | "
-            "original: `ERROR x\\|y` |") in text
+            "original: `ERROR x\\|y` | ? |") in text

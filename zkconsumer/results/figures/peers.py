@@ -74,7 +74,7 @@ def rounds_table(results: list[RoundResult]) -> list[str]:
 
 def render_run(ctx: Context, source: str, with_rounds: bool = True) -> str:
     folder = ctx.results / source
-    if not (folder / "rounds.csv").exists():
+    if not all((folder / f).exists() for f in ("rounds.csv", "summary.json", "meta.json")):
         return f"No committed run yet (`results/{source}/`).\n"
     meta = read_provenance(folder)
     summary = json.loads((folder / "summary.json").read_text())
@@ -166,8 +166,9 @@ def znodes(ctx: Context) -> str:
                      f"{_cell(path) if path else 'none'} | {_cell(data) if data else ''} |")
     lines += ["", "Mixed groups, after the second member had time to settle: who the owner "
               "znodes name, and what each member logged as errors (each line once, first "
-              "four):", "", "| group | members | owner znodes | errors logged |",
-              "|---|---:|---|---|"]
+              "four), and the partitions the pykafka member held when it stopped:", "",
+              "| group | members | owner znodes | errors logged | pykafka held |",
+              "|---|---:|---|---|---|"]
     for key, label in _MIXED:
         g = groups.get(key)
         if g is None:
@@ -176,5 +177,7 @@ def znodes(ctx: Context) -> str:
                              for tp, v in sorted(g.get("owners", {}).items())) or "none"
         errors = "<br>".join(f"{who}: {_cell(e)}" for who, errs in sorted(
             g.get("errors", {}).items()) for e in distinct_errors(errs)) or "none"
-        lines.append(f"| {label} | {len(g.get('ids', {}))} | {owners} | {errors} |")
+        held = [x.removeprefix("HELD ") for x in g.get("held", {}).get("pykafka", [])]
+        lines.append(f"| {label} | {len(g.get('ids', {}))} | {owners} | {errors} | "
+                     f"{held[-1] if held else '?'} |")
     return "\n".join(lines) + "\n"
