@@ -9,7 +9,13 @@ from pathlib import Path
 
 import pytest
 
-from zkconsumer.results.figures.peers import distinct_errors, render_run, summary_table, znodes
+from zkconsumer.results.figures.peers import (
+    distinct_errors,
+    goal_line,
+    render_run,
+    summary_table,
+    znodes,
+)
 from zkconsumer.results.peer_throughput import (
     RoundResult,
     Spread,
@@ -156,3 +162,12 @@ def test_the_znode_record_renders_each_consumer_and_the_mixed_groups(tmp_path: P
     assert "| zkconsumer | none | none |  |" in text
     assert ("| an original member, then a pykafka member | 2 | `b't'/0-0` → `p` | "
             "original: `ERROR x\\|y` | ? |") in text
+
+
+def test_the_goal_line_judges_the_unrounded_medians():
+    line = goal_line(RESULTS)
+    assert line == ("**zkconsumer, median of the per-round ratios**: / `ConsumerPerformance` "
+                    "0.80 (goal ≥ 1: **not met**); / bare 0.80 (goal ≥ 0.95: **not met**).")
+    near = [_round(1, "zkconsumer", 1.0), _round(1, "bare", 0.946)]
+    assert "/ bare 0.946 (goal ≥ 0.95: **not met**)" in goal_line(near)
+    assert goal_line([_round(1, "bare", 1.0)]) == ""

@@ -11,6 +11,7 @@ from __future__ import annotations
 import json
 import re
 
+from zkconsumer.results.figures.benchmarks import Goal, shown
 from zkconsumer.results.peer_throughput import (
     PeerSummary,
     RoundResult,
@@ -72,6 +73,27 @@ def rounds_table(results: list[RoundResult]) -> list[str]:
     return lines
 
 
+VS_ORIGINAL = Goal(1.0, at_least=True)
+VS_BARE = Goal(0.95, at_least=True)
+
+
+def goal_line(results: list[RoundResult]) -> str:
+    """The data path's goal against this run: zkconsumer's median per-round ratio to each
+    original present (goal >= 1) and to bare (goal >= 0.95); empty without zkconsumer."""
+    s = next((x for x in summarise(results) if x.peer == "zkconsumer"), None)
+    if s is None:
+        return ""
+    parts = []
+    for name, spread_, goal in (("`ConsumerPerformance`", s.vs_original, VS_ORIGINAL),
+                                ("`original-stream`", s.vs_original_stream, VS_ORIGINAL),
+                                ("bare", s.vs_bare, VS_BARE)):
+        if spread_ is not None:
+            parts.append(f"/ {name} {shown(spread_.median, goal)} (goal "
+                         f"{goal.describe()}: {goal.verdict(spread_.median)})")
+    return ("**zkconsumer, median of the per-round ratios**: " + "; ".join(parts) + "."
+            if parts else "")
+
+
 def render_run(ctx: Context, source: str, with_rounds: bool = True) -> str:
     folder = ctx.results / source
     if not all((folder / f).exists() for f in ("rounds.csv", "summary.json", "meta.json")):
@@ -97,6 +119,9 @@ def render_run(ctx: Context, source: str, with_rounds: bool = True) -> str:
             f"{summary['partitions']} partitions, {summary['rounds']} rounds, one stream, a "
             "fresh group and process per pass; steady rates (first to last message); ratios "
             "are per round, then median (range).", "", *summary_table(results)]
+    goal = goal_line(results)
+    if goal:
+        text += ["", goal]
     if with_rounds:
         text += ["", *rounds_table(results)]
     return "\n".join(text) + "\n"
