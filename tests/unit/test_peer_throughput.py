@@ -12,6 +12,7 @@ import pytest
 from zkconsumer.results.figures.peers import (
     distinct_errors,
     goal_line,
+    herd,
     render_run,
     summary_table,
     znodes,
@@ -171,3 +172,22 @@ def test_the_goal_line_judges_the_unrounded_medians():
     near = [_round(1, "zkconsumer", 1.0), _round(1, "bare", 0.946)]
     assert "/ bare 0.946 (goal ≥ 0.95: **not met**)" in goal_line(near)
     assert goal_line([_round(1, "bare", 1.0)]) == ""
+
+
+def test_the_herd_block_puts_each_kind_side_by_side_per_group_size(tmp_path: Path):
+    folder = tmp_path / "peers" / "herd"
+    folder.mkdir(parents=True)
+    (folder / "joins.csv").write_text(
+        "kind,members,partitions,stable_s,requests,harness_reads,pings_estimated,"
+        "watch_notifications,window_s\n"
+        "zkconsumer,1,8,16.5,74,276,19.7,1,20.1\n"
+        "zkconsumer,2,8,9.25,120,200,10,4,12\n"
+        "pykafka,1,8,,30,100,5,1,9\n")
+    write_provenance(folder, Provenance("python benchmarks/peer_herd.py", "c" * 40,
+                                        "2026-11-27T10:00:00Z", {"cores": 2},
+                                        "apache-kafka-0.10.2.2"))
+    text = herd(Context(results=tmp_path, figures=tmp_path))
+    assert ("| members after the join | zkconsumer: requests | pykafka: requests | "
+            "zkconsumer: s to stable | pykafka: s to stable |") in text
+    assert "| 1 | 74 | 30 | 16.5 | not stable |" in text
+    assert "| 2 | 120 |  | 9.2 |  |" in text

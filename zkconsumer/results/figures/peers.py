@@ -8,6 +8,7 @@ client, then the rounds themselves with the machine's load when each pass starte
 
 from __future__ import annotations
 
+import csv
 import json
 import re
 
@@ -205,4 +206,41 @@ def znodes(ctx: Context) -> str:
         held = [x.removeprefix("HELD ") for x in g.get("held", {}).get("pykafka", [])]
         lines.append(f"| {label} | {len(g.get('ids', {}))} | {owners} | {errors} | "
                      f"{held[-1] if held else '?'} |")
+    return "\n".join(lines) + "\n"
+
+
+HERD = "peers/herd"
+
+
+@figure("peers/herd", source=HERD)
+def herd(ctx: Context) -> str:
+    """Per join of a member into a group of N - 1: the server's requests and time to stable,
+    pykafka beside zkconsumer."""
+    folder = ctx.results / HERD
+    if not all((folder / f).exists() for f in ("joins.csv", "meta.json")):
+        return f"No committed run yet (`results/{HERD}/`).\n"
+    meta = read_provenance(folder)
+    with open(folder / "joins.csv", newline="") as fh:
+        rows = list(csv.DictReader(fh))
+    kinds = list(dict.fromkeys(r["kind"] for r in rows))
+    sizes = sorted({int(r["members"]) for r in rows})
+    by = {(r["kind"], int(r["members"])): r for r in rows}
+    head = ["members after the join",
+            *[f"{k}: requests" for k in kinds], *[f"{k}: s to stable" for k in kinds]]
+    lines = [f"`results/{HERD}/` (revision `{meta.short_revision}`, {meta.date}, broker "
+             f"{meta.broker}, {meta.machine.get('cores', '?')} cores, load average "
+             f"{meta.load_text()} at the start and {meta.load_text('loadavg_end')} at the "
+             f"end); reproduce: `{meta.command}`.", "",
+             f"One run, {rows[0]['partitions']} partitions, members joining one at a time.",
+             "", "| " + " | ".join(head) + " |", "|" + "---:|" * len(head)]
+    for n in sizes:
+        cells = [str(n)]
+        for k in kinds:
+            r = by.get((k, n))
+            cells.append(r["requests"] if r else "")
+        for k in kinds:
+            r = by.get((k, n))
+            cells.append((f"{float(r['stable_s']):.1f}" if r["stable_s"] else "not stable")
+                         if r else "")
+        lines.append("| " + " | ".join(cells) + " |")
     return "\n".join(lines) + "\n"
