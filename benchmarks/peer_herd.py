@@ -94,14 +94,21 @@ class Poller:
 
 def stable_view(ids: frozenset[str], owners: dict[str, str | None], partitions: int,
                 members: int) -> bool:
-    """Every partition owned once, by one of ``members`` registered members (an owner's data is
-    a member id, or a member id plus ``-<thread>``)."""
+    """Every partition owned once, and every one of ``members`` registered members owning some
+    (an owner's data is a member id, or a member id plus ``-<thread>``): with at least as many
+    partitions as members, both kinds' assignments give each member one or more, so a view
+    where the newcomer owns nothing yet is not the end of its join."""
     if len(ids) != members or len(owners) != partitions:
         return False
     parts = {key.rsplit("/", 1)[1].rsplit("-", 1)[-1] for key in owners}
-    return len(parts) == partitions and all(
-        v is not None and any(v == i or v.startswith(i + "-") for i in ids)
-        for v in owners.values())
+    holders = set()
+    for v in owners.values():
+        holder = next((i for i in ids if v is not None and (v == i or v.startswith(i + "-"))),
+                      None)
+        if holder is None:
+            return False
+        holders.add(holder)
+    return len(parts) == partitions and holders == ids
 
 
 def wait_stable(poll: Poller, partitions: int, members: int, quiet: float,
