@@ -238,7 +238,7 @@ def main(argv: list[str] | None = None) -> int:
             peers.remove("pykafka-rdkafka")
     import confluent_kafka
 
-    extra["confluent_kafka"] = confluent_kafka.version()[0]
+    extra["confluent_kafka"] = confluent_kafka.__version__
     extra["librdkafka"] = confluent_kafka.libversion()[0]
 
     with EmbeddedZooKeeper() as zk:

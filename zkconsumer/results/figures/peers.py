@@ -120,6 +120,9 @@ def render_run(ctx: Context, source: str, with_rounds: bool = True) -> str:
             f"{summary['partitions']} partitions, {summary['rounds']} rounds, one stream, a "
             "fresh group and process per pass; steady rates (first to last message); ratios "
             "are per round, then median (range).", "", *summary_table(results)]
+    left_out = summary.get("left_out") or []
+    if left_out:
+        text += ["", "Passes left out (no result): " + "; ".join(left_out) + "."]
     goal = goal_line(results)
     if goal:
         text += ["", goal]
@@ -135,7 +138,7 @@ def throughput_kafka(ctx: Context) -> str:
 
 @figure("peers/throughput-kafka-0.10.2-before", source=KAFKA_BEFORE)
 def throughput_kafka_before(ctx: Context) -> str:
-    return render_run(ctx, KAFKA_BEFORE, with_rounds=False)
+    return render_run(ctx, KAFKA_BEFORE)
 
 
 @figure("peers/throughput-tansu", source=TANSU)
