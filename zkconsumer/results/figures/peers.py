@@ -24,7 +24,7 @@ from zkconsumer.results.provenance import read_provenance
 from zkconsumer.results.registry import Context, figure
 
 KAFKA = "benchmarks/peers-kafka-0.10.2"
-KAFKA_BEFORE = "benchmarks/peers-kafka-0.10.2-before"
+KAFKA_PREFETCH = "benchmarks/peers-kafka-0.10.2-prefetch"
 TANSU = "benchmarks/peers-tansu"
 
 LABELS = {
@@ -136,9 +136,9 @@ def throughput_kafka(ctx: Context) -> str:
     return render_run(ctx, KAFKA)
 
 
-@figure("peers/throughput-kafka-0.10.2-before", source=KAFKA_BEFORE)
-def throughput_kafka_before(ctx: Context) -> str:
-    return render_run(ctx, KAFKA_BEFORE)
+@figure("peers/prefetch-kafka-0.10.2", source=KAFKA_PREFETCH)
+def prefetch_kafka(ctx: Context) -> str:
+    return render_run(ctx, KAFKA_PREFETCH)
 
 
 @figure("peers/throughput-tansu", source=TANSU)
