@@ -13,6 +13,7 @@ from zkconsumer.results.figures.peers import (
     distinct_errors,
     goal_line,
     herd,
+    left_out_summary,
     render_run,
     summary_table,
     znodes,
@@ -191,3 +192,19 @@ def test_the_herd_block_puts_each_kind_side_by_side_per_group_size(tmp_path: Pat
             "zkconsumer: s to stable | pykafka: s to stable |") in text
     assert "| 1 | 74 | 30 | 16.5 | not stable |" in text
     assert "| 2 | 120 |  | 9.2 |  |" in text
+
+
+def test_the_goal_line_adds_the_ratio_to_the_revision_before():
+    results = [_round(1, "zkconsumer", 1.0), _round(1, "zkconsumer-before", 1.2),
+               _round(1, "bare", 1.0), _round(2, "zkconsumer", 1.0),
+               _round(2, "zkconsumer-before", 0.9), _round(2, "bare", 1.0)]
+    assert goal_line(results).endswith("; / `zkconsumer-before` 1.05 (0.90–1.20).")
+
+
+def test_left_out_passes_are_grouped_by_consumer_and_reason():
+    lines = ["round 1: pykafka: pykafka exited 1 without a result; its log: x/pykafka.log",
+             "round 3: pykafka: pykafka exited 1 without a result; its log: x/pykafka.log",
+             "round 2: original, 4 short reads"]
+    assert left_out_summary(lines) == (
+        "pykafka in rounds 1, 3 (pykafka exited 1 without a result); "
+        "original in round 2 (4 short reads)")

@@ -159,6 +159,12 @@ class PeerSummary:
     vs_original_stream: Spread | None = None
 
 
+def ratios(results: Sequence[RoundResult], peer: str, reference: str) -> Spread | None:
+    """``peer``'s steady rate over ``reference``'s, per round where both ran, summarised (the
+    last pass of a consumer that ran twice in a round stands for it)."""
+    return _ratios(results, peer, reference)
+
+
 def _ratios(results: Sequence[RoundResult], peer: str, reference: str) -> Spread | None:
     by_round = {(r.round, r.peer): r for r in results}
     values = [r.rate / by_round[(r.round, reference)].rate for r in results

@@ -17,6 +17,7 @@ from zkconsumer.results.peer_throughput import (
     PeerSummary,
     RoundResult,
     Spread,
+    ratios,
     read_rounds,
     summarise,
 )
@@ -51,17 +52,32 @@ def summary_table(results: list[RoundResult]) -> list[str]:
     """One row per consumer: what it read, rate, CPU per message and the two ratios."""
     summaries: list[PeerSummary] = summarise(results)
     reads = {r.peer: r.messages for r in results}
+    original = any(s.vs_original is not None for s in summaries)
     stream = any(s.vs_original_stream is not None for s in summaries)
-    lines = ["| consumer | messages read | msgs/s, median (range) | CPU µs/msg | / original "
+    lines = ["| consumer | messages read | msgs/s, median (range) | CPU µs/msg "
+             + ("| / original " if original else "")
              + ("| / original-stream " if stream else "") + "| / bare |",
-             "|---|---:|---:|---:|---:|" + ("---:|" if stream else "") + "---:|"]
+             "|---|---:|---:|---:|" + ("---:|" if original else "")
+             + ("---:|" if stream else "") + "---:|"]
     for s in summaries:
         lines.append(f"| {LABELS.get(s.peer, s.peer)} | {reads[s.peer]:,} | "
                      f"{spread(s.rate, rate=True)} | {spread(s.cpu_us)} | "
-                     f"{spread(s.vs_original)} | "
+                     + (f"{spread(s.vs_original)} | " if original else "")
                      + (f"{spread(s.vs_original_stream)} | " if stream else "")
                      + f"{spread(s.vs_bare)} |")
     return lines
+
+
+def left_out_summary(lines: list[str]) -> str:
+    """``round N: peer: reason`` lines as one phrase per peer and reason, rounds listed."""
+    grouped: dict[tuple[str, str], list[str]] = {}
+    for line in lines:
+        head, _, rest = line.partition(": ")
+        peer, _, reason = rest.partition(": " if ": " in rest else ", ")
+        reason = reason.split("; its log:")[0] or "no reason given"
+        grouped.setdefault((peer, reason), []).append(head.removeprefix("round "))
+    return "; ".join(f"{peer} in round{'s' if len(r) > 1 else ''} {', '.join(r)} ({reason})"
+                     for (peer, reason), r in grouped.items())
 
 
 def rounds_table(results: list[RoundResult]) -> list[str]:
@@ -91,6 +107,9 @@ def goal_line(results: list[RoundResult]) -> str:
         if spread_ is not None:
             parts.append(f"/ {name} {shown(spread_.median, goal)} (goal "
                          f"{goal.describe()}: {goal.verdict(spread_.median)})")
+    before = ratios(results, "zkconsumer", "zkconsumer-before")
+    if before is not None:
+        parts.append(f"/ `zkconsumer-before` {spread(before)}")
     return ("**zkconsumer, median of the per-round ratios**: " + "; ".join(parts) + "."
             if parts else "")
 
@@ -122,7 +141,7 @@ def render_run(ctx: Context, source: str, with_rounds: bool = True) -> str:
             "are per round, then median (range).", "", *summary_table(results)]
     left_out = summary.get("left_out") or []
     if left_out:
-        text += ["", "Passes left out (no result): " + "; ".join(left_out) + "."]
+        text += ["", "Passes left out (no result): " + left_out_summary(left_out) + "."]
     goal = goal_line(results)
     if goal:
         text += ["", goal]
