@@ -26,6 +26,7 @@ from zkconsumer.results.registry import Context, figure
 
 KAFKA = "benchmarks/peers-kafka-0.10.2"
 KAFKA_PREFETCH = "benchmarks/peers-kafka-0.10.2-prefetch"
+KAFKA_STREAM = "benchmarks/peers-kafka-0.10.2-stream"
 TANSU = "benchmarks/peers-tansu"
 
 LABELS = {
@@ -153,6 +154,11 @@ def render_run(ctx: Context, source: str, with_rounds: bool = True) -> str:
 @figure("peers/throughput-kafka-0.10.2", source=KAFKA)
 def throughput_kafka(ctx: Context) -> str:
     return render_run(ctx, KAFKA)
+
+
+@figure("peers/throughput-kafka-0.10.2-stream", source=KAFKA_STREAM)
+def throughput_kafka_stream(ctx: Context) -> str:
+    return render_run(ctx, KAFKA_STREAM)
 
 
 @figure("peers/prefetch-kafka-0.10.2", source=KAFKA_PREFETCH)
