@@ -4,7 +4,7 @@ A consumer far behind a backlog holds at most streams x queued.max.message.chunk
 fetch.message.max.bytes of values in its chunk queues (the connector's ``queued_bytes_peak``
 counter). Stated overhead outside that bound, not counted here: the chunk the application is
 iterating (one fetch size per stream), the fetcher's batch being cut into chunks, and
-librdkafka's prefetch (``queued.max.messages.kbytes`` = one fetch size per fetcher thread).
+librdkafka's prefetch (``queued.max.messages.kbytes`` = four fetch sizes per fetcher thread).
 """
 
 from __future__ import annotations

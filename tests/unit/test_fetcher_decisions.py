@@ -45,6 +45,8 @@ def test_client_settings_map_the_legacy_fetch_properties() -> None:
     assert settings["fetch.wait.max.ms"] == 250
     assert settings["socket.timeout.ms"] == 5000
     assert settings["socket.receive.buffer.bytes"] == 131072
+    # librdkafka's prefetch: four fetch sizes (2 MiB each here), in KiB.
+    assert settings["queued.max.messages.kbytes"] == 4 * 2048
     # No broker-side group, no commits by the client: the connector owns offsets.
     assert settings["enable.auto.commit"] is False
     assert settings["enable.auto.offset.store"] is False
