@@ -2,7 +2,12 @@
 
 Executors must run the same Python as the driver (the one with zkconsumer installed), so the
 session sets ``PYSPARK_PYTHON`` to ``sys.executable`` unless the environment already chose one,
-which is what a cluster with its own Python layout does.
+which is what a cluster with its own Python layout does (``spark-submit --conf
+spark.pyspark.python=...`` sets it for the driver).
+
+Under ``spark-submit`` the session's settings are defaults only: a key given with ``--conf``
+(``spark.ui.enabled=true`` to watch a job on a cluster, ``spark.sql.shuffle.partitions``...)
+keeps the submitted value.
 """
 
 from __future__ import annotations
@@ -15,6 +20,9 @@ from typing import Any
 log = logging.getLogger(__name__)
 
 DEFAULT_MASTER = "local[*]"
+# Settings a submitted configuration cannot change: a real-mode task hosts consumers for
+# minutes, and a speculative copy would host them twice.
+REQUIRED = ("spark.speculation",)
 
 
 def spark_session(master: str | None = None, app: str = "zkconsumer",
@@ -31,10 +39,12 @@ def spark_session(master: str | None = None, app: str = "zkconsumer",
         "spark.ui.enabled": "false",
         "spark.sql.shuffle.partitions": str(shuffle_partitions),
         "spark.ui.showConsoleProgress": "false",
-        # A real-mode task hosts consumers for minutes: do not let speculation start a copy.
         "spark.speculation": "false",
         **(extra or {}),
     }
+    if _submitted():
+        conf = {k: v for k, v in conf.items()
+                if k in REQUIRED or k not in _submitted_keys(conf)}
     if "PYSPARK_PYTHON" not in os.environ:
         # PySpark takes the workers' interpreter from the environment of the driver process.
         os.environ["PYSPARK_PYTHON"] = sys.executable
@@ -50,3 +60,12 @@ def spark_session(master: str | None = None, app: str = "zkconsumer",
 def _submitted() -> bool:
     """Whether spark-submit started this process (it sets the master for us)."""
     return "PYSPARK_GATEWAY_PORT" in os.environ
+
+
+def _submitted_keys(keys: Any) -> set[str]:
+    """Which of ``keys`` spark-submit's configuration already sets (``--conf``,
+    ``spark-defaults.conf``)."""
+    from pyspark import SparkConf
+
+    submitted = SparkConf()  # loads spark-submit's settings from the driver's JVM
+    return {k for k in keys if submitted.contains(k)}
