@@ -26,8 +26,8 @@ import tempfile
 import time
 import urllib.error
 import urllib.request
-from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
 from pathlib import Path
 from types import TracebackType
 from typing import Any
@@ -243,3 +243,47 @@ class SparkCluster:
     def __exit__(self, exc_type: type[BaseException] | None, exc: BaseException | None,
                  tb: TracebackType | None) -> None:
         self.close()
+
+
+@dataclass
+class AppLog:
+    """What Spark's event log says about one application."""
+
+    name: str = ""
+    executors: dict[str, str] = field(default_factory=dict)  # executor id -> its worker's UI
+    barrier_tasks: list[str] = field(default_factory=list)   # executor id of each such task
+    properties: dict[str, str] = field(default_factory=dict)
+
+
+def read_event_log(folder: Path) -> AppLog:
+    """The application whose (uncompressed: ``spark.eventLog.compress=false``) event log files
+    are under ``folder``: its executors, with the worker whose UI serves their logs, and the
+    executor of every successful task of a barrier stage (the stages that host a real run's
+    members). Where the tasks ran is what a user checks on a cluster."""
+    return app_log(json.loads(line) for path in sorted(folder.rglob("*"))
+                   if path.is_file() and not path.name.startswith("appstatus")
+                   for line in path.read_text().splitlines() if line.strip())
+
+
+def app_log(events: Iterable[Mapping[str, Any]]) -> AppLog:
+    """:func:`read_event_log` over the parsed events, in order."""
+    app = AppLog()
+    barrier_stages: set[int] = set()
+    for e in events:
+        kind = e["Event"]
+        if kind == "SparkListenerApplicationStart":
+            app.name = e["App Name"]
+        elif kind == "SparkListenerEnvironmentUpdate":
+            app.properties = dict(e["Spark Properties"])
+        elif kind == "SparkListenerExecutorAdded":
+            url = e["Executor Info"]["Log Urls"]["stdout"]
+            app.executors[e["Executor ID"]] = url.split("/logPage/")[0]
+        elif kind == "SparkListenerStageSubmitted":
+            info = e["Stage Info"]
+            if any(rdd.get("Barrier") for rdd in info["RDD Info"]):
+                barrier_stages.add(info["Stage ID"])
+        elif kind == "SparkListenerTaskEnd" and e["Stage ID"] in barrier_stages:
+            task = e["Task Info"]
+            if not (task["Failed"] or task["Killed"]):
+                app.barrier_tasks.append(task["Executor ID"])
+    return app
