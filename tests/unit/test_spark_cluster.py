@@ -79,3 +79,10 @@ def test_the_event_log_is_read_from_its_folder_without_the_status_marker(tmp_pat
     (folder / "events_1_app-1").write_text("\n".join(json.dumps(e) for e in EVENTS) + "\n")
     (folder / "appstatus_app-1").write_text("")
     assert read_event_log(tmp_path) == app_log(EVENTS)
+
+
+def test_the_cluster_verb_refuses_a_cluster_without_workers(capsys):
+    from zkconsumer.cli.main import main
+
+    assert main(["spark", "cluster", "start", "--workers", "0"]) == 2
+    assert "a cluster needs at least one worker, got workers=0" in capsys.readouterr().err

@@ -5,9 +5,11 @@ session sets ``PYSPARK_PYTHON`` to ``sys.executable`` unless the environment alr
 which is what a cluster with its own Python layout does (``spark-submit --conf
 spark.pyspark.python=...`` sets it for the driver).
 
-Under ``spark-submit`` the session's settings are defaults only: a key given with ``--conf``
-(``spark.ui.enabled=true`` to watch a job on a cluster, ``spark.sql.shuffle.partitions``...)
-keeps the submitted value.
+Under ``spark-submit`` the session's settings are defaults only, so that the submitter keeps
+control of its cluster: the UI and the console progress bar stay Spark's (the UI on), and
+``spark.sql.shuffle.partitions`` is set only when no ``--conf`` gave it. Speculation is off
+whoever starts the job: a real-mode task hosts consumers for minutes, and a speculative copy
+would host them twice.
 """
 
 from __future__ import annotations
@@ -20,37 +22,34 @@ from typing import Any
 log = logging.getLogger(__name__)
 
 DEFAULT_MASTER = "local[*]"
-# Settings a submitted configuration cannot change: a real-mode task hosts consumers for
-# minutes, and a speculative copy would host them twice.
-REQUIRED = ("spark.speculation",)
+REQUIRED = {"spark.speculation": "false"}
+QUIET = {"spark.ui.enabled": "false", "spark.ui.showConsoleProgress": "false"}
+SHUFFLE_PARTITIONS = "spark.sql.shuffle.partitions"
 
 
 def spark_session(master: str | None = None, app: str = "zkconsumer",
                   shuffle_partitions: int = 8, extra: dict[str, str] | None = None) -> Any:
-    """Get (or create) the session; ``master=None`` keeps what spark-submit configured."""
+    """Get (or create) the session; ``master=None`` keeps what spark-submit configured.
+    ``extra`` settings are applied as given."""
     from pyspark.sql import SparkSession
 
+    submitted = _submitted()
     builder = SparkSession.builder.appName(app)
     if master:
         builder = builder.master(master)
-    elif not _submitted():
+    elif not submitted:
         builder = builder.master(DEFAULT_MASTER)
-    conf = {
-        "spark.ui.enabled": "false",
-        "spark.sql.shuffle.partitions": str(shuffle_partitions),
-        "spark.ui.showConsoleProgress": "false",
-        "spark.speculation": "false",
-        **(extra or {}),
-    }
-    if _submitted():
-        conf = {k: v for k, v in conf.items()
-                if k in REQUIRED or k not in _submitted_keys(conf)}
+    conf = {**REQUIRED, **(extra or {})}
+    if not submitted:
+        conf = {**QUIET, SHUFFLE_PARTITIONS: str(shuffle_partitions), **conf}
     if "PYSPARK_PYTHON" not in os.environ:
         # PySpark takes the workers' interpreter from the environment of the driver process.
         os.environ["PYSPARK_PYTHON"] = sys.executable
     for key, value in conf.items():
         builder = builder.config(key, value)
     session = builder.getOrCreate()
+    if submitted and not session.sparkContext.getConf().contains(SHUFFLE_PARTITIONS):
+        session.conf.set(SHUFFLE_PARTITIONS, str(shuffle_partitions))
     session.sparkContext.setLogLevel("ERROR")
     log.info("spark session on %s (parallelism %d)", session.sparkContext.master,
              session.sparkContext.defaultParallelism)
@@ -60,12 +59,3 @@ def spark_session(master: str | None = None, app: str = "zkconsumer",
 def _submitted() -> bool:
     """Whether spark-submit started this process (it sets the master for us)."""
     return "PYSPARK_GATEWAY_PORT" in os.environ
-
-
-def _submitted_keys(keys: Any) -> set[str]:
-    """Which of ``keys`` spark-submit's configuration already sets (``--conf``,
-    ``spark-defaults.conf``)."""
-    from pyspark import SparkConf
-
-    submitted = SparkConf()  # loads spark-submit's settings from the driver's JVM
-    return {k for k in keys if submitted.contains(k)}
