@@ -7,13 +7,15 @@ workers, each with its own Python workers, reached over the network from a separ
 ...     subprocess.run(cluster.submit_argv("job.py", ["--out", "DIR"]), env=cluster.submit_env())
 
 The daemons are started through the wheel's ``bin/spark-class`` (the launcher Spark's own
-scripts use, which adds the JVM options Java 17 needs), with ``SPARK_HOME`` the wheel, an empty
-configuration folder (nothing from the machine's Spark leaks in) and everything bound to
-127.0.0.1. They are managed like the project's other servers (:mod:`._process`): own session,
-parent-death signal, stopped at exit. A worker's executors and their Python workers are its
-children, in its process group, so stopping the worker stops them too. Readiness is read from
-the master's JSON status page (``http://127.0.0.1:UI/json/``): the master answering ALIVE, then
-every worker registered ALIVE.
+scripts use, which adds the JVM options Java 17 needs), with ``SPARK_HOME`` the wheel, a
+configuration folder of its own (nothing from the machine's Spark leaks in; Spark logs at WARN
+but for the cluster's lifecycle) and everything bound to 127.0.0.1. They are managed like the
+project's other servers (:mod:`._process`): own session, parent-death signal, stopped at exit.
+A worker's executors and their Python workers are its children, in its process group, so
+stopping the worker stops them too. Readiness is read from the master's JSON status page
+(``http://127.0.0.1:UI/json/``): the master answering ALIVE, then every worker registered
+ALIVE. Spark's event log of a job (``spark.eventLog.compress=false``) says where its tasks ran
+(:func:`read_event_log`).
 """
 
 from __future__ import annotations
@@ -47,6 +49,20 @@ DAEMON_MEMORY = "256m"
 DAEMON_JAVA_OPTS = "-XX:+UseSerialGC -XX:TieredStopAtLevel=1"
 # Spark refuses executors under 450 MiB; a job's tasks host members, not data.
 EXECUTOR_MEMORY = "512m"
+# Spark's own log configuration: warnings, and the cluster's lifecycle (executors granted,
+# workers registered, applications finished) from org.apache.spark.deploy at INFO; for the
+# daemons, the drivers submitted with submit_env() and their executors alike.
+LOG4J2 = """\
+rootLogger.level = warn
+rootLogger.appenderRef.stderr.ref = console
+appender.console.type = Console
+appender.console.name = console
+appender.console.target = SYSTEM_ERR
+appender.console.layout.type = PatternLayout
+appender.console.layout.pattern = %d{yy/MM/dd HH:mm:ss} %p %c{1}: %m%n%ex
+logger.deploy.name = org.apache.spark.deploy
+logger.deploy.level = info
+"""
 # Environment the cluster must not inherit: another Spark's or the caller's Python settings.
 _INHERITED_OFF = ("SPARK_", "PYSPARK_", "PYTHONPATH")
 
@@ -118,10 +134,12 @@ class SparkCluster:
         return self.root / f"worker-{worker}"
 
     def daemon_env(self) -> dict[str, str]:
-        """The daemons' environment: this Spark home, an empty configuration, loopback only."""
+        """The daemons' environment: this Spark home, a configuration of its own (nothing but the
+    log settings), loopback only."""
         env = {k: v for k, v in os.environ.items() if not k.startswith(_INHERITED_OFF)}
         conf = self.root / "conf"
         conf.mkdir(parents=True, exist_ok=True)
+        (conf / "log4j2.properties").write_text(LOG4J2)
         env.update(SPARK_HOME=str(self.home), SPARK_CONF_DIR=str(conf),
                    SPARK_LOCAL_IP=self.host, SPARK_DAEMON_MEMORY=DAEMON_MEMORY,
                    SPARK_DAEMON_JAVA_OPTS=DAEMON_JAVA_OPTS)
@@ -129,7 +147,7 @@ class SparkCluster:
 
     def submit_env(self) -> dict[str, str]:
         """The environment for ``spark-submit`` against this cluster (the same Spark home and
-        empty configuration; the driver on loopback, where the executors reach it)."""
+        configuration; the driver on loopback, where the executors reach it)."""
         env = self.daemon_env()
         for key in ("SPARK_DAEMON_MEMORY", "SPARK_DAEMON_JAVA_OPTS"):
             env.pop(key)
