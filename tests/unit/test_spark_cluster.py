@@ -73,11 +73,12 @@ def test_the_event_log_says_which_executor_ran_each_barrier_task_and_on_which_wo
     assert app.barrier_tasks == ["1", "0"]
 
 
-def test_the_event_log_is_read_from_its_folder_without_the_status_marker(tmp_path):
+def test_the_event_log_is_read_from_its_folder_without_the_marker_and_checksums(tmp_path):
     folder = tmp_path / "eventlog_v2_app-1"
     folder.mkdir()
     (folder / "events_1_app-1").write_text("\n".join(json.dumps(e) for e in EVENTS) + "\n")
     (folder / "appstatus_app-1").write_text("")
+    (folder / ".events_1_app-1.crc").write_bytes(b"crc\x00\x00\x00\x02\x00")
     assert read_event_log(tmp_path) == app_log(EVENTS)
 
 

@@ -277,9 +277,10 @@ def read_event_log(folder: Path) -> AppLog:
     """The application whose (uncompressed: ``spark.eventLog.compress=false``) event log files
     are under ``folder``: its executors, with the worker whose UI serves their logs, and the
     executor of every successful task of a barrier stage (the stages that host a real run's
-    members). Where the tasks ran is what a user checks on a cluster."""
+    members). Where the tasks ran is what a user checks on a cluster. Hidden files (the
+    local file system's ``.crc`` checksums) and the ``appstatus`` marker are not events."""
     return app_log(json.loads(line) for path in sorted(folder.rglob("*"))
-                   if path.is_file() and not path.name.startswith("appstatus")
+                   if path.is_file() and not path.name.startswith(("appstatus", "."))
                    for line in path.read_text().splitlines() if line.strip())
 
 
