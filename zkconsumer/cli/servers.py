@@ -46,7 +46,8 @@ def register(sub: Any) -> None:
     bstart.set_defaults(func=broker_start)
 
 
-def _wait_for_ctrl_c() -> None:
+def wait_for_ctrl_c() -> None:
+    """Block until Ctrl-C or SIGTERM: the foreground verbs that run servers until stopped."""
     done = threading.Event()
     signal.signal(signal.SIGTERM, lambda *_: done.set())
     try:
@@ -64,12 +65,12 @@ def zk_start(args: argparse.Namespace) -> int:
             print(f"ZooKeeper ensemble of {args.ensemble} serving on {ensemble.connect_string}",
                   flush=True)
             print(f"leader: server {ensemble.leader_id()}; Ctrl-C to stop", flush=True)
-            _wait_for_ctrl_c()
+            wait_for_ctrl_c()
         return 0
     with EmbeddedZooKeeper(port=args.port, data_dir=args.data_dir) as zk:
         print(f"ZooKeeper serving on {zk.connect_string} (data in {zk.data_dir}); Ctrl-C to stop",
               flush=True)
-        _wait_for_ctrl_c()
+        wait_for_ctrl_c()
     return 0
 
 
@@ -87,5 +88,5 @@ def broker_start(args: argparse.Namespace) -> int:
     with broker:
         print(f"{broker.name} broker {broker.broker_id} serving on {broker.bootstrap}, "
               f"registered in {args.zk}; Ctrl-C to stop", flush=True)
-        _wait_for_ctrl_c()
+        wait_for_ctrl_c()
     return 0

@@ -6,6 +6,7 @@
     zkconsumer spark validate --real DIR [--calibration FILE] [--out FILE]
     zkconsumer spark request-types --raw DIR [--raw DIR ...] --out FILE.csv
     zkconsumer spark validate-split-brain --real DIR [--real DIR ...] --out DIR
+    zkconsumer spark cluster start [--workers 2]
 
 The same jobs run under ``spark-submit`` (``zkconsumer/spark/herd/job.py``,
 ``zkconsumer/spark/splitbrain/job.py``); see docs/scale.md.
@@ -106,6 +107,10 @@ def register(sub: Any) -> None:
                     "writes checks.csv, validation.md and meta.json to --out.")
     split_validate_arguments(split_val)
     split_val.set_defaults(func=run_validate_split_brain)
+
+    from zkconsumer.cli.spark_cluster import register as register_cluster
+
+    register_cluster(verbs)
 
 
 def _bad_input_exits_2(run: Callable[[argparse.Namespace], int],

@@ -2,7 +2,14 @@
 
 Executors must run the same Python as the driver (the one with zkconsumer installed), so the
 session sets ``PYSPARK_PYTHON`` to ``sys.executable`` unless the environment already chose one,
-which is what a cluster with its own Python layout does.
+which is what a cluster with its own Python layout does (``spark-submit --conf
+spark.pyspark.python=...`` sets it for the driver).
+
+Under ``spark-submit`` the session's settings are defaults only, so that the submitter keeps
+control of its cluster: the UI and the console progress bar stay Spark's (the UI on), and
+``spark.sql.shuffle.partitions`` is set only when no ``--conf`` gave it. Speculation is off
+whoever starts the job: a real-mode task hosts consumers for minutes, and a speculative copy
+would host them twice.
 """
 
 from __future__ import annotations
@@ -15,32 +22,34 @@ from typing import Any
 log = logging.getLogger(__name__)
 
 DEFAULT_MASTER = "local[*]"
+REQUIRED = {"spark.speculation": "false"}
+QUIET = {"spark.ui.enabled": "false", "spark.ui.showConsoleProgress": "false"}
+SHUFFLE_PARTITIONS = "spark.sql.shuffle.partitions"
 
 
 def spark_session(master: str | None = None, app: str = "zkconsumer",
                   shuffle_partitions: int = 8, extra: dict[str, str] | None = None) -> Any:
-    """Get (or create) the session; ``master=None`` keeps what spark-submit configured."""
+    """Get (or create) the session; ``master=None`` keeps what spark-submit configured.
+    ``extra`` settings are applied as given."""
     from pyspark.sql import SparkSession
 
+    submitted = _submitted()
     builder = SparkSession.builder.appName(app)
     if master:
         builder = builder.master(master)
-    elif not _submitted():
+    elif not submitted:
         builder = builder.master(DEFAULT_MASTER)
-    conf = {
-        "spark.ui.enabled": "false",
-        "spark.sql.shuffle.partitions": str(shuffle_partitions),
-        "spark.ui.showConsoleProgress": "false",
-        # A real-mode task hosts consumers for minutes: do not let speculation start a copy.
-        "spark.speculation": "false",
-        **(extra or {}),
-    }
+    conf = {**REQUIRED, **(extra or {})}
+    if not submitted:
+        conf = {**QUIET, SHUFFLE_PARTITIONS: str(shuffle_partitions), **conf}
     if "PYSPARK_PYTHON" not in os.environ:
         # PySpark takes the workers' interpreter from the environment of the driver process.
         os.environ["PYSPARK_PYTHON"] = sys.executable
     for key, value in conf.items():
         builder = builder.config(key, value)
     session = builder.getOrCreate()
+    if submitted and not session.sparkContext.getConf().contains(SHUFFLE_PARTITIONS):
+        session.conf.set(SHUFFLE_PARTITIONS, str(shuffle_partitions))
     session.sparkContext.setLogLevel("ERROR")
     log.info("spark session on %s (parallelism %d)", session.sparkContext.master,
              session.sparkContext.defaultParallelism)

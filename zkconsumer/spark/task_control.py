@@ -32,6 +32,9 @@ if TYPE_CHECKING:
 log = logging.getLogger(__name__)
 
 STATUS_INTERVAL_S = 0.5
+# How long the coordinating task waits for the driver's ``produced``: stopping the producer
+# flushes for up to 30 s and joins its thread for up to 40 s, more on a loaded machine.
+PRODUCED_WAIT_S = 120.0
 
 
 def run_root(run_id: str) -> str:
@@ -201,13 +204,26 @@ class StatusPublisher(threading.Thread):
                 log.warning("task %d: status not published: %s", self.task, exc)
 
 
-def stop_producing(run: RunDirectory, producer: SteadyProducer, deadline_s: float) -> None:
-    """The driver's part: when the coordinating task reports ``done``, stop producing and
-    publish the last acknowledged offsets (``produced``) for the tasks to drain to."""
-    if wait_for(lambda: run.get("done"), deadline_s, poll_s=0.5) is None:
-        return
-    producer.stop()
-    run.put("produced", {"last": producer.last_offsets()})
+def stop_producing(run: RunDirectory, producer: SteadyProducer,
+                   stage_over: threading.Event) -> None:
+    """The driver's part, on a thread beside the stage: when the coordinating task reports
+    ``done``, stop producing and publish the last acknowledged offsets (``produced``) for the
+    tasks to drain to. It waits as long as the stage runs, on no clock of its own: on a
+    cluster, or a loaded machine, the tasks start long after the driver, and a driver that
+    gave up first would leave them draining to nothing while the producer goes on."""
+    while not stage_over.is_set():
+        if run.get("done"):
+            producer.stop()
+            run.put("produced", {"last": producer.last_offsets()})
+            return
+        stage_over.wait(0.5)
+
+
+def drain_target(run: RunDirectory, wait_s: float = PRODUCED_WAIT_S) -> dict[str, int] | None:
+    """The coordinating task's part: the driver's last acknowledged offsets, waited for up to
+    ``wait_s``; None if they never came (then nothing says the run drained)."""
+    produced = wait_for(lambda: run.get("produced"), wait_s)
+    return None if produced is None else dict(produced.get("last", {}))
 
 
 def wait_for(check: Callable[[], Any], deadline_s: float, poll_s: float = 0.25) -> Any:

@@ -134,6 +134,16 @@ class ManagedProcess:
             f"last lines of {self.log_path}:\n{tail(self.log_path)}"
         )
 
+    def wait(self, timeout: float) -> int | None:
+        """Wait up to ``timeout`` seconds for the process to exit by itself: its exit code, or
+        None while it still runs (a job, not a server)."""
+        if self._proc is None:
+            return None
+        try:
+            return self._proc.wait(timeout)
+        except subprocess.TimeoutExpired:
+            return None
+
     def kill(self) -> None:
         """SIGKILL, the way a crash looks to its peers."""
         self._signal_and_wait(signal.SIGKILL, 10.0)

@@ -75,11 +75,18 @@ def find_java() -> str:
 
 
 def pyspark_jars_dir() -> Path:
-    """``pyspark/jars`` of the installed pyspark wheel, found without importing pyspark."""
+    """``pyspark/jars`` of the installed pyspark wheel, found without importing pyspark.
+
+    Under ``spark-submit`` the driver imports pyspark from ``$SPARK_HOME/python/lib/
+    pyspark.zip``, which holds no jars: there the jars are ``$SPARK_HOME/jars``.
+    """
     spec = importlib.util.find_spec("pyspark")
     if spec is None or not spec.submodule_search_locations:
         raise ServerError("the pyspark package is not installed; it ships the ZooKeeper jars")
     jars = Path(next(iter(spec.submodule_search_locations))) / "jars"
+    submitted = Path(os.environ.get("SPARK_HOME", "")) / "jars"
+    if not jars.is_dir() and os.environ.get("SPARK_HOME") and submitted.is_dir():
+        jars = submitted
     if not any(jars.glob("zookeeper-*.jar")):
         raise ServerError(f"no zookeeper-*.jar in {jars}; reinstall pyspark")
     return jars

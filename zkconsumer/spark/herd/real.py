@@ -90,8 +90,8 @@ def run_cell(spark: Any, cell: Cell, settings: RealSettings) -> tuple[Any, Any, 
         run.create()
         producer.start()
         # the producer stops once task 0 reports the event settled
-        stop_deadline = timing.formation_deadline_s + timing.event_deadline_s + 60.0
-        stopper = threading.Thread(target=stop_producing, args=(run, producer, stop_deadline),
+        stage_over = threading.Event()
+        stopper = threading.Thread(target=stop_producing, args=(run, producer, stage_over),
                                    name=f"spark-producer-{run_id}", daemon=True)
         stopper.start()
         started = time.time()
@@ -99,8 +99,9 @@ def run_cell(spark: Any, cell: Cell, settings: RealSettings) -> tuple[Any, Any, 
         try:
             run_stage(spark, tasks, run_task, rc, RECORD_DDL, records_path)
         finally:
+            stage_over.set()
             producer.stop()
-            stopper.join(5)
+            stopper.join(10)
         done = run.get("done") or {}
         stop = run.get("stop") or {}
         run.delete()

@@ -27,6 +27,7 @@ from zkconsumer.spark.task_control import (
     FORMED,
     STATUS_INTERVAL_S,
     RunDirectory,
+    drain_target,
     drained,
     formation_state,
     wait_for,
@@ -150,9 +151,8 @@ def _coordinate(cell: RealCell, group: LabGroup, run: RunDirectory,
     settled = wait_for(lambda: stable(event_ts + STATUS_INTERVAL_S), t.event_deadline_s)
     run.put("done", {"event_ts": event_ts, "settled_ts": settled,
                      "formed_s": round(formed_at - began, 3)})
-    produced = wait_for(lambda: run.get("produced"), 60.0)
-    last = (produced or {}).get("last", {})
-    ok = wait_for(lambda: drained(run.statuses(), last), t.drain_deadline_s)
+    last = drain_target(run)
+    ok = last is not None and wait_for(lambda: drained(run.statuses(), last), t.drain_deadline_s)
     run.put("stop", {"drained": bool(ok)})
 
 

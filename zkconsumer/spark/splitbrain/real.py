@@ -137,15 +137,16 @@ def run_real_cell(spark: Any, key: SplitCellKey, s: RealSettings) -> dict[str, A
         producer.start()
         watcher.start()
         # the producer stops once task 0 reports the observation (and any repair) over
-        stop_deadline = timing.formation_deadline_s + 2 * timing.event_deadline_s + 4 * 90.0
-        stopper = threading.Thread(target=stop_producing, args=(run, producer, stop_deadline),
+        stage_over = threading.Event()
+        stopper = threading.Thread(target=stop_producing, args=(run, producer, stage_over),
                                    name=f"split-producer-{run_id}", daemon=True)
         stopper.start()
         try:
             run_stage(spark, tasks, run_task, cell, RECORD_DDL, records_path)
         finally:
+            stage_over.set()
             producer.stop()
-            stopper.join(5)
+            stopper.join(10)
             regressions = watcher.stop()
         done = run.get("done") or {}
         stop = run.get("stop") or {}

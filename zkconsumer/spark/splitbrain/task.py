@@ -42,6 +42,7 @@ from zkconsumer.spark.task_control import (
     FORMED,
     STATUS_INTERVAL_S,
     RunDirectory,
+    drain_target,
     drained,
     formation_state,
     group_idle,
@@ -293,9 +294,8 @@ def _coordinate(cell: SplitCell, group: ProxiedGroup, run: RunDirectory,
     run.put("done", {"event_ts": event_ts, "end_ts": end_ts, "stable_at_end": was_stable,
                      "repair_ts": repair_ts, "settled_ts": settled_ts, "verify_ok": verify_ok,
                      "violations": violations[:20]})
-    produced = wait_for(lambda: run.get("produced"), 120.0)
-    last = (produced or {}).get("last", {})
-    ok = wait_for(lambda: drained(run.statuses(), last), t.drain_deadline_s)
+    last = drain_target(run)
+    ok = last is not None and wait_for(lambda: drained(run.statuses(), last), t.drain_deadline_s)
     run.put("stop", {"drained": bool(ok), "drained_ts": time.time()})
 
 
