@@ -71,7 +71,8 @@ def test_driver_lines_become_record_lines_the_accounting_reads():
 
 
 def test_the_zookeeper_clients_state_changes_are_session_events():
-    line = "[2026-11-27 10:16:19,507] INFO zookeeper state changed ({}) (org.I0Itec.zkclient.ZkClient)"
+    line = ("[2026-11-27 10:16:19,507] INFO zookeeper state changed ({}) "
+            "(org.I0Itec.zkclient.ZkClient)")
     assert translate_log(line.format("Disconnected"), TS, False) == {
         "t": "e", "e": "session_state", "ts": TS, "state": "SUSPENDED", "new": False}
     assert translate_log(line.format("Expired"), TS, False)["state"] == "LOST"
