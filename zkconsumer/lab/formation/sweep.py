@@ -9,6 +9,7 @@ from __future__ import annotations
 import json
 import logging
 import os
+import time
 import uuid
 from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass, field
@@ -58,7 +59,6 @@ class SweepSpec:
 def run_sweep(spec: SweepSpec, out_dir: Path, say: Callable[[str], None] = print
               ) -> list[dict[str, Any]]:
     spec.validate()
-    from zkconsumer.admin import create_topic
     from zkconsumer.testing.kafka import KafkaBroker
     from zkconsumer.testing.zookeeper import EmbeddedZooKeeper
 
@@ -68,8 +68,7 @@ def run_sweep(spec: SweepSpec, out_dir: Path, say: Callable[[str], None] = print
     home = Path(spec.kafka_home)
     with EmbeddedZooKeeper() as zk, KafkaBroker(zk.connect_string, home) as broker:
         topic = f"formation-{uuid.uuid4().hex[:6]}"
-        create_topic(zk.connect_string, topic, spec.params.partitions,
-                     bootstrap=broker.bootstrap)
+        _create_topic(zk.connect_string, topic, spec.params.partitions, broker.bootstrap)
         cells = spec.cells()
         for i, (seed, n, budget, kind) in enumerate(cells, 1):
             row = run_once(kind, budget, n, seed, zk.connect_string, topic, spec.params,
@@ -80,6 +79,22 @@ def run_sweep(spec: SweepSpec, out_dir: Path, say: Callable[[str], None] = print
             write_runs(out_dir, spec, rows)
             say(f"{i}/{len(cells)} {kind} budget {budget} N {n} seed {seed}: {said(row)}")
     return rows
+
+
+def _create_topic(zk_connect: str, topic: str, partitions: int, bootstrap: str,
+                  tries: int = 5) -> None:
+    """Create the topic, again if the broker timed out (a loaded machine's first request)."""
+    from zkconsumer.admin import create_topic
+
+    for attempt in range(1, tries + 1):
+        try:   # exist_ok: a timed-out request may have created it (the name is fresh)
+            create_topic(zk_connect, topic, partitions, bootstrap=bootstrap, exist_ok=True)
+            return
+        except Exception as exc:
+            if attempt == tries:
+                raise
+            log.warning("creating %s failed (%r), trying again", topic, exc)
+            time.sleep(2.0 * attempt)   # a broker still starting its controller
 
 
 def said(row: dict[str, Any]) -> str:
