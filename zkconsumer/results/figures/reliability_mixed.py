@@ -12,6 +12,7 @@ import json
 from pathlib import Path
 from typing import Any
 
+from zkconsumer.identity import consumer_id_of
 from zkconsumer.lab.chaos.causes import CAUSES
 from zkconsumer.lab.chaos.spec import ChaosSpec
 from zkconsumer.results.figures.reliability import chaos_block
@@ -34,7 +35,7 @@ def owned_by_kind(settles: list[dict[str, Any]], kinds: dict[str, str]) -> dict[
     out: dict[str, int] = {}
     for s in settles:
         for owner in s["owners"].values():
-            member = owner.rsplit("_", 1)[-1].rsplit("-", 1)[0] if owner else ""
+            member = consumer_id_of(owner).rsplit("_", 1)[-1] if owner else ""
             kind = kinds.get(member, "none")
             out[kind] = out.get(kind, 0) + 1
     return out
