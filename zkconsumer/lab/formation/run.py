@@ -36,7 +36,7 @@ log = logging.getLogger(__name__)
 
 GAVE_UP = "can't rebalance after"
 POLL_S = 0.25
-LIFETIME_S = 20         # a leaver's lifetime after ready: the group forms well before it ends
+LIFETIME_S = 40         # a leaver's lifetime after ready: the group forms well before it ends
 NO_LEAVE_S = 100_000
 
 
@@ -121,9 +121,10 @@ def _form(client: KazooClient, group: _Group, initial: list[MemberProcess],
     since: float | None = None
     seen: tuple[Any, ...] = ()
     while time.monotonic() - start < p.formation_deadline_s:
-        # a leaver whose lifetime ended said SHUTDOWN: that is no failure to form
+        # a leaver whose lifetime ended said SHUTDOWN: that is no failure to form, but the
+        # group can no longer be seen whole (no verdict)
         exited = sum(not m.alive() and not m.shut_down() for m in initial)
-        if exited:
+        if exited or any(m.shut_down() for m in initial):
             return exited, False, time.monotonic() - start
         try:
             registered, owners, good = _picture(client, group)
@@ -199,7 +200,9 @@ def run_once(kind: str, budget: int, members: int, seed: int, zk_connect: str, t
         if stable and not exited:
             _storm(group, initial, params, rng, members)
             measured["calm_s"] = round(_calm(client, group, params), 2)
-            verify = verify_group(zk_connect, group.name).ok
+            verification = verify_group(zk_connect, group.name)
+            verify = verification.ok
+            measured["violations"] = [str(v) for v in verification.violations[:3]]
         said = [m.count(GAVE_UP) for m in group.members]
         outcome = Outcome(kind, budget, members, seed, exited, stable, sum(said),
                           sum(c > 0 for c in said), verify)
