@@ -21,7 +21,7 @@ def test_two_original_members_under_budget_4_form_and_stay_verified(tmp_path, ka
     home = kafka_build("0.10.2", member_driver=True)
     out = tmp_path / "formation"
     code = main(["experiment", "formation", "--kinds", "original", "--budgets", "4",
-                 "--members", "2", "--seeds", "1", "--partitions", "8",
+                 "--members", "2", "--seeds", "1", "--partitions", "8", "--lifetime-s", "15",
                  "--broker", f"kafka:{home}", "--out", str(out)])
     assert code == 0
     [row] = json.loads((out / "runs.json").read_text())["runs"]

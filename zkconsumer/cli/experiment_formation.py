@@ -46,6 +46,9 @@ def register(verbs: Any) -> None:
     p.add_argument("--seeds", type=int, default=5, help="repetitions of each cell")
     p.add_argument("--first-seed", type=int, default=1)
     p.add_argument("--partitions", type=int, default=64, help="partitions of the topic")
+    p.add_argument("--lifetime-s", type=int, default=40,
+                   help="the storm's leavers leave this long after they were ready (the group "
+                        "must have formed by then)")
     add_broker_option(p)
     p.add_argument("--out", required=True, type=Path, help="output directory")
     p.set_defaults(func=run_formation_verb)
@@ -56,6 +59,7 @@ def reproduce_command(args: argparse.Namespace) -> str:
              "--budgets", ",".join(map(str, args.budgets)),
              "--members", ",".join(map(str, args.members)), "--seeds", str(args.seeds),
              "--first-seed", str(args.first_seed), "--partitions", str(args.partitions),
+             "--lifetime-s", str(args.lifetime_s),
              "--broker", str(args.broker), "--out", str(args.out)]
     return " ".join(shlex.quote(x) for x in parts)
 
@@ -73,7 +77,8 @@ def run_formation_verb(args: argparse.Namespace) -> int:
         home = chaos_kafka_home(args.broker, 1 if "original" in kinds else 0)
         spec = SweepSpec(kinds=kinds, budgets=args.budgets, members=args.members,
                          seeds=args.seeds, first_seed=args.first_seed, kafka_home=home,
-                         params=replace(FormationParams(), partitions=args.partitions))
+                         params=replace(FormationParams(), partitions=args.partitions,
+                                        lifetime_s=args.lifetime_s))
         spec.validate()
     except ValueError as exc:
         print(f"zkconsumer: error: {exc}", file=sys.stderr)

@@ -6,8 +6,8 @@
    unchanged for ``quiet_s``; an initial member that exits first (its first rebalance ran out of
    retries: ``createMessageStreams`` threw) means the group did not form;
 3. the storm, once formed: the first ``leaves`` initial members leave cleanly (their lifetime,
-   ``seconds=``, the original driver's only clean leave, ends ``LIFETIME_S`` after they were
-   ready) while ``joins`` new members start within ``window_s`` around the first of those leaves;
+   ``seconds=``, the original driver's only clean leave, ends ``lifetime_s`` after they were
+   ready) while ``joins`` new members start within ``window_s`` after the first of those leaves;
 4. after the storm: wait until the registrations and owners stop changing for ``calm_s`` (or
    the deadline), then run the verify tool: a member that gave up leaves partitions nobody owns
    while every member believes it is done (stuck).
@@ -36,7 +36,6 @@ log = logging.getLogger(__name__)
 
 GAVE_UP = "can't rebalance after"
 POLL_S = 0.25
-LIFETIME_S = 40         # a leaver's lifetime after ready: the group forms well before it ends
 NO_LEAVE_S = 100_000
 
 
@@ -48,6 +47,7 @@ class FormationParams:
     joins: int = 3
     leaves: int = 3             # at most N - 1: somebody stays
     window_s: float = 2.0
+    lifetime_s: int = 40        # a leaver's, after ready: the group forms well before it ends
     quiet_s: float = 2.0
     calm_s: float = 8.0
     formation_deadline_s: float = 90.0
@@ -149,7 +149,7 @@ def _storm(group: _Group, initial: list[MemberProcess], p: FormationParams,
     if not leavers:
         return
     ready_at = time.monotonic()   # they were all ready when the group formed: an upper bound
-    while any(m.alive() for m in leavers) and time.monotonic() - ready_at < LIFETIME_S + 30:
+    while any(m.alive() for m in leavers) and time.monotonic() - ready_at < p.lifetime_s + 30:
         if not all(m.alive() for m in leavers):
             break   # the first leave happened
         time.sleep(0.05)
@@ -190,7 +190,7 @@ def run_once(kind: str, budget: int, members: int, seed: int, zk_connect: str, t
     client.start(timeout=30)
     measured: dict[str, Any] = {}
     try:
-        initial = [group.add(i, LIFETIME_S if i < leaves else NO_LEAVE_S)
+        initial = [group.add(i, params.lifetime_s if i < leaves else NO_LEAVE_S)
                    for i in range(members)]
         exited, stable, took = _form(client, group, initial, params)
         measured["formation_s"] = round(took, 2)
