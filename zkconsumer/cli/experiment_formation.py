@@ -44,7 +44,9 @@ def register(verbs: Any) -> None:
     p.add_argument("--members", type=int_list, default=(2, 5, 10),
                    help="group sizes N, comma-separated")
     p.add_argument("--seeds", type=int, default=5, help="repetitions of each cell")
-    p.add_argument("--first-seed", type=int, default=1)
+    p.add_argument("--first-seed", type=int, default=1,
+                   help="the first repetition's number (a sweep continued later starts after "
+                        "the last one)")
     p.add_argument("--partitions", type=int, default=64, help="partitions of the topic")
     p.add_argument("--lifetime-s", type=int, default=40,
                    help="the storm's leavers leave this long after they were ready (the group "
