@@ -52,12 +52,16 @@ def test_a_mixed_group_loses_nothing_and_ties_every_duplicate_to_a_cause(tmp_pat
     assert not [e for e in report["member_errors"] if "exited on its own" in e], \
         report["member_errors"]
 
-    # every settle seen during the chaos (no fault open) had one live owner per partition
+    # every settle seen during the chaos (no fault open) had one live owner per partition,
+    # unless a member was still inside a rebalance (the picture was not final)
     settles = [json.loads(line) for line in (run / "settles.jsonl").read_text().splitlines()]
     assert len(settles) == report["settles"] >= 1
-    assert report["settles_one_live_owner"] == report["settles"], \
-        [s["why"] for s in settles if not s["good"]]
     assert all(len(s["owners"]) == 8 for s in settles)
+    check = json.loads((run / "settles.json").read_text())
+    assert check["settles"] == report["settles"]
+    assert check["good"] == report["settles_one_live_owner"]
+    assert check["other"] == 0, check["not_good"]
+    assert all(s["inside_rebalance"] for s in check["not_good"])
 
     # each kind delivered records, and every duplicate of either kind has a cause
     causes = json.loads((run / "duplicate-causes.json").read_text())

@@ -102,3 +102,25 @@ def test_duplicates_are_counted_for_the_kind_of_the_member_whose_delivery_did_no
     assert kinds["original"]["by_cause"]["kill"] == 2
     assert kinds["zkconsumer"]["deliveries"] == 3
     assert kinds["zkconsumer"]["duplicates"] == 0
+
+
+def test_a_settle_without_one_live_owner_is_mid_rebalance_when_a_live_member_was_inside_one():
+    from zkconsumer.lab.chaos.settle_check import classify, inside_at, rebalance_events
+
+    def rec(*rs: dict) -> list[bytes]:
+        return [json.dumps(r).encode() + b"\n" for r in rs]
+
+    busy, busy_last = rebalance_events(rec(
+        {"t": "e", "e": "rebalance_started", "ts": 10.0},
+        {"t": "e", "e": "attempt_failed", "ts": 11.0},
+        {"t": "e", "e": "rebalance_succeeded", "ts": 20.0}))
+    assert [inside_at(busy, t) for t in (5.0, 10.5, 15.0, 25.0)] == [False, True, True, False]
+    gone = rebalance_events(rec({"t": "e", "e": "rebalance_started", "ts": 12.0}))  # killed
+    settles = [{"ts": 8.0, "good": True, "why": ""},
+               {"ts": 15.0, "good": False, "why": "unowned"},
+               {"ts": 30.0, "good": False, "why": "unowned"}]
+    got = classify(settles, {"m01": (busy, busy_last), "m02": gone})
+    assert (got["settles"], got["good"], got["mid_rebalance"], got["other"]) == (3, 1, 1, 1)
+    assert got["not_good"] == [
+        {"ts": 15.0, "why": "unowned", "inside_rebalance": ["m01"]},
+        {"ts": 30.0, "why": "unowned", "inside_rebalance": []}]

@@ -177,10 +177,18 @@ def analyse(run_dir: Path, report: dict[str, Any], out_dir: Path) -> list[Path]:
     causes = duplicate_causes(timelines, spec.schedule())
     if report.get("member_kinds"):
         causes.by_kind = per_kind(timelines, causes, dict(report["member_kinds"]))
+    written = []
+    if (run_dir / "settles.jsonl").is_file():
+        from zkconsumer.lab.chaos.settle_check import check_run
+
+        out_dir.mkdir(parents=True, exist_ok=True)
+        settles = out_dir / "settles.json"
+        settles.write_text(json.dumps(check_run(run_dir), indent=1, sort_keys=True) + "\n")
+        written.append(settles)
     if causes.duplicates != report.get("duplicates"):
         print(f"zkconsumer: warning: {causes.duplicates} duplicates attributed, the report "
               f"counts {report.get('duplicates')}", file=sys.stderr)
-    return write_cause_outputs(causes, report, out_dir)
+    return write_cause_outputs(causes, report, out_dir) + written
 
 
 def run_causes_verb(args: argparse.Namespace) -> int:

@@ -73,15 +73,25 @@ def mixed_block(folder: Path, source: str) -> str:
              f"records, all kinds together: {report['lost']} (a record is lost for the group, "
              "not for a kind).", ""]
     lines += kind_table(report, causes, settles)
-    bad = [s for s in settles if not s["good"]]
     quiet = ChaosSpec().quiet_s
     lines += ["", f"Settles seen while the chaos ran (no fault open, the registered members "
               f"the live ones, owners unchanged for {quiet:g} s): {len(settles):,}; with "
               f"every partition owned by exactly one live member: {good:,} of "
               f"{len(settles):,}."]
-    if bad:
-        lines += ["", "Settles without one live owner per partition: " + "; ".join(
-            f"`{s['why']}`" for s in bad[:5]) + ("; ..." if len(bad) > 5 else "") + "."]
+    check_path = folder / "settles.json"
+    if check_path.is_file() and good < len(settles):
+        check = json.loads(check_path.read_text())
+        inside = sorted({m for s in check["not_good"] for m in s["inside_rebalance"]})
+        kinds = report.get("member_kinds", {})
+        lines[-1] += (
+            f" The other {check['mid_rebalance'] + check['other']} were pictures of a "
+            f"rebalance still under way rather than settles: in {check['mid_rebalance']} of "
+            f"them some live member was between the start of a rebalance and its success "
+            f"(its record file says so: "
+            + ", ".join(f"{m} ({kinds.get(m, '?')})" for m in inside)
+            + f"), their partitions without an owner while it backed off between attempts; "
+            f"{check['other']} without such a member (`settles.json`). No partition has two "
+            f"owner znodes at any time: the owner is one znode.")
     if report.get("early_leaves"):
         lines += ["", f"Original members whose lifetime ended before their scheduled leave "
                   f"(they left cleanly a little early): {len(report['early_leaves'])}."]
