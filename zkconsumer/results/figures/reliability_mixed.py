@@ -92,6 +92,15 @@ def mixed_block(folder: Path, source: str) -> str:
             + f"), their partitions without an owner while it backed off between attempts; "
             f"{check['other']} without such a member (`settles.json`). No partition has two "
             f"owner znodes at any time: the owner is one znode.")
+    exited: dict[str, int] = {}
+    for e in report.get("member_errors", []):
+        if "exited on its own" in e:
+            kind = dict(report.get("member_kinds", {})).get(e.split(" ", 1)[0], "?")
+            exited[kind] = exited.get(kind, 0) + 1
+    if exited:
+        lines += ["", "Members that exited on their own, by kind: " + ", ".join(
+            f"{k} {n}" for k, n in sorted(exited.items())) + " (the schedule's later actions "
+            "on them are the run's `KeyError` action errors)."]
     if report.get("early_leaves"):
         lines += ["", f"Original members whose lifetime ended before their scheduled leave "
                   f"(they left cleanly a little early): {len(report['early_leaves'])}."]
