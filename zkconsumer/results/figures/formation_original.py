@@ -41,15 +41,18 @@ def formed_share(rows: list[dict[str, Any]], kind: str, budget: int) -> Share | 
 
 
 def holds(original: Share | None, threads: Share | None) -> str:
-    """Whether the project's budget-1 "did not form" figure holds for the original: both
-    formed in a minority of runs (a point estimate under one half), or not."""
+    """Whether the project's budget-1 "did not form" figure holds for the original, by the
+    95 % Wilson intervals: it holds when the original formed in a minority of runs (its interval
+    below one half); it does not when the original formed more often than zkconsumer members in
+    threads (its interval above theirs); otherwise these runs cannot tell."""
     if original is None or threads is None:
-        return "cannot be said yet (no budget-1 run of the original)"
-    if original.p < 0.5 and threads.p < 0.5:
-        return "hold for the original"
-    if original.p >= 0.5 and threads.p < 0.5:
-        return "do not hold for the original"
-    return "are not what the original shows either way"
+        return "cannot be judged yet (no budget-1 run of the original)"
+    if original.interval[1] < 0.5:
+        return "hold for the original: it too formed in a minority of the runs"
+    if original.interval[0] > threads.interval[1]:
+        return ("do not hold for the original as measured here: its groups formed more often "
+                "than zkconsumer members in threads did")
+    return "can neither be confirmed nor refuted for the original by these runs"
 
 
 def _mb(rows: list[dict[str, Any]], kind: str) -> str:
