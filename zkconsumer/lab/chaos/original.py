@@ -98,6 +98,7 @@ def driver_args(spec: ChaosMemberSpec, seconds: int) -> list[str]:
     return [f"zk={spec.zk_connect}", f"group={spec.group}", f"topic={spec.topic}", "streams=1",
             f"seconds={seconds}", f"consumer.id={spec.name}",
             f"zookeeper.session.timeout.ms={spec.session_timeout_ms}",
+            f"zookeeper.connection.timeout.ms={spec.connection_timeout_ms}",
             f"rebalance.backoff.ms={spec.rebalance_backoff_ms}",
             f"rebalance.max.retries={spec.rebalance_max_retries}",
             "auto.commit.enable=true", f"auto.commit.interval.ms={AUTO_COMMIT_INTERVAL_MS}",
