@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from statistics import mean
+from statistics import mean, median
 from typing import Any
 
 from zkconsumer.lab.formation.verdict import cells
@@ -53,6 +53,12 @@ def holds(original: Share | None, threads: Share | None) -> str:
         return ("do not hold for the original as measured here: its groups formed more often "
                 "than zkconsumer members in threads did")
     return "can neither be confirmed nor refuted for the original by these runs"
+
+
+def _median(rows: list[dict[str, Any]], kind: str) -> str:
+    values = [float(r["formation_s"]) for r in rows
+              if r["kind"] == kind and r["formed"] and r.get("formation_s") is not None]
+    return f"{median(values):.0f} s" if values else "—"
 
 
 def _mb(rows: list[dict[str, Any]], kind: str) -> str:
@@ -98,5 +104,8 @@ def outcome_original(ctx: Context) -> str:
               f"{max(float(r['loadavg']) for r in rows):.0f} on 2 cores (other work shared "
               f"the machine). Raw data: "
               + ", ".join(f"`results/{AREA}/{f.name}/`" for f in folders(ctx))
-              + f"; reproduce: `{metas[0].command}`."]
+              + "; reproduce: " + "; ".join(f"`{m.command}`" for m in metas) + "."]
+    lines[-1] += (f" Median time from the start to a stable group, formed runs: original "
+                  f"{_median(rows, 'original')}, zkconsumer {_median(rows, 'zkconsumer')} (a "
+                  f"JVM boots for seconds on a loaded machine).")
     return "\n".join(lines) + "\n"
