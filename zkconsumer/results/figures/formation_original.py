@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from statistics import mean, median
+from statistics import mean
 from typing import Any
 
 from zkconsumer.lab.formation.verdict import cells
@@ -20,6 +20,7 @@ from zkconsumer.results.figures.findings_text import Share
 from zkconsumer.results.figures.splitbrain_text import sizes as sizes_text
 from zkconsumer.results.provenance import read_provenance
 from zkconsumer.results.registry import Context, figure
+from zkconsumer.tables import median
 
 AREA = "lab"
 PREFIX = "formation-original-"
@@ -55,10 +56,10 @@ def holds(original: Share | None, threads: Share | None) -> str:
     return "can neither be confirmed nor refuted for the original by these runs"
 
 
-def _median(rows: list[dict[str, Any]], kind: str) -> str:
-    values = [float(r["formation_s"]) for r in rows
-              if r["kind"] == kind and r["formed"] and r.get("formation_s") is not None]
-    return f"{median(values):.0f} s" if values else "—"
+def _time_to_stable(rows: list[dict[str, Any]], kind: str) -> str:
+    mid = median(float(r["formation_s"]) for r in rows
+                 if r["kind"] == kind and r["formed"] and r.get("formation_s") is not None)
+    return f"{mid:.0f} s" if mid is not None else "—"
 
 
 def _mb(rows: list[dict[str, Any]], kind: str) -> str:
@@ -106,6 +107,7 @@ def outcome_original(ctx: Context) -> str:
               + ", ".join(f"`results/{AREA}/{f.name}/`" for f in folders(ctx))
               + "; reproduce: " + "; ".join(f"`{m.command}`" for m in metas) + "."]
     lines[-1] += (f" Median time from the start to a stable group, formed runs: original "
-                  f"{_median(rows, 'original')}, zkconsumer {_median(rows, 'zkconsumer')} (a "
+                  f"{_time_to_stable(rows, 'original')}, zkconsumer "
+                  f"{_time_to_stable(rows, 'zkconsumer')} (a "
                   f"JVM boots for seconds on a loaded machine).")
     return "\n".join(lines) + "\n"
