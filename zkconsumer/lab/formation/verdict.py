@@ -44,7 +44,8 @@ def reason_of(o: Outcome) -> str:
     if o.error:
         return f"failed: {o.error}"
     if not o.stable:
-        return "failed: the group was not stable before the formation deadline"
+        return ("failed: the group was not stable before the formation deadline or the "
+                "first leaver's lifetime ended")
     return ""
 
 
