@@ -18,6 +18,7 @@ from typing import Any
 from zkconsumer.admin.options import add_bootstrap_option, add_zk_option
 from zkconsumer.cli import (
     experiment_chaos,
+    experiment_formation,
     experiment_herd,
     experiment_herd_ops,
     experiment_migrate,
@@ -77,6 +78,7 @@ def register(sub: Any) -> None:
                            "the runs share the machine and disturb each other's timings)")
     cmp_.set_defaults(func=run_compare)
     experiment_chaos.register(verbs)
+    experiment_formation.register(verbs)
     experiment_split.register(verbs)
     experiment_herd.register(verbs)
     experiment_herd_ops.register(verbs)

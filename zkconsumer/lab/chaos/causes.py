@@ -224,10 +224,30 @@ class CauseReport:
     duplicates: int
     by_cause: dict[str, int]
     episodes: list[dict[str, object]]   # one per (member, marker): cause, fault, count
+    by_kind: dict[str, dict[str, object]] = field(default_factory=dict)  # see per_kind
 
     def as_dict(self) -> dict[str, object]:
         return {"start": self.start.as_dict(), "duplicates": self.duplicates,
-                "by_cause": self.by_cause, "episodes": self.episodes}
+                "by_cause": self.by_cause, "episodes": self.episodes, "by_kind": self.by_kind}
+
+
+def per_kind(timelines: Sequence[MemberTimeline], report: CauseReport,
+             kinds: dict[str, str]) -> dict[str, dict[str, object]]:
+    """Per member kind (``original``, ``zkconsumer``): its members, their deliveries, and the
+    duplicates whose origin (the delivery that did not stick) was one of theirs, by cause."""
+    out: dict[str, dict[str, object]] = {}
+    for kind in sorted(set(kinds.values())):
+        mine = {m for m, k in kinds.items() if k == kind}
+        causes: Counter[str] = Counter()
+        for ep in report.episodes:
+            if ep["member"] in mine:
+                causes[str(ep["cause"])] += int(ep["duplicates"])  # type: ignore[call-overload]
+        out[kind] = {
+            "members": len(mine),
+            "deliveries": sum(len(tl.deliveries) for tl in timelines if tl.name in mine),
+            "duplicates": sum(causes.values()),
+            "by_cause": {c: causes.get(c, 0) for c in CAUSES}}
+    return out
 
 
 def duplicate_causes(timelines: Sequence[MemberTimeline], schedule: Sequence[Action],
@@ -281,6 +301,8 @@ def write_cause_outputs(report: CauseReport, chaos_report: dict[str, object], ou
     written[0].write_text(json.dumps(compact, indent=1, sort_keys=True) + "\n")
     summary = {"start": report.start.as_dict(), "duplicates": report.duplicates,
                "by_cause": report.by_cause, "episodes": len(report.episodes)}
+    if report.by_kind:
+        summary["by_kind"] = report.by_kind
     written[1].write_text(json.dumps(summary, indent=1, sort_keys=True) + "\n")
     cols = ("fault_at_s", "cause", "fault_kind", "fault_target", "member", "marker_s", "partitions",
             "duplicates")

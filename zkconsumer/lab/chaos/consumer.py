@@ -52,6 +52,10 @@ class ChaosMemberSpec:
     rebalance_backoff_ms: int = 500
     rebalance_max_retries: int = 20
     session_lost_policy: str = "legacy"
+    # How long a starting member may take to connect (both kinds; by default it would be the
+    # session timeout): on a loaded machine a start that cannot connect within a 4 s session
+    # timeout exits, which measures the machine, not the group.
+    connection_timeout_ms: int = 20000
 
     def to_json(self) -> str:
         return json.dumps(asdict(self))
@@ -68,6 +72,7 @@ class ChaosMemberSpec:
             rebalance_backoff_ms=self.rebalance_backoff_ms,
             rebalance_max_retries=self.rebalance_max_retries, consumer_timeout_ms=200,
             extra={"auto.commit.enable": False, "refresh.leader.backoff.ms": 100,
+                   "zookeeper.connection.timeout.ms": self.connection_timeout_ms,
                    "zkconsumer.session.lost.policy": self.session_lost_policy})
 
 

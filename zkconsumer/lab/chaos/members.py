@@ -66,6 +66,8 @@ class MemberLink:
 class ChaosMember:
     """A member process and its link; SIGTERM is a clean leave, SIGKILL a crash."""
 
+    kind = "zkconsumer"
+
     def __init__(self, spec: ChaosMemberSpec, link: MemberLink, log_path: Path) -> None:
         self.spec = spec
         self.link = link

@@ -19,14 +19,13 @@ Figures come from the members' files and the producer's acknowledgements only.
 from __future__ import annotations
 
 import contextlib
+import json
 import logging
-import queue
 import shutil
 import tempfile
-import threading
 import time
 import uuid
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, TextIO
@@ -37,7 +36,9 @@ from zkconsumer.admin import create_topic
 from zkconsumer.admin.groups import verify_group
 from zkconsumer.lab.chaos.broker_keeper import BrokerRegistrationKeeper
 from zkconsumer.lab.chaos.consumer import ChaosMemberSpec
+from zkconsumer.lab.chaos.harness import Restarter, broker_of, ensemble_of
 from zkconsumer.lab.chaos.members import ChaosMember, MemberLink
+from zkconsumer.lab.chaos.original import OriginalChaosMember, lifetime_s
 from zkconsumer.lab.chaos.producer import KeyedProducer
 from zkconsumer.lab.chaos.schedule import (
     Action,
@@ -45,13 +46,21 @@ from zkconsumer.lab.chaos.schedule import (
     action_counts,
     initial_members,
 )
-from zkconsumer.lab.chaos.settle import GroupUnderTest, stray_znodes, wait_drained, wait_settled
-from zkconsumer.lab.chaos.spec import ChaosError, ChaosReport, ChaosSpec, tally
+from zkconsumer.lab.chaos.settle import (
+    GroupUnderTest,
+    SettleWatch,
+    stray_znodes,
+    wait_drained,
+    wait_settled,
+)
+from zkconsumer.lab.chaos.spec import ORIGINAL, ChaosError, ChaosReport, ChaosSpec, tally
 from zkconsumer.lab.progress import Progress as ActionsBar
 
 log = logging.getLogger(__name__)
 
 POLL_S = 0.25
+
+Member = ChaosMember | OriginalChaosMember
 
 
 @dataclass
@@ -64,27 +73,45 @@ class _Run:
     servers: list[str]
     group: str
     topic: str
-    members: dict[str, ChaosMember] = field(default_factory=dict)     # live, not told to go
-    leaving: list[ChaosMember] = field(default_factory=list)
-    gone: list[ChaosMember] = field(default_factory=list)
+    members: dict[str, Member] = field(default_factory=dict)     # live, not told to go
+    leaving: list[Member] = field(default_factory=list)
+    gone: list[Member] = field(default_factory=list)
+    leave_at: dict[str, float] = field(default_factory=dict)     # the schedule's leaves
+    kinds: dict[str, str] = field(default_factory=dict)          # every member started
     down_zk: list[int] = field(default_factory=list)
     restarter: Restarter = field(default_factory=lambda: Restarter())
 
     def consumer_id(self, name: str) -> str:
         return f"{self.group}_{name}"
 
+    def faults_open(self) -> bool:
+        """Whether a fault window is open: a member's traffic held or a ZooKeeper server down
+        (read from the settle watch's thread; a stale answer only delays a settle)."""
+        return bool(self.down_zk) or any(m.link.held for m in list(self.members.values()))
+
     def under_test(self) -> GroupUnderTest:
         return GroupUnderTest(self.group, self.topic, self.spec.partitions,
                               lambda: {self.consumer_id(n) for n in self.members})
 
-    def spawn(self, name: str) -> ChaosMember:
+    def spawn(self, name: str, at: float = 0.0) -> Member:
+        """Start member ``name`` at schedule time ``at``; an original one is given the lifetime
+        that ends at its scheduled leave (the driver's only clean leave, see original.py)."""
         link = MemberLink(name, self.servers).start()
         spec = ChaosMemberSpec(
             name=name, group=self.group, topic=self.topic, zk_connect=link.connect_string,
             records_path=str(self.records / f"{name}.records.jsonl"),
             session_timeout_ms=self.spec.session_timeout_ms,
             session_lost_policy=self.spec.session_lost_policy)
-        member = ChaosMember(spec, link, self.records / f"{name}.log")
+        kind = self.spec.kind_of(name)
+        self.kinds[name] = kind
+        member: Member
+        if kind == ORIGINAL:
+            assert self.spec.kafka_home is not None   # ChaosSpec.validate
+            member = OriginalChaosMember(spec, link, self.records / f"{name}.log",
+                                         Path(self.spec.kafka_home),
+                                         lifetime_s(at, self.leave_at.get(name)))
+        else:
+            member = ChaosMember(spec, link, self.records / f"{name}.log")
         member.start()
         self.members[name] = member
         return member
@@ -105,7 +132,8 @@ def run_chaos(spec: ChaosSpec, progress: Progress | None = None, actions_bar: bo
     schedule = spec.schedule()
     report = ChaosReport(seed=spec.seed, duration_s=spec.duration_s, members=spec.members,
                          partitions=spec.partitions, session_timeout_ms=spec.session_timeout_ms,
-                         actions=action_counts(schedule))
+                         actions=action_counts(schedule),
+                         original_members=spec.original_members)
     out_dir = Path(spec.out_dir) if spec.out_dir else Path(tempfile.mkdtemp(prefix="zkchaos-"))
     records = out_dir / "members"
     if records.exists():
@@ -117,18 +145,19 @@ def run_chaos(spec: ChaosSpec, progress: Progress | None = None, actions_bar: bo
     def phase(name: str) -> None:
         report.phases_s[name] = round(time.monotonic() - t0, 2)
 
-    from zkconsumer.testing.broker import EmbeddedBroker
     from zkconsumer.testing.zookeeper import EmbeddedEnsemble
 
     produced: list[tuple[str, int]] = []
     say("starting a 3-server ZooKeeper ensemble and the broker")
-    with _ensemble(EmbeddedEnsemble(3)) as ensemble, \
-            _broker(EmbeddedBroker(ensemble.connect_string)) as broker:
+    with ensemble_of(EmbeddedEnsemble(3)) as ensemble, \
+            broker_of(_new_broker(spec, ensemble.connect_string)) as broker:
         phase("servers_up")
+        report.broker = broker.name
         uniq = uuid.uuid4().hex[:6]
         run = _Run(spec, records, ensemble.connect_string,
                    [ensemble.server_connect_string(s) for s in sorted(ensemble.client_ports)],
-                   group=f"chaos-{uniq}", topic=f"chaos-{uniq}")
+                   group=f"chaos-{uniq}", topic=f"chaos-{uniq}",
+                   leave_at={a.target: a.at for a in schedule if a.kind is Kind.LEAVE})
         create_topic(run.zk_connect, run.topic, spec.partitions, bootstrap=broker.bootstrap)
         producer = KeyedProducer(broker.bootstrap, run.topic, spec.partitions,
                                  spec.keys or 2 * spec.partitions, spec.rate)
@@ -137,17 +166,23 @@ def run_chaos(spec: ChaosSpec, progress: Progress | None = None, actions_bar: bo
                              connection_retry={"max_tries": -1, "delay": 0.1, "backoff": 1.5,
                                                "max_delay": 1.0})
         client.start(timeout=30)
-        keeper = BrokerRegistrationKeeper(client, broker.broker_id).start()
+        # A Kafka broker registers itself again on a new session (and would wait forever for
+        # a registration someone else re-created); only the embedded one needs the keeper.
+        keeper = BrokerRegistrationKeeper(client, broker.broker_id)
+        if spec.kafka_home is None:
+            keeper.start()
         try:
             producer.start()
             _form(run, client, say)
             phase("formed")
             say(f"chaos for {spec.duration_s:.0f} s: {len(schedule)} steps, seed {spec.seed}")
             bar = ActionsBar(len(schedule), enabled=actions_bar, stream=bar_stream)
+            watch = SettleWatch(client, run.under_test(), spec.quiet_s, run.faults_open).start()
             try:
                 _execute(run, ensemble, schedule, spec.duration_s, report, say, bar)
             finally:
                 bar.close()
+                _keep_settles(watch.stop(), out_dir, report)
             phase("chaos_done")
             producer.stop()
             report.producer_errors = producer.errors[:20]
@@ -163,6 +198,7 @@ def run_chaos(spec: ChaosSpec, progress: Progress | None = None, actions_bar: bo
             keeper.stop()
             report.broker_reregistrations = keeper.recreated
             producer.stop()
+            report.member_kinds = dict(sorted(run.kinds.items()))
             _cleanup(run)
             client.stop()
             client.close()
@@ -174,7 +210,7 @@ def run_chaos(spec: ChaosSpec, progress: Progress | None = None, actions_bar: bo
 def _form(run: _Run, client: KazooClient, say: Progress) -> None:
     """Phase 1: start the initial members and wait until they form a good group."""
     spec = run.spec
-    say(f"starting {spec.members} members")
+    say(f"starting {spec.members} members ({spec.original_members} original)")
     for name in initial_members(spec.members):
         run.spawn(name)
     if wait_settled(client, run.under_test(), spec.formation_deadline_s,
@@ -202,35 +238,14 @@ def _settle(run: _Run, client: KazooClient, ensemble: Any, report: ChaosReport,
 def _leave(run: _Run, client: KazooClient, report: ChaosReport, say: Progress) -> None:
     """Last phase: every member leaves; nothing of the group may stay in ZooKeeper."""
     report.members_final = sorted(run.members)
+    originals = any(m.kind == ORIGINAL for m in [*run.members.values(), *run.leaving])
     say("stopping every member")
     _stop_all(run, report)
-    report.stray_paths = stray_znodes(client, run.under_test())
+    # SIGTERM ends an original member without closing its session: its znodes go when the
+    # session expires, so the grace for them is a session timeout and a half.
+    grace = run.spec.session_timeout_ms / 1000.0 * 1.5 + 2.0 if originals else 2.0
+    report.stray_paths = stray_znodes(client, run.under_test(), grace)
     report.stray_znodes = len(report.stray_paths)
-
-
-@contextlib.contextmanager
-def _ensemble(ensemble: Any) -> Iterator[Any]:
-    """Start the ensemble; at the end SIGKILL its servers at once rather than stopping them one
-    by one (seconds each): their data is thrown away, and nobody is connected any more."""
-    ensemble.start()
-    try:
-        yield ensemble
-    finally:
-        for sid in ensemble.client_ports:
-            with contextlib.suppress(Exception):
-                ensemble.kill(sid)
-        ensemble.close()
-
-
-@contextlib.contextmanager
-def _broker(broker: Any) -> Iterator[Any]:
-    """The embedded broker, SIGKILLed at the end: its data lives in memory and goes anyway."""
-    broker.start()
-    try:
-        yield broker
-    finally:
-        broker.kill()   # a clean stop waits seconds for the broker's connections to drain
-        broker.close()
 
 
 # --- the chaos itself ---------------------------------------------------------------------------
@@ -268,10 +283,13 @@ def _execute(run: _Run, ensemble: Any, schedule: list[Action], duration_s: float
 def _apply(run: _Run, ensemble: Any, action: Action, report: ChaosReport) -> None:
     kind = action.kind
     if kind is Kind.JOIN:
-        run.spawn(action.target)
+        run.spawn(action.target, action.at)
     elif kind is Kind.LEAVE:
+        if action.target in report.early_leaves:
+            return   # an original member whose lifetime ended a little early: it left
         member = run.members.pop(action.target)
-        member.terminate()
+        if member.kind != ORIGINAL:
+            member.terminate()   # an original one leaves by its lifetime, at about this time
         run.leaving.append(member)
     elif kind is Kind.KILL:
         member = run.members.pop(action.target)
@@ -300,44 +318,24 @@ def _restart_zk(run: _Run, ensemble: Any) -> None:
         run.restarter.submit(lambda sid=sid: ensemble.start(sid))
 
 
-class Restarter:
-    """One long-lived thread that starts ZooKeeper servers again.
+def _new_broker(spec: ChaosSpec, zk_connect: str) -> Any:
+    """The embedded broker, or the Kafka broker of ``spec.kafka_home``."""
+    if spec.kafka_home is None:
+        from zkconsumer.testing.broker import EmbeddedBroker
 
-    Long-lived because the embedded servers die with the thread that started them (Linux's
-    parent-death signal follows the forking thread): a server started from a short-lived thread
-    would be killed as soon as that thread ended, leaving the ensemble one server short.
-    """
+        return EmbeddedBroker(zk_connect)
+    from zkconsumer.testing.kafka import KafkaBroker
 
-    def __init__(self) -> None:
-        self._jobs: queue.Queue[Callable[[], object] | None] = queue.Queue()
-        self._idle = threading.Event()
-        self._idle.set()
-        self._thread = threading.Thread(target=self._run, name="chaos-zk-restarter",
-                                        daemon=True)
-        self._thread.start()
+    return KafkaBroker(zk_connect, spec.kafka_home)
 
-    def submit(self, job: Callable[[], object]) -> None:
-        self._idle.clear()
-        self._jobs.put(job)
 
-    def wait_idle(self, timeout: float) -> bool:
-        return self._idle.wait(timeout)
-
-    def close(self) -> None:
-        self._jobs.put(None)
-        self._thread.join(90)
-
-    def _run(self) -> None:
-        while True:
-            job = self._jobs.get()
-            if job is None:
-                return
-            try:
-                job()
-            except Exception:
-                log.exception("restarting a ZooKeeper server failed")
-            if self._jobs.empty():
-                self._idle.set()
+def _keep_settles(settles: list[Any], out_dir: Path, report: ChaosReport) -> None:
+    """The settles seen during the chaos: counted in the report, listed in settles.jsonl."""
+    report.settles = len(settles)
+    report.settles_one_live_owner = sum(s.good for s in settles)
+    with open(out_dir / "settles.jsonl", "w", encoding="utf-8") as fh:
+        for s in settles:
+            fh.write(json.dumps(s.as_dict(), separators=(",", ":")) + "\n")
 
 
 def _reap(run: _Run, report: ChaosReport) -> None:
@@ -345,7 +343,10 @@ def _reap(run: _Run, report: ChaosReport) -> None:
     for name, member in list(run.members.items()):
         if not member.alive():
             code = member.proc.returncode if member.proc else None
-            report.member_errors.append(f"{name} exited on its own (code {code})")
+            if member.kind == ORIGINAL and code == 0 and name in run.leave_at:
+                report.early_leaves.append(name)   # its lifetime ended before the schedule's
+            else:                                  # leave came (a start faster than planned)
+                report.member_errors.append(f"{name} exited on its own (code {code})")
             del run.members[name]
             member.link.stop()
             run.gone.append(member)

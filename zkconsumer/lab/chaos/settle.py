@@ -7,6 +7,7 @@ ZooKeeper or the members' files until the rule holds or a deadline passes.
 from __future__ import annotations
 
 import logging
+import threading
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -111,3 +112,70 @@ def stray_znodes(client: KazooClient, group: GroupUnderTest, grace_s: float = 2.
         if not found or time.monotonic() >= give_up:
             return sorted(found)
         time.sleep(POLL_S)
+
+
+@dataclass(frozen=True)
+class Settle:
+    """One settled picture seen while the chaos ran: no fault was open (no member's traffic
+    held, no ZooKeeper server down), the registered members were the live ones, and the owner
+    znodes did not change for ``quiet_s``. ``good``: :func:`judge`'s verdict
+    (every partition owned by one live member, none idle), ``why`` when not."""
+
+    ts: float
+    good: bool
+    why: str
+    owners: tuple[tuple[int, str], ...]
+
+    def as_dict(self) -> dict[str, Any]:
+        return {"ts": round(self.ts, 3), "good": self.good, "why": self.why,
+                "owners": {str(p): o for p, o in self.owners}}
+
+
+class SettleWatch:
+    """Polls the group while the chaos runs and keeps every settle (see :class:`Settle`), once
+    until the picture changes."""
+
+    def __init__(self, client: KazooClient, group: GroupUnderTest, quiet_s: float,
+                 faults_open: Callable[[], bool]) -> None:
+        self._client = client
+        self._faults_open = faults_open
+        self._group = group
+        self._quiet_s = quiet_s
+        self._stop = threading.Event()
+        self.settles: list[Settle] = []
+        self._thread = threading.Thread(target=self._run, name="chaos-settle-watch",
+                                        daemon=True)
+
+    def start(self) -> SettleWatch:
+        self._thread.start()
+        return self
+
+    def stop(self) -> list[Settle]:
+        self._stop.set()
+        self._thread.join(30)
+        return self.settles
+
+    def _look(self) -> tuple[bool, bool, str, tuple[Any, ...]]:
+        """(registered == live, good, why, owners) now."""
+        live = self._group.live()
+        if self._faults_open():
+            return False, False, "a fault is open", ()
+        snap = snapshot(self._client, self._group.group, [self._group.topic])
+        good, why, owners = judge(snap, live, self._group.partitions)
+        return {m.consumer_id for m in snap.members} == live, good, why, owners
+
+    def _run(self) -> None:
+        since: float | None = None
+        seen: tuple[Any, ...] = ()
+        kept = False
+        while not self._stop.wait(POLL_S * 2):
+            try:
+                members_live, good, why, owners = self._look()
+            except Exception:  # a read during a leader election: not a settle
+                members_live, good, why, owners = False, False, "", ()
+            now = time.monotonic()
+            if not members_live or owners != seen or since is None:
+                since, seen, kept = (now if members_live else None), owners, False
+            elif not kept and now - since >= self._quiet_s:
+                self.settles.append(Settle(time.time(), good, why, owners))
+                kept = True

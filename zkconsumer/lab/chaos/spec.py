@@ -45,6 +45,8 @@ class ChaosSpec:
     drain_deadline_s: float = 60.0
     session_lost_policy: str = "legacy"
     out_dir: str | None = None
+    original_members: int = 0           # of ``members``, original 0.10.2 members (JVMs)
+    kafka_home: str | None = None       # a Kafka directory: its broker instead of Tansu
 
     def validate(self) -> None:
         if self.duration_s <= 0:
@@ -54,6 +56,16 @@ class ChaosSpec:
                              f"{self.partitions}")
         if self.rate <= 0:
             raise ValueError(f"rate must be > 0, got {self.rate}")
+        if not 0 <= self.original_members <= self.members:
+            raise ValueError(f"original members must be between 0 and the members "
+                             f"({self.members}), got {self.original_members}")
+        if self.original_members and not self.kafka_home:
+            raise ValueError(f"{self.original_members} original members need a Kafka 0.10.2 "
+                             "directory with the member driver (a kafka:DIR broker)")
+
+    def kind_of(self, name: str) -> str:
+        """``original`` or ``zkconsumer``: see :func:`member_kind`."""
+        return member_kind(int(name.lstrip("m")), self.members, self.original_members)
 
     @property
     def schedule_params(self) -> ScheduleParams:
@@ -62,6 +74,20 @@ class ChaosSpec:
 
     def schedule(self) -> list[Action]:
         return build_schedule(self.seed, self.duration_s, self.members, self.schedule_params)
+
+
+ORIGINAL = "original"
+ZKCONSUMER = "zkconsumer"
+
+
+def member_kind(index: int, members: int, originals: int) -> str:
+    """The kind of the member named ``member_name(index)``: ``originals`` of every ``members``
+    consecutive names are original, spread evenly (initial members and later joins alike), so
+    the group keeps its mix as the schedule replaces members."""
+    if originals <= 0:
+        return ZKCONSUMER
+    i = index % members
+    return ORIGINAL if (i + 1) * originals // members > i * originals // members else ZKCONSUMER
 
 
 @dataclass
@@ -98,6 +124,12 @@ class ChaosReport:
     broker_reregistrations: int = 0  # see broker_keeper.py
     phases_s: dict[str, float] = field(default_factory=dict)
     records_dir: str = ""
+    original_members: int = 0
+    broker: str = ""
+    member_kinds: dict[str, str] = field(default_factory=dict)   # every incarnation's kind
+    settles: int = 0                # settled pictures seen during the chaos (settle.py)
+    settles_one_live_owner: int = 0  # ... with every partition owned by one live member
+    early_leaves: list[str] = field(default_factory=list)  # originals gone before their leave
 
     @property
     def ok(self) -> bool:
