@@ -51,7 +51,7 @@ def run_matrix(cells: Sequence[Cell], *, label: Callable[[Cell], str],
         except Exception as exc:
             log.exception("run %s failed", name)
             progress.note(f"run {name} FAILED: {exc!r} (the other runs go on)")
-            # The traceback is committed with the run: its file names without this machine's folders.
+            # Committed with the run: the traceback's file names without this machine's folders.
             result = failed(cell, repr(exc), portable_command(traceback.format_exc()))
         result.details.setdefault("broker", broker)
         with lock:
