@@ -2,7 +2,7 @@
 
 The cluster (:class:`zkconsumer.testing.spark_cluster.SparkCluster`) is a master and two
 workers from the pyspark wheel's jars; each job gets one executor on each worker (two cores
-at most, one per executor) and runs the way docs/scale.md tells a user to: the application
+at most, one per executor) and runs the way docs/spark-cluster.md tells a user to: the application
 file of the installed package, the executors' Python an environment where zkconsumer is
 installed (``spark.pyspark.python``), ZooKeeper and the broker named with ``--zk`` and
 ``--bootstrap`` (the suite's servers, on this host), ``--out`` a folder every node sees. The

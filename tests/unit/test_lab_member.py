@@ -21,6 +21,8 @@ def test_a_chaos_member_commits_by_hand_with_the_lab_members_shared_properties()
         "zookeeper.session.timeout.ms": 6000, "rebalance.backoff.ms": 500,
         "rebalance.max.retries": 20, "auto.commit.enable": False,
         "refresh.leader.backoff.ms": 100, "zkconsumer.session.lost.policy": "stop-fetchers",
+        # a member started on a crowded machine gets 20 s to reach ZooKeeper, not one session
+        "zookeeper.connection.timeout.ms": 20000,
     }
 
 

@@ -67,7 +67,7 @@ def test_members_spread_over_tasks_round_robin():
 
 
 def test_zombie_has_no_meaning_for_broker_groups_and_bad_input_is_named():
-    assert "same broker" in not_applicable("eager-range", "zombie")
+    assert "no ZooKeeper session to lose" in not_applicable("eager-range", "zombie")
     assert not_applicable("zk-leader-range", "zombie") is None
     assert not_applicable("cooperative-sticky", "storm") is None
     with pytest.raises(ValueError, match="zombie for cooperative-sticky"):

@@ -44,7 +44,7 @@ def test_one_retry_in_a_storm_gives_up_more_often_than_ten():
 
 def test_broker_zombie_is_not_applicable_in_the_simulator_either():
     row = sim("eager-range", "zombie", 8)
-    assert row["applicable"] is False and "same broker" in row["reason"]
+    assert row["applicable"] is False and "no ZooKeeper session to lose" in row["reason"]
 
 
 def test_double_owned_counts_only_overlaps_of_the_same_partition():

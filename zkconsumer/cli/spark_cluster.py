@@ -4,7 +4,7 @@
 
 A master and its workers from the pyspark wheel's own jars (no Spark download), on 127.0.0.1,
 for trying the Spark jobs under ``spark-submit --master spark://...`` the way a cluster runs
-them (docs/scale.md, *On a cluster*); the integration suite starts the same cluster.
+them (docs/spark-cluster.md); the integration suite starts the same cluster.
 """
 
 from __future__ import annotations
