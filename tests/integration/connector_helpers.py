@@ -5,7 +5,7 @@ from __future__ import annotations
 import contextlib
 import threading
 import time
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Iterable
 from typing import Any
 
 from kazoo.client import KazooClient
@@ -13,18 +13,12 @@ from kazoo.exceptions import NoNodeError
 
 from zkconsumer import ConsumerConfig, ConsumerTimeoutException, KafkaStream, MessageAndMetadata
 from zkconsumer.zk import codec, paths
+from zkconsumer.zk.client import started_client
 
 
-@contextlib.contextmanager
-def kazoo_for(hosts: str) -> Iterator[KazooClient]:
+def kazoo_for(hosts: str) -> contextlib.AbstractContextManager[KazooClient]:
     """A started kazoo client of ``hosts``, stopped and closed on exit."""
-    client = KazooClient(hosts=hosts)
-    client.start(timeout=15)
-    try:
-        yield client
-    finally:
-        client.stop()
-        client.close()
+    return started_client(hosts)
 
 
 def fast_config(zk_connect: str, group: str, **overrides: object) -> ConsumerConfig:

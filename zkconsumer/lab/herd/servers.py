@@ -63,19 +63,13 @@ def herd_servers(spec: HerdSpec) -> Iterator[HerdServers]:
 def register_broker_persistently(zk_connect: str, bootstrap: str, broker_id: int = 0) -> None:
     """``/brokers/ids/<id>`` for the first bootstrap server, as a persistent znode: legacy
     consumers find the broker there, and no registration session pings the server."""
-    from kazoo.client import KazooClient
-
     from zkconsumer.testing.registration import COMMON_PATHS
+    from zkconsumer.zk.client import started_client
 
     host, _, port = bootstrap.split(",")[0].rpartition(":")
     reg = BrokerRegistration(broker_id=broker_id, host=host, port=int(port),
                              endpoints=(f"PLAINTEXT://{host}:{port}",))
-    client = KazooClient(hosts=zk_connect)
-    client.start(timeout=15)
-    try:
+    with started_client(zk_connect) as client:
         for path in COMMON_PATHS:
             client.ensure_path(path)
         client.create(paths.broker(broker_id), encode_broker(reg))
-    finally:
-        client.stop()
-        client.close()

@@ -23,11 +23,10 @@ member waiting out a backoff is not taken for a settled one).
 
 from __future__ import annotations
 
-import contextlib
 import logging
 import time
 import uuid
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -39,6 +38,7 @@ from zkconsumer.lab.herdops.count import connection_members, converge_time, coun
 from zkconsumer.lab.herdops.tap import TapRecord, ZkTap
 from zkconsumer.testing.original import MemberProcess, OriginalMember, ZkconsumerMember
 from zkconsumer.zk import paths
+from zkconsumer.zk.client import started_client
 
 log = logging.getLogger(__name__)
 
@@ -206,7 +206,7 @@ def run_herd_ops(spec: HerdOpsSpec, zk_connect: str, kafka_home: Path,
     """Every kind's sweep on the servers given (ZooKeeper, the broker's Kafka directory)."""
     spec.validate()
     rows: list[RunRow] = []
-    with _zk_client(zk_connect) as zk:
+    with started_client(zk_connect) as zk:
         for kind in spec.kinds:
             topic = f"ops-{uuid.uuid4().hex[:6]}"
             create_topic(topic, spec.partitions)
@@ -274,14 +274,3 @@ def _row(g: _Group, n: int, event: str, repeat: int, window: list[TapRecord],
                   None if conv is None else round(conv, 4), window_s,
                   cid.replace(f"{g.group}_", ""),
                   error=f"unreadable connections: {unreadable}" if unreadable else "")
-
-
-@contextlib.contextmanager
-def _zk_client(zk_connect: str) -> Iterator[KazooClient]:
-    client = KazooClient(hosts=zk_connect)
-    client.start(timeout=15)
-    try:
-        yield client
-    finally:
-        client.stop()
-        client.close()
