@@ -80,16 +80,23 @@ def _herd_plot(runs: Sequence[RunResult], fits: dict[str, Any], path: Path) -> P
     return save_svg(fig, path)
 
 
-def _join_constant(runs: Sequence[RunResult], protocol: str, event: str) -> list[str]:
-    """Requests minus M² + 6M (M = members after the event) for conflict-free legacy events."""
+def _cost_table_misses(runs: Sequence[RunResult], protocol: str, event: str) -> list[str]:
+    """Measured requests minus the simulator's cost table (``sim/costs.py``) for the
+    conflict-free legacy events with M >= P members after the event (M -> difference)."""
+    from zkconsumer.sim.costs import clean_join_requests, clean_leave_operations
+
     out = []
     for r in sorted(runs, key=lambda r: r.members):
         if r.protocol != protocol or r.event != event or r.status != RunStatus.OK.value:
             continue
         m = r.members + 1 if event == "join" else r.members
         req, conflicts = r.metrics.get("coordination_requests"), r.metrics.get("conflicts")
-        if req is not None and conflicts == 0 and m >= 8:
-            out.append(f"{m} → {int(req) - m * m - 6 * m}")
+        if req is None or conflicts != 0 or m < r.partitions:
+            continue
+        # The leaver is the member that joined last: the highest rank of the M + 1.
+        table = (clean_join_requests(r.members, r.partitions) if event == "join" else
+                 sum(clean_leave_operations(m + 1, r.partitions, m).values()))
+        out.append(f"{m} → {int(req) - table:+d}")
     return out
 
 
@@ -114,11 +121,11 @@ def herd(ctx: Context) -> str:
         lines = [runs_note(runs), "", herd_table(runs), "", fits_table(fits), "",
                  f"![requests per event against N, log-log]({ctx.plot_link(svg.name)})", ""]
         for event in ("join", "leave"):
-            consts = _join_constant(runs, "zk-range", event)
-            if consts:
+            misses = _cost_table_misses(runs, "zk-range", event)
+            if misses:
                 lines.append(f"`zk-range` {event}s without a claim conflict and with M ≥ P "
-                             f"members after the event, M → requests − (M² + 6M): "
-                             f"{', '.join(consts)}.")
+                             f"members after the event, M → measured requests − the cost "
+                             f"table's (`sim/costs.py`): {', '.join(misses)}.")
         local = _local_slope(runs, "zk-range", "join")
         if local:
             lines.append(f"Local slope of `zk-range` joins between the two largest sizes: "
