@@ -1,0 +1,68 @@
+"""``spark split-brain --mode real`` with the original 0.10.2 connector's JVM members: which
+scenarios they run, what they cannot report (null, not zero), the refusal without a 0.10.2
+build, and the summary's line on their JVMs' memory."""
+
+from __future__ import annotations
+
+import argparse
+import json
+
+import pytest
+
+from zkconsumer.errors import ServerError
+from zkconsumer.lab.drivers.original import RSS_DETAIL
+from zkconsumer.scenarios.splitbrain import PROTOCOLS, REAL_PROTOCOLS, SCENARIOS, not_applicable
+from zkconsumer.spark.originals import memory_note, rss_kbs
+from zkconsumer.spark.splitbrain.job import add_arguments, grid, run
+from zkconsumer.spark.splitbrain.metrics import not_observed
+
+
+def parse(*argv: str) -> argparse.Namespace:
+    p = argparse.ArgumentParser()
+    add_arguments(p)
+    return p.parse_args(["--out", "x", *argv])
+
+
+def test_original_members_run_every_scenario_at_scale_with_real_members_only() -> None:
+    for protocol in ("original-zk-range", "original-zk-roundrobin"):
+        assert protocol in REAL_PROTOCOLS and protocol not in PROTOCOLS
+        assert [not_applicable(protocol, s) for s in SCENARIOS] == [None] * len(SCENARIOS)
+    cells = grid(parse("--mode", "real", "--protocols", "original-zk-range,zk-range",
+                       "--scenarios", "zombie,storm", "--members", "4"))
+    assert [(c.protocol, c.scenario) for c in cells] == [
+        ("original-zk-range", "zombie"), ("zk-range", "zombie"),
+        ("original-zk-range", "storm"), ("zk-range", "storm")]
+    with pytest.raises(ValueError, match="original-zk-range"):
+        grid(parse("--mode", "sim", "--protocols", "original-zk-range"))
+
+
+def test_what_the_originals_jvm_does_not_report_is_null_not_zero() -> None:
+    measured = {"zombie_commits_accepted": 0, "rollbacks": 0, "conflicts": 3, "lost": 0}
+    assert not_observed("original-zk-range", measured) == {
+        "zombie_commits_accepted": None, "rollbacks": None, "conflicts": 3, "lost": 0}
+    assert not_observed("zk-range", measured) == measured
+
+
+def test_the_job_refuses_the_original_without_a_0_10_2_build_before_spark_starts(
+        monkeypatch: pytest.MonkeyPatch, tmp_path) -> None:
+    monkeypatch.delenv("ZKCONSUMER_ZK", raising=False)
+    monkeypatch.delenv("ZKCONSUMER_BOOTSTRAP", raising=False)
+    args = parse("--mode", "real", "--protocols", "original-zk-range,zk-range",
+                 "--scenarios", "storm", "--members", "4", "--broker", "tansu")
+    args.out = tmp_path / "out"
+    with pytest.raises(ServerError, match="--broker tansu"):
+        run(args, spark="no Spark session is needed to refuse")
+    assert not args.out.exists()
+
+
+def test_the_summary_names_the_memory_of_the_original_members_jvms() -> None:
+    raws = [json.dumps({"k": "lc", "ts": 1.0, "m": "m00000", "i": 0, "w": "stopping",
+                        "detail": f"{RSS_DETAIL}{kb}"}) for kb in (204800, 307200)]
+    raws += [json.dumps({"k": "lc", "ts": 2.0, "m": "m00001", "i": 0, "w": "stopping",
+                         "detail": ""}),
+             json.dumps({"k": "d", "ts": 3.0, "m": "m00001", "i": 0, "p": 0, "o": 1}),
+             "not a record"]
+    assert rss_kbs(raws) == [204800, 307200]
+    assert memory_note(rss_kbs(raws)) == (
+        "Original 0.10.2 members (a JVM each): resident memory at their leave, median 300 MB, "
+        "max 300 MB over 2 members.")
