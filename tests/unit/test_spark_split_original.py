@@ -73,13 +73,15 @@ def test_the_docs_table_gives_each_run_its_verdict_and_dashes_what_was_not_obser
     from zkconsumer.results.figures.original import memory_line, spark_split_table
 
     base = {"mode": "real", "members": "4", "partitions": "8", "seed": "0",
-            "applicable": "true", "reason": "", "verify_ok": "true", "repaired": "false",
+            "applicable": "true", "reason": "", "rebalance_max_retries": "10",
+            "verify_ok": "true", "repaired": "false",
             "lost": "0", "double_owned_partition_s": "1.5", "zombie_deliveries": "3",
             "delivered_twice": "2", "offsets_went_back": "0", "zombie_commits_accepted": "",
             "conflicts": "4", "rollbacks": "", "rebalances_given_up": "0",
             "unowned_partition_s": "0.25", "time_to_stable_s": "7.0"}
     rows = [{**base, "scenario": "zombie", "protocol": "original-zk-range"},
-            {**base, "scenario": "storm", "protocol": "zk-range", "verify_ok": "false",
+            {**base, "scenario": "storm", "protocol": "zk-range", "rebalance_max_retries": "1",
+             "verify_ok": "false",
              "repaired": "true", "lost": "5", "rollbacks": "2"},
             {**base, "scenario": "storm", "protocol": "original-zk-range",
              "reason": "the group did not form: 1 of 4 initial members exited"},
@@ -87,12 +89,12 @@ def test_the_docs_table_gives_each_run_its_verdict_and_dashes_what_was_not_obser
              "applicable": "false", "reason": "does not apply"}]
     table = spark_split_table("apache-kafka-0.10.2.2", rows).splitlines()
     assert table[2] == ("| zombie | original-zk-range | original 0.10.2 (JVM) | 4 | 8 | 0 | "
-                        "apache-kafka-0.10.2.2 | formed | 1.50 | 3 | 2 | 0 | — | 4 | — | 0 | "
+                        "apache-kafka-0.10.2.2 | 10 | formed | 1.50 | 3 | 2 | 0 | — | 4 | — | 0 | "
                         "0.25 | 7 |")
-    assert table[3] == ("| storm | zk-range | zkconsumer | 4 | 8 | 0 | apache-kafka-0.10.2.2 | "
+    assert table[3] == ("| storm | zk-range | zkconsumer | 4 | 8 | 0 | apache-kafka-0.10.2.2 | 1 | "
                         "formed, stuck, 5 lost | 1.50 | 3 | 2 | 0 | — | 4 | 2 | 0 | 0.25 | 7 |")
     assert table[4].startswith("| storm | original-zk-range | original 0.10.2 (JVM) | 4 | 8 | 0 "
-                               "| apache-kafka-0.10.2.2 | did not form |")
+                               "| apache-kafka-0.10.2.2 | 10 | did not form |")
     assert len(table) == 5  # the not-applicable row is not listed
     (tmp_path / "summary.md").write_text(
         "# x\n\n- Original 0.10.2 members (a JVM each): resident memory at their leave, "

@@ -295,7 +295,8 @@ def num(text: str | None) -> float | None:
 def spark_split_table(broker: str, rows: Sequence[dict[str, str]]) -> str:
     """One row per run (scenario, protocol, seed); "—" where a metric is not observed (the
     original's JVM does not report it) or has no meaning for the scenario."""
-    head = ["scenario", "protocol", "members", "N", "P", "seed", "broker", "verdict",
+    head = ["scenario", "protocol", "members", "N", "P", "seed", "broker", "retry budget",
+            "verdict",
             *[t for _, t in SPARK_SPLIT_COLUMNS]]
     lines = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
     for r in rows:
@@ -305,7 +306,8 @@ def spark_split_table(broker: str, rows: Sequence[dict[str, str]]) -> str:
         cells = [fmt(num(r.get(k)), 2) if measured else "" for k, _ in SPARK_SPLIT_COLUMNS]
         lines.append(f"| {r['scenario']} | {r['protocol']} | {implementation(r['protocol'])} | "
                      f"{r['members']} | {r['partitions']} | {r['seed']} | {broker} | "
-                     f"{verdict(r)} | " + " | ".join(cells) + " |")
+                     f"{r.get('rebalance_max_retries') or '—'} | {verdict(r)} | "
+                     + " | ".join(cells) + " |")
     return "\n".join(lines) + "\n"
 
 
