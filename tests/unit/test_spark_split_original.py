@@ -103,3 +103,25 @@ def test_the_docs_table_gives_each_run_its_verdict_and_dashes_what_was_not_obser
                                      "their leave, median 200 MB, max 300 MB over 3 members.")
     assert memory_line(tmp_path / "none") == ("(the run reported no original member's JVM "
                                               "memory)")
+
+
+def test_a_storms_retry_budget_is_rebalance_max_retries_in_the_original_members_config() -> None:
+    from zkconsumer.lab.drivers.base import MemberSpec
+    from zkconsumer.lab.drivers.original import member_argv
+    from zkconsumer.scenarios.splitbrain import ScenarioParams
+    from zkconsumer.scenarios.timing import Timing
+    from zkconsumer.spark.splitbrain.real import SplitCellKey, run_timing
+
+    base, params = Timing(rebalance_max_retries=10), ScenarioParams(max_retries=1)
+
+    def argv(scenario: str) -> list[str]:
+        timing = run_timing(base, SplitCellKey("original-zk-range", scenario, 4, 8, 0), params)
+        spec = MemberSpec(protocol="original-zk-range", member="m00001", incarnation=0,
+                          topic="t", group="g", partitions=8, zk_connect="127.0.0.1:4000/c",
+                          bootstrap="127.0.0.1:9092", records_path="r.jsonl", timing=timing,
+                          kafka_home="kafka")
+        return member_argv(spec, "range")
+
+    assert "rebalance.max.retries=1" in argv("storm")
+    assert "rebalance.max.retries=10" in argv("zombie")
+    assert "zk=127.0.0.1:4000/c" in argv("zombie")  # the member's proxy, chroot kept

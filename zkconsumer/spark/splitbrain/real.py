@@ -107,6 +107,15 @@ def base_row(key: SplitCellKey, mode: str, params: ScenarioParams, timing: Timin
                               if key.scenario == "storm" else None)}
 
 
+def run_timing(base: Timing, key: SplitCellKey, params: ScenarioParams) -> Timing:
+    """The timing every member of a run gets, the original's JVMs included (their
+    ``ConsumerConfig``): deadlines scaled to the group, and the storm's retry budget as
+    ``rebalance.max.retries``."""
+    return replace(scaled(base, key.members),
+                   rebalance_max_retries=max_retries_for(key.scenario, params,
+                                                         base.rebalance_max_retries))
+
+
 def run_real_cell(spark: Any, key: SplitCellKey, s: RealSettings) -> dict[str, Any]:
     """One real run, or its not-applicable row."""
     row = base_row(key, "real", s.params, s.timing, s.timing.rebalance_max_retries)
@@ -118,8 +127,7 @@ def run_real_cell(spark: Any, key: SplitCellKey, s: RealSettings) -> dict[str, A
     from zkconsumer.admin.cluster import zk_session
 
     driver = get_driver(key.protocol)
-    timing = scaled(s.timing, key.members)
-    timing = replace(timing, rebalance_max_retries=row["rebalance_max_retries"])
+    timing = run_timing(s.timing, key, s.params)
     pl = plan(key.scenario, key.protocol, key.members, s.params, key.seed,
               timing.session_timeout_ms)
     run_id = (f"{key.protocol}-{key.scenario}-n{key.members}-p{key.partitions}-s{key.seed}-"
