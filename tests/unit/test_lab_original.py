@@ -203,7 +203,7 @@ def test_the_original_table_labels_every_row_with_its_broker_and_implementation(
 
 def test_a_leaving_original_member_reports_its_jvms_memory_and_spark_summarises_it() -> None:
     from zkconsumer.lab.drivers.original import RSS_DETAIL, rss_of
-    from zkconsumer.spark.herd.job import memory_note
+    from zkconsumer.spark.originals import memory_note
 
     assert rss_of(f"{RSS_DETAIL}204800") == 204800
     assert rss_of("") is None

@@ -163,9 +163,11 @@ PROTOCOL_TABLE: dict[str, Protocol] = {p.name: p for p in (
     _kip848("static-consumer-range", "range", static=True, rank=8,
             label="static KIP-848 range"),
     # The original itself (Kafka 0.10.2's Scala connector, one JVM per member): the reference
-    # every legacy figure of zkconsumer is read against; it needs the 0.10.2 build.
-    _original("original-zk-range", "range", rank=9, label="original (0.10.2)"),
-    _original("original-zk-roundrobin", "roundrobin"),
+    # every legacy figure of zkconsumer is read against; it needs the 0.10.2 build. The
+    # split-brain scenarios at scale run it in Spark tasks (real members only: no model).
+    _original("original-zk-range", "range", rank=9, label="original (0.10.2)",
+              real_split_brain=SPLIT_BRAIN_SCENARIOS),
+    _original("original-zk-roundrobin", "roundrobin", real_split_brain=SPLIT_BRAIN_SCENARIOS),
 )}
 
 

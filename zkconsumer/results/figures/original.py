@@ -4,7 +4,9 @@ Sources: ``results/brokers/compare-original-<broker>/`` (``benchmarks/era_compar
 original-zk-* protocols next to zk-range, ``runs.csv`` + ``meta.json``), the peers' rows
 (the broker-side protocols) from ``results/brokers/compare-<broker>/`` of the same broker, and
 ``results/original/herd-<broker>/`` and ``results/original/split-<scenario>-<broker>/`` (the
-herd and the zombie and stale-view scenarios with original members, as the CLI writes them).
+herd and the zombie and stale-view scenarios with original members, as the CLI writes them),
+and ``results/original/spark-split-brain-<broker>/`` (``zkconsumer spark split-brain --mode
+real`` with original members: ``sweep.csv``, ``summary.md``, ``meta.json``).
 Every row names its broker and who implements its members; a metric the original's JVM does
 not report is "—", never a zero.
 """
@@ -21,6 +23,7 @@ from zkconsumer.lab.drivers.original import UNOBSERVED
 from zkconsumer.lab.runs import RunResult, RunStatus
 from zkconsumer.lab.splitbrain.report import COLUMNS as SPLIT_COLUMNS
 from zkconsumer.results.compact import COMPACT_FILE
+from zkconsumer.results.exclusions import SWEEP_FILE, formation_verdict, sweep_rows
 from zkconsumer.results.figures.brokers_era import load_runs, provenance_table, split_cell
 from zkconsumer.results.provenance import read_provenance
 from zkconsumer.results.registry import Context, figure
@@ -249,3 +252,81 @@ def render_split_zombie(ctx: Context) -> str:
 @figure("original-split-stale-view", source="results/original/split-stale-view-*")
 def render_split_stale_view(ctx: Context) -> str:
     return _render_split(ctx, "stale-view")
+
+
+# --- spark split-brain -----------------------------------------------------------------------
+
+SPARK_SPLIT_COLUMNS = (("double_owned_partition_s", "double-owned part·s"),
+                       ("zombie_deliveries", "zombie deliveries"),
+                       ("delivered_twice", "delivered twice"),
+                       ("offsets_went_back", "offsets went back"),
+                       ("zombie_commits_accepted", "late commits accepted"),
+                       ("conflicts", "conflicts"), ("rollbacks", "rollbacks"),
+                       ("rebalances_given_up", "given up"),
+                       ("unowned_partition_s", "unowned part·s"),
+                       ("time_to_stable_s", "stable s"))
+
+
+def spark_split_folders(results: Path) -> list[Path]:
+    return [p for p in sorted((results / HERD_AREA).glob("spark-split-brain-*"))
+            if (p / SWEEP_FILE).is_file() and (p / "meta.json").is_file()]
+
+
+def verdict(row: dict[str, str]) -> str:
+    """A real row's verdict by the split-brain pages' rules: not formed (or failed), stuck (the
+    verify tool failed or a repair was needed), lost records, or formed and delivered."""
+    formed = formation_verdict(row)
+    if formed is None:
+        return f"**{row['reason'] or 'failed'}**"
+    if not formed:
+        return "did not form"
+    words = ["formed"]
+    if row.get("verify_ok") == "false" or row.get("repaired") == "true":
+        words.append("stuck")
+    if (num(row.get("lost")) or 0) > 0:
+        words.append(f"{int(num(row['lost']) or 0)} lost")
+    return ", ".join(words)
+
+
+def num(text: str | None) -> float | None:
+    return None if text in (None, "") else float(text)
+
+
+def spark_split_table(broker: str, rows: Sequence[dict[str, str]]) -> str:
+    """One row per run (scenario, protocol, seed); "—" where a metric is not observed (the
+    original's JVM does not report it) or has no meaning for the scenario."""
+    head = ["scenario", "protocol", "members", "N", "P", "seed", "broker", "retry budget",
+            "verdict",
+            *[t for _, t in SPARK_SPLIT_COLUMNS]]
+    lines = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
+    for r in rows:
+        if r.get("applicable") == "false":
+            continue
+        measured = formation_verdict(r)
+        cells = [fmt(num(r.get(k)), 2) if measured else "" for k, _ in SPARK_SPLIT_COLUMNS]
+        lines.append(f"| {r['scenario']} | {r['protocol']} | {implementation(r['protocol'])} | "
+                     f"{r['members']} | {r['partitions']} | {r['seed']} | {broker} | "
+                     f"{r.get('rebalance_max_retries') or '—'} | {verdict(r)} | "
+                     + " | ".join(cells) + " |")
+    return "\n".join(lines) + "\n"
+
+
+def memory_line(folder: Path) -> str:
+    """The job's own line on the original members' JVM memory, from its summary."""
+    summary = folder / "summary.md"
+    text = summary.read_text() if summary.is_file() else ""
+    line = next((x.strip(" -") for x in text.splitlines() if "(a JVM each)" in x), "")
+    return line or "(the run reported no original member's JVM memory)"
+
+
+@figure("original-spark-split-brain", source="results/original/spark-split-brain-*")
+def render_spark_split(ctx: Context) -> str:
+    folders = spark_split_folders(ctx.results)
+    if not folders:
+        return "(no spark split-brain runs under results/original yet)\n"
+    parts: list[str] = []
+    for folder in folders:
+        parts += [spark_split_table(read_provenance(folder).broker, sweep_rows(folder)),
+                  memory_line(folder), ""]
+    parts.append(provenance_table(ctx.results, folders))
+    return "\n".join(parts).rstrip("\n")

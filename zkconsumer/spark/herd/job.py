@@ -211,42 +211,17 @@ def _sim(spark: Any, grid: Any, args: argparse.Namespace, backoff: int, retries:
     return df, notes
 
 
-def _original_home(grid: Any, args: argparse.Namespace) -> str:
-    """The 0.10.2 build the original protocols' JVM members run from ("" without them); the
-    tasks start those JVMs (compiled here once; an executor elsewhere compiles its own)."""
-    from zkconsumer.lab.drivers.original import ensure_compiled
-    from zkconsumer.lab.original_build import original_home
-
-    home = original_home([c.protocol for c in grid], args.broker,
-                         bool(args.zookeeper and args.bootstrap))
-    if home:
-        ensure_compiled(home)
-    return home
-
-
-def memory_note(kbs: Sequence[int]) -> str | None:
-    """One line on the original members' JVMs' resident memory (None: none reported)."""
-    if not kbs:
-        return None
-    mb = sorted(k / 1024 for k in kbs)
-    return (f"Original 0.10.2 members (a JVM each): resident memory at their leave, median "
-            f"{mb[len(mb) // 2]:.0f} MB, max {mb[-1]:.0f} MB over {len(mb)} members.")
-
-
 def jvm_memory_note(spark: Any, out: Path) -> str | None:
-    """:func:`memory_note` of every original member the run's records hold (their
-    ``stopping`` records carry their JVM's resident memory)."""
-    import json
-
+    """:func:`~zkconsumer.spark.originals.memory_note` of every original member the run's
+    records hold (their ``stopping`` records carry their JVM's resident memory)."""
     from pyspark.sql import functions as F
 
-    from zkconsumer.lab.drivers.original import rss_of
+    from zkconsumer.spark.originals import memory_note, rss_kbs
 
     rows = (spark.read.parquet(f"{out.resolve()}/records/*")
             .filter((F.col("kind") == "lc") & (F.col("what") == "stopping"))
             .select("raw").collect())
-    kbs = [rss_of(str(json.loads(r["raw"]).get("detail", ""))) for r in rows]
-    return memory_note([k for k in kbs if k is not None])
+    return memory_note(rss_kbs(str(r["raw"]) for r in rows))
 
 
 def _real(spark: Any, grid: Any, args: argparse.Namespace, timing: Timing
@@ -254,8 +229,11 @@ def _real(spark: Any, grid: Any, args: argparse.Namespace, timing: Timing
     import contextlib
 
     from zkconsumer.spark.herd.real import RealSettings, real_dataframe
+    from zkconsumer.spark.originals import original_home_for
 
-    kafka_home = _original_home(grid, args)  # refused before any server starts
+    # refused before any server starts
+    kafka_home = original_home_for((c.protocol for c in grid), args.broker,
+                                   bool(args.zookeeper and args.bootstrap))
     with contextlib.ExitStack() as stack:
         zk, bootstrap = args.zookeeper, args.bootstrap
         broker_name = f"broker at {bootstrap}"

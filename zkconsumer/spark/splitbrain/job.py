@@ -42,6 +42,7 @@ from zkconsumer.scenarios.splitbrain import (
 )
 from zkconsumer.scenarios.timing import Timing
 from zkconsumer.spark.brokers import add_broker_arguments, broker_command, broker_meta, kraft_props
+from zkconsumer.spark.originals import original_home_for
 from zkconsumer.spark.progress import executor_cells
 from zkconsumer.spark.script import parse_ints, script_main
 from zkconsumer.spark.splitbrain.outcome import FAILED, exit_status, not_formed_text, tally
@@ -58,8 +59,9 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--partitions", default="16", help="comma-separated partition counts")
     p.add_argument("--protocols", default=",".join(PROTOCOLS),
                    help="comma-separated protocols (real mode also: "
-                        f"{','.join(p for p in REAL_PROTOCOLS if p not in PROTOCOLS)}, the KIP-848 "
-                        "groups, on an Apache Kafka 4 broker)")
+                        f"{','.join(p for p in REAL_PROTOCOLS if p not in PROTOCOLS)}: the KIP-848 "
+                        "groups, on an Apache Kafka 4 broker, and the original 0.10.2 "
+                        "connector's JVM members, on its 0.10.2 build)")
     p.add_argument("--scenarios", default=",".join(SCENARIOS), help="comma-separated scenarios")
     p.add_argument("--seeds", type=int, default=1, help="seeds (repeats) per cell")
     p.add_argument("--first-seed", type=int, default=0,
@@ -188,6 +190,10 @@ def run(args: argparse.Namespace, spark: Any = None) -> int:
                     rebalance_max_retries=args.rebalance_max_retries, quiet_s=args.quiet_s,
                     produce_rate=args.rate, auto_commit_interval_ms=500,
                     formation_deadline_s=60.0, event_deadline_s=60.0, drain_deadline_s=30.0)
+    # the original's members need its 0.10.2 build: refused, naming the broker spec, before
+    # Spark or any server starts
+    kafka_home = "" if args.mode == "sim" else original_home_for(
+        (c.protocol for c in cells), args.broker, bool(args.zookeeper and args.bootstrap))
     out: Path = args.out
     out.mkdir(parents=True, exist_ok=True)
     own = spark is None
@@ -205,8 +211,10 @@ def run(args: argparse.Namespace, spark: Any = None) -> int:
                 heartbeat = {k: v for k, v in broker_meta(args).items() if k != "broker"}
                 prov = capture(command_line(args), broker=broker, **heartbeat,
                                placement=placement_meta(args))
-                rows = _real(spark, cells, params, timing, args, zk, bootstrap, broker)
-            notes = [f"Real members in {args.tasks} Spark tasks on "
+                rows = _real(spark, cells, params, timing, args, zk, bootstrap, broker,
+                             kafka_home)
+            memory = jvm_memory_note(spark, out) if kafka_home else None
+            notes = ([memory] if memory else []) + [f"Real members in {args.tasks} Spark tasks on "
                      f"{spark.sparkContext.master}, broker {broker}, session timeout "
                      f"{timing.session_timeout_ms} ms, rebalance.backoff.ms "
                      f"{timing.rebalance_backoff_ms}"
@@ -275,8 +283,25 @@ def broker_label(identity: str) -> str:
     return identity.split(" at ")[0]
 
 
+def jvm_memory_note(spark: Any, out: Path) -> str | None:
+    """The summary's line on the original members' JVMs' resident memory, from the records of
+    every run (a leaving member's ``stopping`` record carries it)."""
+    from pyspark.sql import functions as F
+
+    from zkconsumer.lab.drivers.original import RSS_DETAIL
+    from zkconsumer.spark.originals import memory_note, rss_kbs
+
+    paths = sorted(str(p) for p in (out / "records").glob("*"))
+    if not paths:
+        return None
+    raws = (spark.read.parquet(*paths).filter(F.col("raw").contains(RSS_DETAIL))
+            .select("raw").collect())
+    return memory_note(rss_kbs(str(r["raw"]) for r in raws))
+
+
 def _real(spark: Any, cells: list[Any], params: ScenarioParams, timing: Timing,
-          args: argparse.Namespace, zk: str, bootstrap: str, broker: str) -> list[dict]:
+          args: argparse.Namespace, zk: str, bootstrap: str, broker: str,
+          kafka_home: str = "") -> list[dict]:
     from zkconsumer.spark.splitbrain.real import (
         GroupNotFormed,
         RealSettings,
@@ -289,7 +314,7 @@ def _real(spark: Any, cells: list[Any], params: ScenarioParams, timing: Timing,
     settings = RealSettings(zk_connect=zk, bootstrap=bootstrap, broker=broker,
                             out_dir=str(args.out.resolve()), tasks=args.tasks, timing=timing,
                             params=params, idle_s=idle,
-                            formation=Formation(args.formation),
+                            formation=Formation(args.formation), kafka_home=kafka_home,
                             servers_on_host=not (args.zookeeper and args.bootstrap))
     rows = []
     bar = Progress(len(cells))

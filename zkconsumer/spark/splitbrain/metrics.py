@@ -35,6 +35,11 @@ when the observation ended, when a repair event was applied). Definitions:
   ``rebalance_started`` (just after that member registered); the spread of those (None with
   one process or without a rebalance in two). Members started together read the group that far
   apart at least; under a small retry budget that decides whether the group forms.
+
+The original 0.10.2 members (JVMs) report neither their offset commits nor the deletion of a
+failed attempt's owner znodes: :data:`ORIGINAL_UNOBSERVED` is null for them (not observed), not
+zero (:func:`not_observed`); the committed offsets' watcher (``offsets_went_back``) and their
+conflicts and retries are what is seen of those.
 """
 
 from __future__ import annotations
@@ -49,9 +54,12 @@ from zkconsumer.lab.intervals import Interval, build_intervals, change_points, f
 from zkconsumer.lab.metrics import EventWindow, Produced, decision_rounds, lost, time_to_stable
 from zkconsumer.lab.records import Coord, RunRecords, Timeline
 from zkconsumer.lab.splitbrain.zombie import delivered_by_two
+from zkconsumer.scenarios.protocols import PROTOCOL_TABLE
 from zkconsumer.scenarios.splitbrain import Kind, Plan, task_of
 
 log = logging.getLogger(__name__)
+
+ORIGINAL_UNOBSERVED = ("zombie_commits_accepted", "rollbacks")
 
 COORDINATION = (Coord.ATTEMPT.value, Coord.CONFLICT.value, Coord.ROLLBACK.value,
                 Coord.REBALANCE_FAILED.value, Coord.REBALANCE_SUCCEEDED.value,
@@ -207,3 +215,10 @@ def run_metrics(records: RunRecords, plan: Plan, window: Window, partitions: int
         "delivered": len(records.deliveries),
     }
     return out
+
+
+def not_observed(protocol: str, metrics: Mapping[str, Any]) -> dict[str, Any]:
+    """``metrics`` with :data:`ORIGINAL_UNOBSERVED` set to None for an original protocol."""
+    if not PROTOCOL_TABLE[protocol].original:
+        return dict(metrics)
+    return {**metrics, **dict.fromkeys(ORIGINAL_UNOBSERVED)}

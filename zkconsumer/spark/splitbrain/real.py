@@ -26,6 +26,7 @@ from zkconsumer.lab.metrics import Produced
 from zkconsumer.lab.producer import SteadyProducer
 from zkconsumer.lab.records import Lifecycle, RunRecords
 from zkconsumer.lab.splitbrain.commits import CommitWatcher
+from zkconsumer.scenarios.protocols import PROTOCOL_TABLE
 from zkconsumer.scenarios.splitbrain import (
     Formation,
     Plan,
@@ -37,7 +38,12 @@ from zkconsumer.scenarios.splitbrain import (
 )
 from zkconsumer.scenarios.timing import Timing
 from zkconsumer.spark.placement import run_placement
-from zkconsumer.spark.splitbrain.metrics import Window, process_start_skew_ms, run_metrics
+from zkconsumer.spark.splitbrain.metrics import (
+    Window,
+    not_observed,
+    process_start_skew_ms,
+    run_metrics,
+)
 from zkconsumer.spark.splitbrain.outcome import is_formation_outcome
 from zkconsumer.spark.splitbrain.task import RECORD_DDL, SplitCell, run_task, scaled
 from zkconsumer.spark.task_control import RunDirectory, stop_producing
@@ -66,6 +72,7 @@ class RealSettings:
     params: ScenarioParams
     idle_s: float
     formation: Formation = Formation.AUTO
+    kafka_home: str = ""  # the 0.10.2 build of the original protocols' JVM members
     # The ZooKeeper server and the broker run on this host (embedded), on the tasks' cores.
     servers_on_host: bool = True
 
@@ -100,6 +107,15 @@ def base_row(key: SplitCellKey, mode: str, params: ScenarioParams, timing: Timin
                               if key.scenario == "storm" else None)}
 
 
+def run_timing(base: Timing, key: SplitCellKey, params: ScenarioParams) -> Timing:
+    """The timing every member of a run gets, the original's JVMs included (their
+    ``ConsumerConfig``): deadlines scaled to the group, and the storm's retry budget as
+    ``rebalance.max.retries``."""
+    return replace(scaled(base, key.members),
+                   rebalance_max_retries=max_retries_for(key.scenario, params,
+                                                         base.rebalance_max_retries))
+
+
 def run_real_cell(spark: Any, key: SplitCellKey, s: RealSettings) -> dict[str, Any]:
     """One real run, or its not-applicable row."""
     row = base_row(key, "real", s.params, s.timing, s.timing.rebalance_max_retries)
@@ -111,8 +127,7 @@ def run_real_cell(spark: Any, key: SplitCellKey, s: RealSettings) -> dict[str, A
     from zkconsumer.admin.cluster import zk_session
 
     driver = get_driver(key.protocol)
-    timing = scaled(s.timing, key.members)
-    timing = replace(timing, rebalance_max_retries=row["rebalance_max_retries"])
+    timing = run_timing(s.timing, key, s.params)
     pl = plan(key.scenario, key.protocol, key.members, s.params, key.seed,
               timing.session_timeout_ms)
     run_id = (f"{key.protocol}-{key.scenario}-n{key.members}-p{key.partitions}-s{key.seed}-"
@@ -123,7 +138,8 @@ def run_real_cell(spark: Any, key: SplitCellKey, s: RealSettings) -> dict[str, A
                      group=f"sbs-{run_id}", zk_connect=s.zk_connect, bootstrap=s.bootstrap,
                      timing=timing, plan=pl, idle_s=s.idle_s,
                      formation=formation_for(s.formation, key.protocol,
-                                             timing.rebalance_max_retries))
+                                             timing.rebalance_max_retries),
+                     kafka_home=s.kafka_home if PROTOCOL_TABLE[key.protocol].original else "")
     create_topic(s.zk_connect, cell.topic, key.partitions, bootstrap=s.bootstrap)
     producer = SteadyProducer(s.bootstrap, cell.topic, key.partitions, timing.produce_rate)
     watcher = CommitWatcher.for_family(driver.family, zk_connect=s.zk_connect,
@@ -179,7 +195,8 @@ def run_real_cell(spark: Any, key: SplitCellKey, s: RealSettings) -> dict[str, A
             indent=1))
     except OSError as exc:
         log.warning("%s: window not kept beside the records: %s", run_id, exc)
-    return {**row, "applicable": True, "reason": None, "tasks": tasks, **metrics[0],
+    measured = not_observed(key.protocol, metrics[0])
+    return {**row, "applicable": True, "reason": None, "tasks": tasks, **measured,
             "settled": done.get("settled_ts") is not None,
             "stable_at_end": bool(done.get("stable_at_end")),
             "repaired": done.get("repair_ts") is not None,

@@ -80,6 +80,7 @@ class SplitCell:
     plan: Plan
     idle_s: float
     formation: Formation = Formation.TOGETHER
+    kafka_home: str = ""  # the 0.10.2 build an original protocol's JVM members run from
 
     def repair_member(self, k: int) -> str:
         return member_name(99_999 - k)
@@ -114,7 +115,8 @@ def run_task(task: int, cell: SplitCell) -> Iterator[tuple[Any, ...]]:
         return ProxiedGroup(proxies, protocol=cell.protocol, topic=cell.topic, group=cell.group,
                             partitions=cell.partitions, zk_connect=cell.zk_connect,
                             bootstrap=cell.bootstrap, timing=cell.timing,
-                            records_dir=records_dir, processes=False)
+                            records_dir=records_dir, processes=False,
+                            kafka_home=cell.kafka_home)
 
     def publisher(group: ProxiedGroup, run: RunDirectory) -> _Publisher:
         return _Publisher(task, group, run, cell.partitions)
