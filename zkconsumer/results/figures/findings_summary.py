@@ -23,6 +23,7 @@ from zkconsumer.results.figures.findings_outcome import (
 )
 from zkconsumer.results.figures.findings_splitbrain import real_zombie_small, stale_view
 from zkconsumer.results.figures.findings_text import number, spread
+from zkconsumer.results.figures.formation_original import formation_rows, formed_share
 from zkconsumer.results.figures.lab import load
 from zkconsumer.results.figures.splitbrain import num
 from zkconsumer.results.registry import Context, figure
@@ -129,12 +130,24 @@ def _outcome_row(ctx: Context) -> str:
     return (f"| (c) uncontrollable outcome: a member that runs out of retries gives up and "
             f"nobody knows | `rebalance.max.retries` = {budgets[0]}: group formed in "
             f"{formed.cell() if formed else '—'} runs, and {stuck.cell() if stuck else '—'} of "
-            f"those formed were left stuck (real, N = {low[0].members}–{low[-1].members}) | no "
+            f"those formed were left stuck (real, N = {low[0].members}–{low[-1].members})"
+            f"{_original_formation(ctx, budgets[0])} | no "
             f"per-member budget (leader mode, broker groups on {brokers}): a member gave up in "
             f"{others.cell() if others else '—'} storms | a larger budget hides it: with "
             f"{budgets[-1]} retries the legacy group formed in "
             f"{formed_high.cell() if formed_high else '—'} runs (N up to {top}), and a storm "
             f"at N = {top} took {stable.cell(1) if stable else '—'} s to become stable |")
+
+
+def _original_formation(ctx: Context, budget: int) -> str:
+    """The same budget with original 0.10.2 members started together, when measured."""
+    rows = formation_rows(ctx)
+    share = formed_share(rows, "original", budget)
+    if share is None:
+        return ""
+    sizes = sorted({int(r["members"]) for r in rows if r["kind"] == "original"})
+    return (f"; original 0.10.2 members (a JVM each, N = {sizes[0]}–{sizes[-1]}, slow JVM "
+            f"starts spreading their registrations) formed in {share.cell()} runs")
 
 
 @figure("findings-summary", source="results")
