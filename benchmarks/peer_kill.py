@@ -272,6 +272,8 @@ def one_run(args: argparse.Namespace, kind: str, rep: int, zk_connect: str, boot
     deliveries = {n: parse_deliveries(logs[n].read_text()) if logs[n].exists() else []
                   for n in logs}
     owned = views(tracker.samples, names)
+    (scratch / f"{group}.views.json").write_text(json.dumps(
+        {"killed_at": killed_at, "names": names, "views": owned}))
     figures = tally(deliveries, producer.acked, owned, killed_at, live, args.gap)
     rel = releases(owned, deliveries, killed_at, live)
     return {"kind": kind, "repeat": rep, "members": args.members,

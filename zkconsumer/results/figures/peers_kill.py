@@ -1,0 +1,104 @@
+"""docs/peers.md: a SIGKILL of one member of a consuming group, pykafka 2.8 beside zkconsumer
+(``benchmarks/peer_kill.py`` runs under ``results/peers/kill/``).
+
+Per kind the number of runs and the median and range over them of each figure of
+:mod:`zkconsumer.results.peer_kill`, then every run as measured.
+"""
+
+from __future__ import annotations
+
+import json
+import statistics
+from collections.abc import Sequence
+from typing import Any
+
+from zkconsumer.results.provenance import read_provenance
+from zkconsumer.results.registry import Context, figure
+
+KILL = "peers/kill"
+
+# (runs.json key, column heading, digits)
+FIGURES = (("duplicates", "duplicates", 0), ("lost", "lost", 0),
+           ("double_partitions", "partitions owned twice", 0),
+           ("double_max_s", "longest double ownership, s", 1),
+           ("stable_s", "kill to stable, s", 1),
+           ("delivered_after_release", "records delivered after own owner znode went", 0),
+           ("max_release_lag_s", "longest delivery after own owner znode went, s", 1))
+
+
+def median_range(values: Sequence[float | None], digits: int) -> str:
+    """``median (low–high)`` of the values present, ``n/N`` when some are missing."""
+    present = [float(v) for v in values if v is not None]
+    if not present:
+        return "none"
+    text = (f"{statistics.median(present):.{digits}f} "
+            f"({min(present):.{digits}f}–{max(present):.{digits}f})")
+    if len(present) < len(values):
+        text += f" [{len(present)} of {len(values)} runs]"
+    return text
+
+
+def summary_rows(runs: list[dict[str, Any]]) -> list[str]:
+    """One row per kind: n, then median (range) of every figure."""
+    kinds = list(dict.fromkeys(r["kind"] for r in runs))
+    lines = ["| consumer | runs | " + " | ".join(h for _, h, _ in FIGURES) + " |",
+             "|---|---:|" + "---:|" * len(FIGURES)]
+    for kind in kinds:
+        ok = [r for r in runs if r["kind"] == kind and "failed" not in r]
+        failed = sum(1 for r in runs if r["kind"] == kind and "failed" in r)
+        n = f"{len(ok)}" + (f" (+{failed} failed)" if failed else "")
+        cells = [median_range([r.get(k) for r in ok], d) for k, _, d in FIGURES]
+        lines.append(f"| {kind} | {n} | " + " | ".join(cells) + " |")
+    return lines
+
+
+def lag_text(r: dict[str, Any]) -> str:
+    lags = [x["lag_s"] for x in r.get("releases", []) if x["lag_s"] is not None]
+    late = sum(1 for x in lags if x > 0)
+    return f"{late} of {len(r.get('releases', []))}"
+
+
+def run_rows(runs: list[dict[str, Any]]) -> list[str]:
+    """Every run: counts, figures and how many released partitions were delivered after
+    their owner znode went."""
+    lines = ["| consumer | repeat | acknowledged | delivered | by the killed member | "
+             "duplicates | lost | partitions owned twice (s each) | kill to stable, s | "
+             "released partitions delivered after their znode went |",
+             "|---|---:|---:|---:|---:|---:|---:|---|---:|---:|"]
+    for r in runs:
+        if "failed" in r:
+            lines.append(f"| {r['kind']} | {r['repeat']} | failed: {r['failed']} "
+                         "| | | | | | | |")
+            continue
+        double = ", ".join(f"p{p}: {s:.1f}" for p, s in sorted(
+            r["double_by_partition"].items(), key=lambda x: int(x[0]))) or "none"
+        stable = "not stable" if r["stable_s"] is None else f"{r['stable_s']:.1f}"
+        lines.append(f"| {r['kind']} | {r['repeat']} | {r['acknowledged']:,} | "
+                     f"{r['delivered']:,} | {r['killed_delivered']:,} | {r['duplicates']:,} | "
+                     f"{r['lost']:,} | {double} | {stable} | {lag_text(r)} |")
+    return lines
+
+
+@figure(KILL, source=KILL)
+def kill(ctx: Context) -> str:
+    folder = ctx.results / KILL
+    if not all((folder / f).exists() for f in ("runs.json", "meta.json")):
+        return f"No committed run yet (`results/{KILL}/`).\n"
+    meta = read_provenance(folder)
+    data = json.loads((folder / "runs.json").read_text())
+    s, runs = data["settings"], data["runs"]
+    extra = meta.extra
+    head = (f"`results/{KILL}/` (revision `{meta.short_revision}`, {meta.date}, broker "
+            f"{meta.broker}, {meta.machine.get('cores', '?')} cores, load average "
+            f"{meta.load_text()} at the start and {meta.load_text('loadavg_end')} at the end; "
+            f"pykafka {extra.get('pykafka', '?')} with kazoo {extra.get('kazoo', '?')}); "
+            f"reproduce: `{meta.command}`.")
+    text = [head, "",
+            f"{s['members']} members on {s['partitions']} partitions, {s['rate']:.0f} records a "
+            f"second; the first member SIGKILLed after {s['before']:.0f} s of stable "
+            f"consumption; ZooKeeper session timeout {extra.get('session_timeout_ms', '?')} ms "
+            f"and auto-commit every {extra.get('auto_commit_interval_ms', '?')} ms for both "
+            f"kinds; a member's deliveries of a partition cut into runs at pauses over "
+            f"{s['gap']:.0f} s. Median (range) over the runs:", "",
+            *summary_rows(runs), "", *run_rows(runs)]
+    return "\n".join(text) + "\n"
