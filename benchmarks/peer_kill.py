@@ -281,8 +281,8 @@ def one_run(args: argparse.Namespace, kind: str, rep: int, zk_connect: str, boot
             "stable_s": None if stable is None else round(stable - killed_at, 3),
             "killed_delivered": len(deliveries[victim]),
             "produce_failed": producer.failed, **figures.as_dict(),
-            "double_by_partition": {str(p): round(s, 3) for p, s in
-                                    double_ownership(deliveries, args.gap).items()},
+            "double_by_partition": {str(p): round(s, 3) for p, s in double_ownership(
+                deliveries, args.gap, (killed_at, float("inf"))).items()},
             "releases": [{"member": r.member, "partition": r.partition,
                           "lag_s": None if r.lag is None else round(r.lag, 3),
                           "delivered_after": r.delivered_after} for r in rel]}

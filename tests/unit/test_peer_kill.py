@@ -83,6 +83,23 @@ def test_tally_gathers_every_figure() -> None:
     acked = [(0, 0), (0, 1), (0, 2), (0, 3), (0, 4), (1, 0), (2, 0)]
     t = tally(d, acked, VIEWS, killed_at=10.0, live=["a", "b"], gap=1.0)
     assert t.as_dict() == {
-        "delivered": 7, "acknowledged": 7, "duplicates": 1, "lost": 1,
+        "delivered": 7, "acknowledged": 7, "duplicates": 1, "duplicates_total": 1, "lost": 1,
         "double_partitions": 1, "double_max_s": 0.1, "double_total_s": 0.1,
+        "join_double_partitions": 0, "join_double_max_s": 0.0,
         "released": 1, "delivered_after_release": 2, "max_release_lag_s": 0.6}
+
+
+def test_duplicates_since_count_only_redeliveries_from_then_on() -> None:
+    d = {"a": [(1.0, 0, 0), (5.0, 0, 1)], "b": [(2.0, 0, 0), (6.0, 0, 1), (7.0, 0, 0)]}
+    assert duplicates(d) == 3
+    assert duplicates(d, since=4.0) == 2
+
+
+def test_double_ownership_is_clipped_to_the_window() -> None:
+    a = [(float(t), 0, t) for t in range(0, 5)]
+    b = [(2.0 + t, 0, 10 + t) for t in range(0, 5)]
+    # overlap 2..4; from the kill at 3.5 on, half a second of it; before it, 1.5 s.
+    assert double_ownership({"a": a, "b": b}, 1.0, (3.5, float("inf"))) == {
+        0: pytest.approx(0.5)}
+    assert double_ownership({"a": a, "b": b}, 1.0, (float("-inf"), 3.5)) == {
+        0: pytest.approx(1.5)}

@@ -6,13 +6,15 @@ loses at most the line being written, which :func:`parse_deliveries` skips). The
 records the offsets the broker acknowledged to its producer and, every ~100 ms, which member
 each partition's owner znode names. From those alone:
 
-* **duplicates**: records (partition, offset) delivered more than once, by anyone;
+* **duplicates**: records (partition, offset) delivered more than once, by anyone; the
+  redeliveries made from the kill on are the kill's (those before it, the group's joining);
 * **lost**: acknowledged records that nobody delivered by the end;
 * **double ownership**: per partition, the time during which two members were delivering it
   at once. A member's deliveries of a partition are cut into *runs* wherever it went
   ``gap`` seconds without delivering it; a run spans its first to its last delivery. The
   stretch of a partition is the length of the union of the overlaps between runs of different
-  members (a SIGKILLed member delivers nothing after its kill, so only live members count);
+  members (a SIGKILLed member delivers nothing after its kill, so only live members count),
+  from the kill on (before it: the members joining);
 * **fetching after release**: for a member that owned a partition in ZooKeeper when the kill
   happened, the first poll after the kill at which the owner znode no longer named it, and its
   last delivery of that partition before the znode named it again (if ever): a positive lag is
@@ -42,17 +44,17 @@ def parse_deliveries(text: str) -> list[Delivery]:
     return out
 
 
-def duplicates(deliveries: Mapping[str, Sequence[Delivery]]) -> int:
-    """Deliveries beyond the first of each (partition, offset), over all members."""
-    seen: set[tuple[int, int]] = set()
-    extra = 0
-    for records in deliveries.values():
-        for _, p, o in records:
-            if (p, o) in seen:
-                extra += 1
-            else:
-                seen.add((p, o))
-    return extra
+def duplicates(deliveries: Mapping[str, Sequence[Delivery]], since: float = float("-inf")) -> int:
+    """Deliveries of a (partition, offset) after its first, over all members, counting those
+    made at or after ``since`` (the kill: what the group's joining redelivered is not its)."""
+    first: dict[tuple[int, int], float] = {}
+    later: list[float] = []
+    for t, p, o in sorted(d for records in deliveries.values() for d in records):
+        if (p, o) in first:
+            later.append(t)
+        else:
+            first[(p, o)] = t
+    return sum(1 for t in later if t >= since)
 
 
 def lost(acknowledged: Iterable[tuple[int, int]],
@@ -85,10 +87,11 @@ def union_length(spans: Iterable[tuple[float, float]]) -> float:
     return total
 
 
-def double_ownership(deliveries: Mapping[str, Sequence[Delivery]],
-                     gap: float) -> dict[int, float]:
-    """Per partition delivered by two or more members at once: seconds of overlap (only
-    partitions with a positive overlap are listed)."""
+def double_ownership(deliveries: Mapping[str, Sequence[Delivery]], gap: float,
+                     window: tuple[float, float] = (float("-inf"), float("inf")),
+                     ) -> dict[int, float]:
+    """Per partition delivered by two or more members at once within ``window`` (start, end):
+    seconds of overlap (only partitions with a positive overlap are listed)."""
     per: dict[int, dict[str, list[float]]] = {}
     for member, records in deliveries.items():
         for t, p, _ in records:
@@ -97,10 +100,10 @@ def double_ownership(deliveries: Mapping[str, Sequence[Delivery]],
     for p, by_member in sorted(per.items()):
         member_runs = {m: runs(ts, gap) for m, ts in by_member.items()}
         names = sorted(member_runs)
-        overlaps = [(max(a1, a2), min(b1, b2))
+        overlaps = [(max(a1, a2, window[0]), min(b1, b2, window[1]))
                     for i, m1 in enumerate(names) for m2 in names[i + 1:]
                     for a1, b1 in member_runs[m1] for a2, b2 in member_runs[m2]
-                    if min(b1, b2) > max(a1, a2)]
+                    if min(b1, b2, window[1]) > max(a1, a2, window[0])]
         length = union_length(overlaps)
         if length > 0:
             out[p] = length
@@ -154,11 +157,14 @@ class KillTally:
 
     delivered: int
     acknowledged: int
-    duplicates: int
+    duplicates: int  # redeliveries at or after the kill
+    duplicates_total: int  # over the whole run, the group's joining included
     lost: int
-    double_partitions: int
+    double_partitions: int  # double ownership from the kill on
     double_max_s: float
     double_total_s: float
+    join_double_partitions: int  # double ownership before the kill (the members joining)
+    join_double_max_s: float
     released: int
     delivered_after_release: int
     max_release_lag_s: float | None
@@ -172,17 +178,21 @@ def tally(deliveries: Mapping[str, Sequence[Delivery]], acknowledged: Sequence[t
           views: Sequence[OwnerView], killed_at: float, live: Iterable[str],
           gap: float) -> KillTally:
     """Every figure of one run from its raw records."""
-    double = double_ownership(deliveries, gap)
+    double = double_ownership(deliveries, gap, (killed_at, float("inf")))
+    joining = double_ownership(deliveries, gap, (float("-inf"), killed_at))
     rel = releases(views, deliveries, killed_at, live)
     lags = [r.lag for r in rel if r.lag is not None]
     return KillTally(
         delivered=sum(len(r) for r in deliveries.values()),
         acknowledged=len(set(acknowledged)),
-        duplicates=duplicates(deliveries),
+        duplicates=duplicates(deliveries, killed_at),
+        duplicates_total=duplicates(deliveries),
         lost=lost(acknowledged, deliveries),
         double_partitions=len(double),
         double_max_s=max(double.values(), default=0.0),
         double_total_s=sum(double.values()),
+        join_double_partitions=len(joining),
+        join_double_max_s=max(joining.values(), default=0.0),
         released=len(rel),
         delivered_after_release=sum(r.delivered_after for r in rel),
         max_release_lag_s=max(lags) if lags else None,
