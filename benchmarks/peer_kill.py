@@ -20,7 +20,9 @@ passes to kazoo as the session timeout) and auto-commit every 1 s
 Per run (zkconsumer.results.peer_kill): duplicates, lost records, double ownership, time from
 the kill to the first instant of ``--quiet`` seconds in which every partition has one owner
 znode naming a live member and nothing changes, and for each survivor's partition whose owner
-znode stopped naming it after the kill, how long it went on delivering that partition.
+znode stopped naming it after the kill, how long it went on delivering that partition; a pykafka
+member also logs every partition it puts in a fetch request (``Broker.fetch_messages``
+wrapped in the member's own script), so for pykafka the same is measured for fetching.
 ``--results DIR`` writes ``runs.json`` and ``meta.json``.
 
     .venv/bin/python benchmarks/peer_kill.py --repeats 3 --results results/peers/kill
@@ -84,8 +86,17 @@ PYKAFKA_MEMBER = r"""
 import logging, sys, threading, time
 logging.basicConfig(level=logging.WARNING, stream=sys.stderr)
 from pykafka import KafkaClient
+from pykafka.broker import Broker
 from pykafka.common import OffsetType
 zk, bootstrap, topic, group, log, session_ms, commit_ms = sys.argv[1:8]
+fetches = open(log + ".fetches", "w", buffering=1)
+send_fetch = Broker.fetch_messages
+def logged_fetch(self, partition_requests, *args, **kwargs):
+    t = time.time()
+    for r in partition_requests:
+        fetches.write(f"{t:.4f} {r.partition_id} {r.offset}\n")
+    return send_fetch(self, partition_requests, *args, **kwargs)
+Broker.fetch_messages = logged_fetch
 client = KafkaClient(hosts=bootstrap, broker_version="0.10.1")
 consumer = client.topics[topic.encode()].get_balanced_consumer(
     consumer_group=group.encode(), zookeeper_connect=zk,
@@ -276,6 +287,10 @@ def one_run(args: argparse.Namespace, kind: str, rep: int, zk_connect: str, boot
         {"killed_at": killed_at, "names": names, "views": owned}))
     figures = tally(deliveries, producer.acked, owned, killed_at, live, args.gap)
     rel = releases(owned, deliveries, killed_at, live)
+    fetch_logs = {n: Path(f"{logs[n]}.fetches") for n in live}
+    fetched = {n: parse_deliveries(f.read_text()) for n, f in fetch_logs.items() if f.exists()}
+    fetch_rel = releases(owned, fetched, killed_at, fetched) if fetched else []
+    fetch_lags = [r.lag for r in fetch_rel if r.lag is not None]
     return {"kind": kind, "repeat": rep, "members": args.members,
             "partitions": args.partitions, "rate": args.rate,
             "stable_s": None if stable is None else round(stable - killed_at, 3),
@@ -283,6 +298,13 @@ def one_run(args: argparse.Namespace, kind: str, rep: int, zk_connect: str, boot
             "produce_failed": producer.failed, **figures.as_dict(),
             "double_by_partition": {str(p): round(s, 3) for p, s in double_ownership(
                 deliveries, args.gap, (killed_at, float("inf"))).items()},
+            "fetch_logged": bool(fetched),
+            "fetched_after_release": (sum(r.delivered_after for r in fetch_rel)
+                                      if fetched else None),
+            "max_fetch_lag_s": round(max(fetch_lags), 3) if fetch_lags else None,
+            "fetch_releases": [{"member": r.member, "partition": r.partition,
+                                "lag_s": None if r.lag is None else round(r.lag, 3),
+                                "fetches_after": r.delivered_after} for r in fetch_rel],
             "releases": [{"member": r.member, "partition": r.partition,
                           "lag_s": None if r.lag is None else round(r.lag, 3),
                           "delivered_after": r.delivered_after} for r in rel]}
@@ -349,7 +371,8 @@ def main(argv: list[str] | None = None) -> int:
                         row = {"kind": kind, "repeat": rep, "failed": str(exc)}
                     rows.append(row)
                     print(json.dumps({k: v for k, v in row.items()
-                                      if k not in ("releases", "double_by_partition")}),
+                                      if k not in ("releases", "double_by_partition",
+                                                   "fetch_releases")}),
                           flush=True)
         finally:
             zk.stop()

@@ -103,3 +103,11 @@ def test_double_ownership_is_clipped_to_the_window() -> None:
         0: pytest.approx(0.5)}
     assert double_ownership({"a": a, "b": b}, 1.0, (float("-inf"), 3.5)) == {
         0: pytest.approx(1.5)}
+
+
+def test_median_range_says_how_many_runs_had_a_value() -> None:
+    from zkconsumer.results.figures.peers_kill import median_range
+
+    assert median_range([3, 1, 2], 0) == "2 (1–3)"
+    assert median_range([1.25, None], 1) == "1.2 (1.2–1.2) [1 of 2 runs]"
+    assert median_range([None], 1) == "none"

@@ -23,7 +23,11 @@ FIGURES = (("duplicates", "duplicates after the kill", 0), ("lost", "lost", 0),
            ("double_max_s", "longest double ownership after the kill, s", 1),
            ("stable_s", "kill to stable, s", 1),
            ("delivered_after_release", "records delivered after own owner znode went", 0),
-           ("max_release_lag_s", "longest delivery after own owner znode went, s", 1))
+           ("max_release_lag_s", "longest delivery after own owner znode went, s", 1),
+           ("fetched_after_release", "fetch requests naming a partition after its owner "
+            "znode went", 0),
+           ("max_fetch_lag_s", "longest fetching after own owner znode went, s", 1))
+FETCH_FIGURES = frozenset({"fetched_after_release", "max_fetch_lag_s"})
 
 
 def median_range(values: Sequence[float | None], digits: int) -> str:
@@ -47,7 +51,9 @@ def summary_rows(runs: list[dict[str, Any]]) -> list[str]:
         ok = [r for r in runs if r["kind"] == kind and "failed" not in r]
         failed = sum(1 for r in runs if r["kind"] == kind and "failed" in r)
         n = f"{len(ok)}" + (f" (+{failed} failed)" if failed else "")
-        cells = [median_range([r.get(k) for r in ok], d) for k, _, d in FIGURES]
+        logged = any(r.get("fetch_logged") for r in ok)
+        cells = [median_range([r.get(k) for r in ok], d)
+                 if logged or k not in FETCH_FIGURES else "not logged" for k, _, d in FIGURES]
         lines.append(f"| {kind} | {n} | " + " | ".join(cells) + " |")
     return lines
 
