@@ -367,8 +367,9 @@ def main(argv: list[str] | None = None) -> int:
                     try:
                         row = one_run(args, kind, rep, server.connect_string, broker.bootstrap,
                                       zk, python, scratch)
-                    except SystemExit as exc:
-                        row = {"kind": kind, "repeat": rep, "failed": str(exc)}
+                    except (SystemExit, Exception) as exc:  # recorded, the others go on
+                        row = {"kind": kind, "repeat": rep,
+                               "failed": f"{type(exc).__name__}: {exc}"}
                     rows.append(row)
                     print(json.dumps({k: v for k, v in row.items()
                                       if k not in ("releases", "double_by_partition",
