@@ -241,7 +241,7 @@ def one_run(args: argparse.Namespace, kind: str, rep: int, zk_connect: str, boot
                     break
                 time.sleep(0.1)
             else:
-                raise SystemExit(f"{name} did not register; see {err.name}")
+                raise SystemExit(f"{name} did not register (its log: {Path(err.name).name})")
         formed = wait_stable(tracker, args.partitions, args.members, args.quiet, args.timeout,
                              0.0)
         if formed is None:
