@@ -71,6 +71,14 @@ def test_releases_time_the_znode_and_what_was_delivered_after_it() -> None:
     assert got[0].lag == pytest.approx(0.6)
 
 
+def test_a_delivery_after_the_last_poll_without_the_znode_may_follow_the_claim() -> None:
+    views = [(9.0, {0: "a"}), (11.0, {}), (12.0, {}), (13.0, {0: "a"})]
+    d = {"a": [(10.5, 0, 0), (11.5, 0, 1), (12.5, 0, 2)]}
+    # 11.5 is between two polls that both saw no owner: delivered without the znode; 12.5 is
+    # after the last of them and before the poll that saw the claim: not counted.
+    assert releases(views, d, killed_at=10.0, live=["a"]) == [Release("a", 0, 11.0, 11.5, 1)]
+
+
 def test_a_release_without_a_delivery_has_no_lag() -> None:
     got = releases(VIEWS, {"a": []}, killed_at=10.0, live=["a"])
     assert got == [Release("a", 0, 11.0, None, 0)]

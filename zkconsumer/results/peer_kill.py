@@ -17,8 +17,9 @@ each partition's owner znode names. From those alone:
   from the kill on (before it: the members joining);
 * **fetching after release**: for a member that owned a partition in ZooKeeper when the kill
   happened, the first poll after the kill at which the owner znode no longer named it, and its
-  last delivery of that partition before the znode named it again (if ever): a positive lag is
-  delivery from a partition whose owner znode it no longer held.
+  last delivery of that partition up to the last poll before the znode named it again (if
+  ever; a delivery between those two polls may follow the new claim, so it is not counted): a
+  positive lag is delivery from a partition whose owner znode it no longer held.
 """
 
 from __future__ import annotations
@@ -140,12 +141,15 @@ def releases(views: Sequence[OwnerView], deliveries: Mapping[str, Sequence[Deliv
     out: list[Release] = []
     for member in sorted(set(live)):
         for p in sorted(q for q, owner in at_kill.items() if owner == member):
-            gone = next((t for t, view in after if view.get(p) != member), None)
-            if gone is None:
+            i = next((k for k, (_, view) in enumerate(after) if view.get(p) != member), None)
+            if i is None:
                 continue
-            back = next((t for t, view in after if t > gone and view.get(p) == member),
-                        float("inf"))
-            mine = [t for t, q, _ in deliveries.get(member, ()) if q == p and t < back]
+            gone = after[i][0]
+            # The claim that gave it back came after the last poll that saw it absent: a
+            # delivery between that poll and the one that saw it again may follow the claim.
+            back = next((after[k - 1][0] for k in range(i + 1, len(after))
+                         if after[k][1].get(p) == member), float("inf"))
+            mine = [t for t, q, _ in deliveries.get(member, ()) if q == p and t <= back]
             out.append(Release(member, p, gone, max(mine) if mine else None,
                                sum(1 for t in mine if t > gone)))
     return out
