@@ -22,7 +22,8 @@ the kill to the first instant of ``--quiet`` seconds in which every partition ha
 znode naming a live member and nothing changes, and for each survivor's partition whose owner
 znode stopped naming it after the kill, how long it went on delivering that partition; a pykafka
 member also logs every partition it puts in a fetch request (``Broker.fetch_messages``
-wrapped in the member's own script), so for pykafka the same is measured for fetching.
+wrapped in the member's own script), so for pykafka the same is measured for fetching. The
+same again for every owner znode that moved before the kill, while the members joined.
 ``--results DIR`` writes ``runs.json`` and ``meta.json``.
 
     .venv/bin/python benchmarks/peer_kill.py --repeats 3 --results results/peers/kill
@@ -49,9 +50,11 @@ from peers import pykafka_python  # noqa: E402
 
 from zkconsumer.results.peer_kill import (  # noqa: E402
     OwnerView,
+    Release,
     double_ownership,
     parse_deliveries,
     releases,
+    releases_before,
     tally,
 )
 
@@ -203,6 +206,11 @@ def wait_stable(tracker: Tracker, partitions: int, members: int, quiet: float,
     return None
 
 
+def max_lag(rel: list[Release]) -> float | None:
+    lags = [r.lag for r in rel if r.lag is not None]
+    return round(max(lags), 3) if lags else None
+
+
 def one_run(args: argparse.Namespace, kind: str, rep: int, zk_connect: str, bootstrap: str,
             zk: Any, python: Path, scratch: Path) -> dict[str, Any]:
     from zkconsumer.admin import create_topic
@@ -291,6 +299,10 @@ def one_run(args: argparse.Namespace, kind: str, rep: int, zk_connect: str, boot
     fetched = {n: parse_deliveries(f.read_text()) for n, f in fetch_logs.items() if f.exists()}
     fetch_rel = releases(owned, fetched, killed_at, fetched) if fetched else []
     fetch_lags = [r.lag for r in fetch_rel if r.lag is not None]
+    every_fetch = {n: parse_deliveries(f.read_text()) for n in logs
+                   if (f := Path(f"{logs[n]}.fetches")).exists()}
+    joining = releases_before(owned, deliveries, killed_at, logs)
+    join_fetch = releases_before(owned, every_fetch, killed_at, every_fetch)
     return {"kind": kind, "repeat": rep, "members": args.members,
             "partitions": args.partitions, "rate": args.rate,
             "stable_s": None if stable is None else round(stable - killed_at, 3),
@@ -305,6 +317,12 @@ def one_run(args: argparse.Namespace, kind: str, rep: int, zk_connect: str, boot
             "fetch_releases": [{"member": r.member, "partition": r.partition,
                                 "lag_s": None if r.lag is None else round(r.lag, 3),
                                 "fetches_after": r.delivered_after} for r in fetch_rel],
+            "join": {"released": len(joining),
+                     "delivered_after_release": sum(r.delivered_after for r in joining),
+                     "max_release_lag_s": max_lag(joining),
+                     "fetched_after_release": (sum(r.delivered_after for r in join_fetch)
+                                               if every_fetch else None),
+                     "max_fetch_lag_s": max_lag(join_fetch)},
             "releases": [{"member": r.member, "partition": r.partition,
                           "lag_s": None if r.lag is None else round(r.lag, 3),
                           "delivered_after": r.delivered_after} for r in rel]}

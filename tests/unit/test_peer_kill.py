@@ -12,6 +12,7 @@ from zkconsumer.results.peer_kill import (
     lost,
     parse_deliveries,
     releases,
+    releases_before,
     runs,
     tally,
     union_length,
@@ -119,3 +120,13 @@ def test_median_range_says_how_many_runs_had_a_value() -> None:
     assert median_range([3, 1, 2], 0) == "2 (1–3)"
     assert median_range([1.25, None], 1) == "1.2 (1.2–1.2) [1 of 2 runs]"
     assert median_range([None], 1) == "none"
+
+
+def test_releases_before_the_kill_are_every_move_of_an_owner_znode() -> None:
+    views = [(1.0, {0: "a", 1: "a"}), (2.0, {1: "a"}), (3.0, {0: "b", 1: "a"}),
+             (4.0, {0: "b"}), (5.0, {0: "b", 1: "b"}), (6.0, {0: "b"})]
+    d = {"a": [(1.5, 0, 0), (2.5, 0, 1), (3.5, 1, 5)], "b": [(3.5, 0, 2)]}
+    # a lost 0 at 2.0 and delivered it at 2.5 (never back); a lost 1 at 4.0, last delivered it
+    # at 3.5; b's loss of 1 at 6.0 is after the kill at 5.5.
+    assert releases_before(views, d, until=5.5, members=["a", "b"]) == [
+        Release("a", 0, 2.0, 2.5, 1), Release("a", 1, 4.0, 3.5, 0)]

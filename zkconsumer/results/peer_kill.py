@@ -155,6 +155,29 @@ def releases(views: Sequence[OwnerView], deliveries: Mapping[str, Sequence[Deliv
     return out
 
 
+def releases_before(views: Sequence[OwnerView], deliveries: Mapping[str, Sequence[Delivery]],
+                    until: float, members: Iterable[str]) -> list[Release]:
+    """Every time before ``until`` (the kill) that an owner znode stopped naming one of
+    ``members``, as the members joined and partitions moved: the figures of :func:`releases`,
+    each counted up to the last poll before the znode named that member again."""
+    ordered = sorted(views, key=lambda v: v[0])
+    names = set(members)
+    out: list[Release] = []
+    for i in range(1, len(ordered)):
+        gone, view = ordered[i]
+        if gone > until:
+            break
+        for p, owner in sorted(ordered[i - 1][1].items()):
+            if owner not in names or view.get(p) == owner:
+                continue
+            back = next((ordered[k - 1][0] for k in range(i + 1, len(ordered))
+                         if ordered[k][1].get(p) == owner), float("inf"))
+            mine = [t for t, q, _ in deliveries.get(owner, ()) if q == p and t <= back]
+            out.append(Release(owner, p, gone, max(mine) if mine else None,
+                               sum(1 for t in mine if t > gone)))
+    return out
+
+
 @dataclass(frozen=True)
 class KillTally:
     """One run's figures, as runs.json keeps them."""

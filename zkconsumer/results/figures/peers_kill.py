@@ -58,6 +58,35 @@ def summary_rows(runs: list[dict[str, Any]]) -> list[str]:
     return lines
 
 
+JOIN_FIGURES = (("join_double_partitions", "partitions owned twice", 0),
+                ("join_double_max_s", "longest double ownership, s", 1),
+                ("released", "owner znodes that moved away", 0),
+                ("delivered_after_release", "records delivered after own owner znode went", 0),
+                ("max_release_lag_s", "longest delivery after own owner znode went, s", 1),
+                ("fetched_after_release", "fetch requests naming a partition after its owner "
+                 "znode went", 0),
+                ("max_fetch_lag_s", "longest fetching after own owner znode went, s", 1))
+
+
+def join_rows(runs: list[dict[str, Any]]) -> list[str]:
+    """Before the kill, while the members joined: one row per kind, median (range)."""
+    kinds = list(dict.fromkeys(r["kind"] for r in runs))
+    lines = ["| consumer | runs | " + " | ".join(h for _, h, _ in JOIN_FIGURES) + " |",
+             "|---|---:|" + "---:|" * len(JOIN_FIGURES)]
+    for kind in kinds:
+        ok = [r for r in runs if r["kind"] == kind and "join" in r]
+        if not ok:
+            continue
+        merged = [{**r["join"], "join_double_partitions": r["join_double_partitions"],
+                   "join_double_max_s": r["join_double_max_s"]} for r in ok]
+        logged = any(r.get("fetch_logged") for r in ok)
+        cells = [median_range([m.get(k) for m in merged], d)
+                 if logged or k not in FETCH_FIGURES else "not logged"
+                 for k, _, d in JOIN_FIGURES]
+        lines.append(f"| {kind} | {len(ok)} | " + " | ".join(cells) + " |")
+    return lines
+
+
 def lag_text(r: dict[str, Any]) -> str:
     lags = [x["lag_s"] for x in r.get("releases", []) if x["lag_s"] is not None]
     late = sum(1 for x in lags if x > 0)
@@ -110,4 +139,8 @@ def kill(ctx: Context) -> str:
             f"kinds; a member's deliveries of a partition cut into runs at pauses over "
             f"{s['gap']:.0f} s. Median (range) over the runs:", "",
             *summary_rows(runs), "", *run_rows(runs)]
+    if any("join" in r for r in runs):
+        text += ["", "Before the kill, while the members joined one after the other (the same "
+                 "figures, for every owner znode that stopped naming a member), median (range) "
+                 "over the runs:", "", *join_rows(runs)]
     return "\n".join(text) + "\n"
