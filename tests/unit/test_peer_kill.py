@@ -87,15 +87,15 @@ def test_a_release_without_a_delivery_has_no_lag() -> None:
 
 
 def test_tally_gathers_every_figure() -> None:
-    d = {"a": [(10.0, 0, 0), (11.2, 0, 1), (11.6, 0, 2)],
-         "b": [(10.0, 1, 0), (11.5, 0, 2), (12.0, 0, 3)], "k": [(9.5, 2, 0)]}
-    acked = [(0, 0), (0, 1), (0, 2), (0, 3), (0, 4), (1, 0), (2, 0)]
+    d = {"a": [(10.0, 0, 0), (11.2, 0, 1), (11.6, 0, 2), (11.8, 0, 3)],
+         "b": [(10.0, 1, 0), (11.5, 0, 2), (11.7, 0, 3), (12.0, 0, 4)], "k": [(9.5, 2, 0)]}
+    acked = [(0, 0), (0, 1), (0, 2), (0, 3), (0, 4), (0, 5), (1, 0), (2, 0)]
     t = tally(d, acked, VIEWS, killed_at=10.0, live=["a", "b"], gap=1.0)
     assert t.as_dict() == {
-        "delivered": 7, "acknowledged": 7, "duplicates": 1, "duplicates_total": 1, "lost": 1,
+        "delivered": 9, "acknowledged": 8, "duplicates": 2, "duplicates_total": 2, "lost": 1,
         "double_partitions": 1, "double_max_s": 0.1, "double_total_s": 0.1,
         "join_double_partitions": 0, "join_double_max_s": 0.0,
-        "released": 1, "delivered_after_release": 2, "max_release_lag_s": 0.6}
+        "released": 1, "delivered_after_release": 3, "max_release_lag_s": 0.8}
 
 
 def test_duplicates_since_count_only_redeliveries_from_then_on() -> None:
@@ -105,21 +105,20 @@ def test_duplicates_since_count_only_redeliveries_from_then_on() -> None:
 
 
 def test_double_ownership_is_clipped_to_the_window() -> None:
-    a = [(float(t), 0, t) for t in range(0, 5)]
-    b = [(2.0 + t, 0, 10 + t) for t in range(0, 5)]
-    # overlap 2..4; from the kill at 3.5 on, half a second of it; before it, 1.5 s.
+    a = [(t / 10, 0, t) for t in range(0, 41)]
+    b = [(2.0 + t / 10, 0, 10 + t) for t in range(0, 41)]
+    # both deliver from 2 to 4; from the kill at 3.5 on, half a second of it; before, 1.5 s.
     assert double_ownership({"a": a, "b": b}, 1.0, (3.5, float("inf"))) == {
         0: pytest.approx(0.5)}
     assert double_ownership({"a": a, "b": b}, 1.0, (float("-inf"), 3.5)) == {
         0: pytest.approx(1.5)}
 
 
-def test_median_range_says_how_many_runs_had_a_value() -> None:
-    from zkconsumer.results.figures.peers_kill import median_range
-
-    assert median_range([3, 1, 2], 0) == "2 (1–3)"
-    assert median_range([1.25, None], 1) == "1.2 (1.2–1.2) [1 of 2 runs]"
-    assert median_range([None], 1) == "none"
+def test_a_handover_and_back_within_the_gap_is_not_double_ownership() -> None:
+    # a delivers, b takes the partition for 0.4 s, a takes it back: never both at once.
+    a = [(0.1 * i, 3, i) for i in range(0, 13)] + [(1.7 + 0.1 * i, 3, 21 + i) for i in range(5)]
+    b = [(1.3 + 0.05 * i, 3, 13 + i) for i in range(8)]
+    assert double_ownership({"a": a, "b": b}, gap=1.0) == {}
 
 
 def test_releases_before_the_kill_are_every_move_of_an_owner_znode() -> None:

@@ -13,8 +13,8 @@ each partition's owner znode names. From those alone:
   at once. A member's deliveries of a partition are cut into *runs* wherever it went
   ``gap`` seconds without delivering it; a run spans its first to its last delivery. The
   stretch of a partition is the length of the union of the overlaps between runs of different
-  members (a SIGKILLed member delivers nothing after its kill, so only live members count),
-  from the kill on (before it: the members joining);
+  members in which both delivered (a SIGKILLed member delivers nothing after its kill, so only
+  live members count), from the kill on (before it: the members joining);
 * **fetching after release**: for a member that owned a partition in ZooKeeper when the kill
   happened, the first poll after the kill at which the owner znode no longer named it, and its
   last delivery of that partition up to the last poll before the znode named it again (if
@@ -92,7 +92,12 @@ def double_ownership(deliveries: Mapping[str, Sequence[Delivery]], gap: float,
                      window: tuple[float, float] = (float("-inf"), float("inf")),
                      ) -> dict[int, float]:
     """Per partition delivered by two or more members at once within ``window`` (start, end):
-    seconds of overlap (only partitions with a positive overlap are listed)."""
+    seconds of overlap (only partitions with a positive overlap are listed).
+
+    Where runs of two members overlap, only the stretch in which both actually delivered
+    counts (from the later of their first deliveries in the overlap to the earlier of their
+    last): a partition handed from A to B and back within ``gap`` puts B's run inside A's
+    without A delivering meanwhile, which is a clean handover, not double ownership."""
     per: dict[int, dict[str, list[float]]] = {}
     for member, records in deliveries.items():
         for t, p, _ in records:
@@ -101,10 +106,18 @@ def double_ownership(deliveries: Mapping[str, Sequence[Delivery]], gap: float,
     for p, by_member in sorted(per.items()):
         member_runs = {m: runs(ts, gap) for m, ts in by_member.items()}
         names = sorted(member_runs)
-        overlaps = [(max(a1, a2, window[0]), min(b1, b2, window[1]))
-                    for i, m1 in enumerate(names) for m2 in names[i + 1:]
-                    for a1, b1 in member_runs[m1] for a2, b2 in member_runs[m2]
-                    if min(b1, b2, window[1]) > max(a1, a2, window[0])]
+        overlaps: list[tuple[float, float]] = []
+        for i, m1 in enumerate(names):
+            for m2 in names[i + 1:]:
+                for a1, b1 in member_runs[m1]:
+                    for a2, b2 in member_runs[m2]:
+                        lo, hi = max(a1, a2, window[0]), min(b1, b2, window[1])
+                        if hi <= lo:
+                            continue
+                        t1 = [t for t in by_member[m1] if lo <= t <= hi]
+                        t2 = [t for t in by_member[m2] if lo <= t <= hi]
+                        if t1 and t2 and min(max(t1), max(t2)) > max(min(t1), min(t2)):
+                            overlaps.append((max(min(t1), min(t2)), min(max(t1), max(t2))))
         length = union_length(overlaps)
         if length > 0:
             out[p] = length
