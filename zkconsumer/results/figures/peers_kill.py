@@ -23,10 +23,10 @@ FIGURES = (("duplicates", "duplicates after the kill", 0), ("lost", "lost", 0),
            ("double_max_s", "longest double ownership after the kill, s", 1),
            ("stable_s", "kill to stable, s", 1),
            ("delivered_after_release", "records delivered after own owner znode went", 0),
-           ("max_release_lag_s", "longest delivery after own owner znode went, s", 1),
+           ("max_release_lag_s", "longest delivery after own owner znode went, s", 2),
            ("fetched_after_release", "fetch requests naming a partition after its owner "
             "znode went", 0),
-           ("max_fetch_lag_s", "longest fetching after own owner znode went, s", 1))
+           ("max_fetch_lag_s", "longest fetching after own owner znode went, s", 2))
 FETCH_FIGURES = frozenset({"fetched_after_release", "max_fetch_lag_s"})
 
 
@@ -62,10 +62,10 @@ JOIN_FIGURES = (("join_double_partitions", "partitions owned twice", 0),
                 ("join_double_max_s", "longest double ownership, s", 1),
                 ("released", "owner znodes that moved away", 0),
                 ("delivered_after_release", "records delivered after own owner znode went", 0),
-                ("max_release_lag_s", "longest delivery after own owner znode went, s", 1),
+                ("max_release_lag_s", "longest delivery after own owner znode went, s", 2),
                 ("fetched_after_release", "fetch requests naming a partition after its owner "
                  "znode went", 0),
-                ("max_fetch_lag_s", "longest fetching after own owner znode went, s", 1))
+                ("max_fetch_lag_s", "longest fetching after own owner znode went, s", 2))
 
 
 def join_rows(runs: list[dict[str, Any]]) -> list[str]:
