@@ -26,7 +26,7 @@ wrapped in the member's own script), so for pykafka the same is measured for fet
 same again for every owner znode that moved before the kill, while the members joined.
 ``--results DIR`` writes ``runs.json`` and ``meta.json``.
 
-    .venv/bin/python benchmarks/peer_kill.py --repeats 3 --results results/peers/kill
+    .venv/bin/python benchmarks/peer_kill.py --repeats 4 --results results/peers/kill
 """
 
 from __future__ import annotations
