@@ -54,6 +54,12 @@ def test_a_release_revokes_the_partitions_of_the_members_topic_only() -> None:
     assert stdout_records("REBALANCE_RELEASE Map()", "t", CID) == []
 
 
+def test_the_connectors_shutdown_ends_the_members_fetching_when_it_begins() -> None:
+    assert stdout_records("LEAVING", "t", CID) == [
+        Record("lc", {"w": "stopped", "detail": "connector shutting down"})]
+    assert stdout_records("SHUTDOWN", "t", CID) == []
+
+
 def test_an_assignment_starts_fetching_the_members_own_partitions_and_is_its_decision() -> None:
     records = stdout_records(ASSIGN, "t", CID)
     digest = decision_digest({"t": [0, 1, 2, 3]}, {"t": ["g_m00-i0-0", f"{CID}-0"]},

@@ -162,6 +162,9 @@ public class OriginalLabMember {
                     Thread.currentThread().interrupt();
                 }
             }
+            // The streams are drained; the connector's shutdown stops the fetchers first, then
+            // commits and closes the session (which wakes the next owner): fetching ends here.
+            out("LEAVING");
             conn.shutdown();
             out("SHUTDOWN");
             done.countDown();

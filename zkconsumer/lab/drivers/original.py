@@ -167,6 +167,12 @@ def stdout_records(line: str, topic: str, cid: str) -> list[Record]:
             out += [Record("tl", {"w": Timeline.ASSIGNED.value, "ps": mine}),
                     Record("tl", {"w": Timeline.FETCHING.value, "ps": mine})]
         return out + [Record("co", {"w": Coord.REBALANCE_SUCCEEDED.value})]
+    if line == "LEAVING":
+        # The driver's streams are drained and the connector's shutdown begins: it stops the
+        # fetchers before it commits and closes the session that wakes the next owner, so the
+        # member's fetching ends here, not when shutdown returns or the JVM exits (both can
+        # come after the next owner fetches).
+        return [Record("lc", {"w": Lifecycle.STOPPED.value, "detail": "connector shutting down"})]
     if line.startswith("MSG "):
         m = parse_message(line)
         if m.topic != topic:
