@@ -196,19 +196,22 @@ def distribution_env(base: Mapping[str, str], log_dir: Path) -> dict[str, str]:
     return env
 
 
-class KafkaBroker(ManagedServer):
-    """One Apache Kafka broker on 127.0.0.1, registered in ``zk_connect`` by its own code.
-
-    ``props`` are extra ``server.properties`` lines (``key=value``), applied last.
-    """
+class KafkaNode(ManagedServer):
+    """What every Kafka node started from a Kafka directory has, ZooKeeper-mode broker or KRaft
+    node alike: its directory and version, port, extra ``server.properties`` lines, a scratch
+    folder for its data and log, and the name results give it. Subclasses say which
+    directories they start from (:meth:`_resolve_home`, :meth:`_check_home`) and how."""
 
     host = "127.0.0.1"
+    SCRATCH_PREFIX = "zkconsumer-kafka-"
 
-    def __init__(self, zk_connect: str, kafka_home: Path | str | None = None, broker_id: int = 0,
-                 port: int | None = None, props: Sequence[str] = ()) -> None:
+    def __init__(self, zk_connect: str | None, kafka_home: Path | str | None,
+                 broker_id: int = 0, port: int | None = None, props: Sequence[str] = ()
+                 ) -> None:
         paths.broker(broker_id)  # validates the id before anything starts
-        self.home = check_kafka_home(kafka_home) if kafka_home else kafka_home_from_env()
+        self.home = self._resolve_home(kafka_home)
         self.version = kafka_version(self.home)
+        self._check_home()
         if port is not None:
             ensure_port_free(port, "the Kafka broker")
         for prop in props:
@@ -218,9 +221,17 @@ class KafkaBroker(ManagedServer):
         self.broker_id = broker_id
         self.port = port or free_port()
         self.props = tuple(props)
-        self._root = Path(tempfile.mkdtemp(prefix="zkconsumer-kafka-"))
+        self._root = Path(tempfile.mkdtemp(prefix=self.SCRATCH_PREFIX))
         self.log_path = self._root / "broker.log"
         self._proc: ManagedProcess | None = None
+
+    @staticmethod
+    def _resolve_home(kafka_home: Path | str | None) -> Path:
+        """The Kafka directory to start from (checked)."""
+        return check_kafka_home(kafka_home or "")
+
+    def _check_home(self) -> None:
+        """Refuse a directory this kind of node is not started from (before anything starts)."""
 
     @property
     def name(self) -> str:
@@ -234,6 +245,22 @@ class KafkaBroker(ManagedServer):
     @property
     def pid(self) -> int | None:
         return self._proc.pid if self._proc else None
+
+
+class KafkaBroker(KafkaNode):
+    """One Apache Kafka broker on 127.0.0.1, registered in ``zk_connect`` by its own code.
+
+    ``props`` are extra ``server.properties`` lines (``key=value``), applied last.
+    """
+
+    def __init__(self, zk_connect: str, kafka_home: Path | str | None = None, broker_id: int = 0,
+                 port: int | None = None, props: Sequence[str] = ()) -> None:
+        super().__init__(zk_connect, kafka_home, broker_id, port, props)
+
+    @staticmethod
+    def _resolve_home(kafka_home: Path | str | None) -> Path:
+        """The directory given, else ``ZKCONSUMER_KAFKA_HOME``."""
+        return check_kafka_home(kafka_home) if kafka_home else kafka_home_from_env()
 
     def _command(self) -> tuple[list[str], dict[str, str] | None]:
         """argv and environment for this directory's layout."""

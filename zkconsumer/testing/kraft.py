@@ -17,7 +17,6 @@ ZooKeeper (``zk_connect=None``) the broker runs alone, for broker-side groups on
 from __future__ import annotations
 
 import logging
-import tempfile
 import time
 from collections.abc import Sequence
 from pathlib import Path
@@ -25,15 +24,12 @@ from pathlib import Path
 from zkconsumer.errors import ServerError
 from zkconsumer.testing._process import (
     ManagedProcess,
-    ManagedServer,
-    ensure_port_free,
     free_port,
     port_open,
 )
 from zkconsumer.testing.broker import metadata_ok
-from zkconsumer.testing.kafka import KafkaLayout, check_kafka_home, kafka_layout, kafka_version
+from zkconsumer.testing.kafka import KafkaLayout, KafkaNode, kafka_layout, kafka_version
 from zkconsumer.testing.registration import ZooKeeperRegistration
-from zkconsumer.zk import paths
 from zkconsumer.zk.codec import BrokerRegistration
 
 log = logging.getLogger(__name__)
@@ -86,7 +82,7 @@ def consumer_group_props(session_timeout_ms: int, heartbeat_interval_ms: int | N
     return tuple(props)
 
 
-class KraftBroker(ManagedServer):
+class KraftBroker(KafkaNode):
     """One Apache Kafka 4 node (broker and controller) on 127.0.0.1, registered as broker
     ``broker_id`` in ``zk_connect`` by this harness (or nowhere when ``zk_connect`` is None).
 
@@ -95,13 +91,15 @@ class KraftBroker(ManagedServer):
     directory waits out the old incarnation's broker session, ~9 s).
     """
 
-    host = "127.0.0.1"
+    SCRATCH_PREFIX = "zkconsumer-kraft-"
 
     def __init__(self, zk_connect: str | None, kafka_home: Path | str, broker_id: int = 0,
                  port: int | None = None, props: Sequence[str] = ()) -> None:
-        paths.broker(broker_id)  # validates the id before anything starts
-        self.home = check_kafka_home(kafka_home)
-        self.version = kafka_version(self.home)
+        super().__init__(zk_connect, kafka_home, broker_id, port, props)
+        self.controller_port = free_port()
+        self._registration: ZooKeeperRegistration | None = None
+
+    def _check_home(self) -> None:
         if kafka_layout(self.home) is not KafkaLayout.LAUNCHER:
             raise ServerError(f"{self.home} is an Apache Kafka binary distribution; a KRaft node "
                               "is started only from a build laid out like ../shared/kafka-4.0 "
@@ -109,33 +107,6 @@ class KraftBroker(ManagedServer):
         if not is_kraft_version(self.version):
             raise ServerError(f"{self.home} holds Apache Kafka {self.version}, which runs with "
                               "ZooKeeper; start it as a KafkaBroker")
-        if port is not None:
-            ensure_port_free(port, "the Kafka broker")
-        for prop in props:
-            if "=" not in prop or prop.startswith("="):
-                raise ServerError(f"broker property {prop!r} is not key=value")
-        self.zk_connect = zk_connect
-        self.broker_id = broker_id
-        self.port = port or free_port()
-        self.controller_port = free_port()
-        self.props = tuple(props)
-        self._root = Path(tempfile.mkdtemp(prefix="zkconsumer-kraft-"))
-        self.log_path = self._root / "broker.log"
-        self._proc: ManagedProcess | None = None
-        self._registration: ZooKeeperRegistration | None = None
-
-    @property
-    def name(self) -> str:
-        """The broker a result measured, as results name it."""
-        return f"apache-kafka-{self.version}"
-
-    @property
-    def bootstrap(self) -> str:
-        return f"{self.host}:{self.port}"
-
-    @property
-    def pid(self) -> int | None:
-        return self._proc.pid if self._proc else None
 
     def start(self) -> KraftBroker:
         argv = [str(self.home / "bin" / "broker.sh"), "--port", str(self.port),
