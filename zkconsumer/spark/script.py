@@ -1,5 +1,6 @@
 """The ``spark-submit`` entry shared by the Spark jobs: parse, log, run, map bad input to 2; and
-the comma-separated integer lists (``--members``, ``--partitions``) both jobs take."""
+the comma-separated integer lists (``--members``, ``--partitions``) both jobs take; the options
+both record last in the command a run was made with."""
 
 from __future__ import annotations
 
@@ -36,3 +37,18 @@ def parse_ints(text: str) -> tuple[int, ...]:
     if not values or min(values) < 1:
         raise ValueError(f"{text!r}: expected comma-separated integers >= 1")
     return values
+
+
+def recorded_common_options(args: argparse.Namespace) -> list[str]:
+    """The options both jobs take that a recorded command ends with when given: the simulated
+    placement, the Spark master, and (real mode) the broker and its KIP-848 heartbeat."""
+    from zkconsumer.spark.brokers import broker_command
+
+    parts: list[str] = []
+    if getattr(args, "placement", None):
+        parts += ["--placement", args.placement]
+    if args.master:
+        parts += ["--master", args.master]
+    if args.mode == "real":
+        parts += broker_command(args)
+    return parts

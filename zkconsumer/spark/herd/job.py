@@ -30,11 +30,11 @@ from zkconsumer.scenarios.timing import Timing
 from zkconsumer.sim import EVENTS as SIM_EVENTS
 from zkconsumer.sim import PROTOCOLS as SIM_PROTOCOLS
 from zkconsumer.sim import Calibration
-from zkconsumer.spark.brokers import add_broker_arguments, broker_command, broker_meta, kraft_props
+from zkconsumer.spark.brokers import add_broker_arguments, broker_meta, kraft_props
 from zkconsumer.spark.herd.grid import cells
 from zkconsumer.spark.placement import placement_label, sweep_placement
 from zkconsumer.spark.progress import executor_cells
-from zkconsumer.spark.script import parse_ints, script_main
+from zkconsumer.spark.script import parse_ints, recorded_common_options, script_main
 
 log = logging.getLogger(__name__)
 
@@ -107,12 +107,7 @@ def command_line(args: argparse.Namespace) -> str:
         parts += ["--zk-servers", str(args.zk_servers)]
     if getattr(args, "client_processes", 0):
         parts += ["--client-processes", str(args.client_processes)]
-    if getattr(args, "placement", None):
-        parts += ["--placement", args.placement]
-    if args.master:
-        parts += ["--master", args.master]
-    if args.mode == "real":
-        parts += broker_command(args)
+    parts += recorded_common_options(args)
     return " ".join(shlex.quote(x) for x in parts)
 
 

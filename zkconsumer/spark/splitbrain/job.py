@@ -41,10 +41,10 @@ from zkconsumer.scenarios.splitbrain import (
     parse_list,
 )
 from zkconsumer.scenarios.timing import Timing
-from zkconsumer.spark.brokers import add_broker_arguments, broker_command, broker_meta, kraft_props
+from zkconsumer.spark.brokers import add_broker_arguments, broker_meta, kraft_props
 from zkconsumer.spark.originals import original_home_for
 from zkconsumer.spark.progress import executor_cells
-from zkconsumer.spark.script import parse_ints, script_main
+from zkconsumer.spark.script import parse_ints, recorded_common_options, script_main
 from zkconsumer.spark.splitbrain.outcome import FAILED, exit_status, not_formed_text, tally
 
 log = logging.getLogger(__name__)
@@ -145,12 +145,7 @@ def command_line(args: argparse.Namespace) -> str:
         parts += ["--formation", args.formation]
     if args.calibration:
         parts += ["--calibration", str(args.calibration)]
-    if getattr(args, "placement", None):
-        parts += ["--placement", args.placement]
-    if args.master:
-        parts += ["--master", args.master]
-    if args.mode == "real":
-        parts += broker_command(args)
+    parts += recorded_common_options(args)
     return " ".join(shlex.quote(x) for x in parts)
 
 
