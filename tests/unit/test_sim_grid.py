@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import pytest
 
+from zkconsumer.lab.records import RunRecords
 from zkconsumer.sim import PROTOCOLS, SimConfig, simulate
 from zkconsumer.sim.leader import LeaderGroup
 from zkconsumer.sim.legacy import LegacyGroup
@@ -21,6 +22,7 @@ from zkconsumer.spark.task_control import (
     group_idle,
     group_stable,
 )
+from zkconsumer.spark.task_host import rebalancing_members
 
 
 def test_grid_is_the_full_product_without_impossible_cells_most_expensive_first():
@@ -58,9 +60,9 @@ def test_legacy_join_wakes_all_n_members_and_eager_has_one_leader_compute():
     assert eager.leader_computations == 1 and eager.watch_notifications == 0
 
 
-def _status(task, fetchers, live=2, idle=0, last_change=0.0, at=10.0, top=None):
+def _status(task, fetchers, live=2, idle=0, last_change=0.0, at=10.0, top=None, rebalancing=0):
     return TaskStatus(task=task, at=at, fetchers=fetchers, live=live, idle=idle,
-                      last_change=last_change, delivered_max=top or {})
+                      last_change=last_change, delivered_max=top or {}, rebalancing=rebalancing)
 
 
 def test_the_group_is_stable_only_when_all_tasks_together_own_each_partition_once():
@@ -98,6 +100,32 @@ def test_idleness_is_counted_from_the_start_of_the_observation():
     assert not group_idle(changed, 2, now=15.0, idle_s=4.5, fresh_after=9.0)
     assert group_idle(changed, 2, now=15.5, idle_s=4.5, fresh_after=9.0)
     assert not group_idle(quiet_before[:1], 2, now=20.0, idle_s=4.5, fresh_after=9.0)
+
+
+def test_a_group_with_a_member_inside_a_rebalance_is_not_idle_however_long_it_is_silent():
+    # a member reconnecting through a slow proxy mid-rebalance records nothing for seconds:
+    # the group has not stopped trying, so the observation goes on (to the event's deadline)
+    silent = [_status(0, [1, 0], last_change=1.0), _status(1, [0, 0], last_change=2.0,
+                                                          rebalancing=1)]
+    assert not group_idle(silent, 2, now=100.0, idle_s=4.5, fresh_after=9.0)
+    ended = [silent[0], _status(1, [0, 0], last_change=2.0)]
+    assert group_idle(ended, 2, now=100.0, idle_s=4.5, fresh_after=9.0)
+
+
+def test_a_member_is_rebalancing_from_its_start_until_it_succeeds_or_gives_up():
+    records = RunRecords()
+    for line in [{"k": "co", "ts": 1.0, "m": "m00", "i": 0, "w": "rebalance_started"},
+                 {"k": "co", "ts": 1.1, "m": "m00", "i": 0, "w": "rebalance_succeeded"},
+                 {"k": "co", "ts": 1.0, "m": "m01", "i": 0, "w": "rebalance_started"},
+                 {"k": "co", "ts": 1.2, "m": "m01", "i": 0, "w": "owner_conflict"},
+                 {"k": "co", "ts": 1.0, "m": "m02", "i": 0, "w": "rebalance_started"},
+                 {"k": "co", "ts": 3.0, "m": "m02", "i": 0, "w": "rebalance_failed"},
+                 # killed inside a rebalance, restarted: only the new incarnation counts
+                 {"k": "co", "ts": 1.0, "m": "m03", "i": 0, "w": "rebalance_started"},
+                 {"k": "co", "ts": 4.0, "m": "m03", "i": 1, "w": "rebalance_started"},
+                 {"k": "co", "ts": 4.5, "m": "m03", "i": 1, "w": "rebalance_succeeded"}]:
+        records.add(line)
+    assert rebalancing_members(records) == {"m01"}
 
 
 def test_drained_when_every_last_offset_was_delivered_somewhere():

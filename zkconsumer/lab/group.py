@@ -15,7 +15,7 @@ from pathlib import Path
 from zkconsumer.lab.drivers import MemberSpec
 from zkconsumer.lab.handles import MemberHandle, ProcessMember, ThreadMember
 from zkconsumer.lab.intervals import build_intervals, fetchers_at, is_stable
-from zkconsumer.lab.records import RecordTail, RunRecords, Timeline
+from zkconsumer.lab.records import Coord, RecordTail, RunRecords, Timeline
 from zkconsumer.scenarios.timing import Timing
 
 log = logging.getLogger(__name__)
@@ -125,6 +125,20 @@ class LabGroup:
             self.tail.poll()
             if any(e.member == name and e.what is Timeline.FETCHING and e.ts >= incarnation_after
                    for e in self.records.timeline):
+                return True
+            time.sleep(POLL_S)
+        return False
+
+    def wait_rebalancing(self, name: str, deadline_s: float) -> bool:
+        """Until the latest incarnation of ``name`` has begun its first rebalance (a ZooKeeper
+        member registers first, so this is its registration made visible), or the deadline."""
+        inc = self._incarnations[name]
+        begun = (Coord.REBALANCE_STARTED.value, Coord.ATTEMPT.value)
+        give_up = time.monotonic() + deadline_s
+        while time.monotonic() < give_up:
+            self.tail.poll()
+            if any(c.member == name and c.incarnation == inc and c.what in begun
+                   for c in self.records.coord):
                 return True
             time.sleep(POLL_S)
         return False

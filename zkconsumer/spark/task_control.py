@@ -52,6 +52,7 @@ class TaskStatus:
     idle: int                      # of those, how many fetch nothing
     last_change: float             # latest timeline record of its members
     delivered_max: dict[str, int] = field(default_factory=dict)  # partition -> highest offset
+    rebalancing: int = 0           # live members inside a rebalance (started, not yet ended)
 
     def to_bytes(self) -> bytes:
         return json.dumps(asdict(self), separators=(",", ":")).encode()
@@ -97,11 +98,17 @@ def formation_state(statuses: Sequence[TaskStatus], tasks: int, expected: int, s
 
 def group_idle(statuses: Sequence[TaskStatus], tasks: int, now: float, idle_s: float,
                fresh_after: float) -> bool:
-    """Every task reported after ``fresh_after`` and nothing changed anywhere for ``idle_s``,
-    counted from ``fresh_after`` at the earliest: silence before the observation began (a
-    joiner still connecting through its delay has recorded nothing yet) is not idleness the
-    observation has seen, and it must not end the observation before the group could settle."""
+    """Every task reported after ``fresh_after``, no live member is inside a rebalance, and
+    nothing changed anywhere for ``idle_s``, counted from ``fresh_after`` at the earliest.
+
+    Silence before the observation began (a joiner still connecting through its delay has
+    recorded nothing yet) is not idleness the observation has seen. A member inside a
+    rebalance is still trying, however long it has been silent (a rebalance whose session
+    reconnects through a slow proxy records nothing for seconds): an idle group is one that
+    has stopped trying, and a group still rebalancing is ended by the event's deadline."""
     if len(statuses) < tasks or any(s.at < fresh_after for s in statuses):
+        return False
+    if any(s.rebalancing for s in statuses):
         return False
     return now - max(fresh_after, *(s.last_change for s in statuses)) >= idle_s
 

@@ -24,7 +24,7 @@ from typing import Any, TypeVar
 
 from zkconsumer.lab.group import LabGroup
 from zkconsumer.lab.intervals import build_intervals, fetchers_at
-from zkconsumer.lab.records import RunRecords, Timeline
+from zkconsumer.lab.records import Coord, RunRecords, Timeline
 from zkconsumer.spark.task_control import RunDirectory, StatusPublisher, TaskStatus, wait_for
 
 log = logging.getLogger(__name__)
@@ -32,6 +32,24 @@ log = logging.getLogger(__name__)
 G = TypeVar("G", bound=LabGroup)
 C = TypeVar("C")
 Publisher = TypeVar("Publisher", bound="GroupStatusPublisher")
+
+
+_REBALANCE_BOUNDS = {Coord.REBALANCE_STARTED.value: True, Coord.REBALANCE_SUCCEEDED.value: False,
+                     Coord.REBALANCE_FAILED.value: False}
+
+
+def rebalancing_members(records: RunRecords) -> set[str]:
+    """Members whose latest incarnation started a rebalance it has not yet ended (succeeded,
+    or given up after its retries)."""
+    latest: dict[str, tuple[int, bool]] = {}
+    for c in records.coord:
+        inside = _REBALANCE_BOUNDS.get(c.what)
+        if inside is None:
+            continue
+        seen = latest.get(c.member)
+        if seen is None or c.incarnation >= seen[0]:
+            latest[c.member] = (c.incarnation, inside)
+    return {m for m, (_, inside) in latest.items() if inside}
 
 
 class GroupStatusPublisher(StatusPublisher):
@@ -66,7 +84,8 @@ class GroupStatusPublisher(StatusPublisher):
             last = self.last_change(records)
         return TaskStatus(task=self.task, at=now, fetchers=[len(s) for s in who], live=len(live),
                           idle=sum(1 for m in live if m not in fetching), last_change=last,
-                          delivered_max=top)
+                          delivered_max=top,
+                          rebalancing=len(rebalancing_members(records) & set(live)))
 
 
 def host_task(task: int, run_id: str, zk_connect: str, prefix: str,

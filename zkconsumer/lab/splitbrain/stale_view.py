@@ -11,9 +11,11 @@ Why it is reliable, not lucky: the lagging members are the last ones of the grou
 range assignment a newcomer (named after everybody) takes its partitions from the end of the
 list, i.e. from a lagging member. That member keeps its owner znodes until its watch, then its
 own reads, have crossed the delay, several round trips of ``delay_ms`` each; the newcomer claims
-within milliseconds, so its first claim meets the old owner. A second newcomer joining
-``join_gap_s`` later changes the group again while the lagging members are still reading, so
-their decision is made from a view the others have left (``conflicting_decisions``).
+within milliseconds, so its first claim meets the old owner. A second newcomer registering
+``join_gap_s`` after the first (a ZooKeeper member's gap counts from the previous newcomer's
+registration, so the machine's load does not stretch it) changes the group again while the
+lagging members are still reading, so their decision is made from a view the others have left
+(``conflicting_decisions``).
 
 For a broker-side group the same delay applies to the member's broker connection (heartbeats,
 JoinGroup/SyncGroup, fetches): there is no owner to conflict with, only a slower rebalance.
@@ -31,6 +33,7 @@ from zkconsumer.lab.runs import RunResult
 from zkconsumer.lab.servers import Servers
 from zkconsumer.lab.splitbrain.harness import SplitRun
 from zkconsumer.lab.splitbrain.spec import SplitBrainSpec
+from zkconsumer.scenarios.protocols import ZOOKEEPER
 
 log = logging.getLogger(__name__)
 
@@ -55,9 +58,14 @@ def run_stale_view(spec: SplitBrainSpec, protocol: str, repeat: int, servers: Se
             run.proxies.get(name).set_latency(downstream_ms=delay_ms)
         event_ts = time.time()
         run.phases["first_join"] = event_ts
-        newcomers = []
+        newcomers: list[str] = []
         for j in range(spec.joins):
             if j:
+                if run.driver.family == ZOOKEEPER:
+                    # the gap runs from the previous newcomer's registration, not from its
+                    # start: on a loaded machine connecting alone can take longer than the gap
+                    run.group.wait_rebalancing(newcomers[-1], spec.timing.session_timeout_ms
+                                               / 1000.0)
                 time.sleep(spec.effective_join_gap_s)  # the event's shape, not an assertion
             name = member_name(spec.members + j)
             run.group.spawn(name)
