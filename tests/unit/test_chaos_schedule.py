@@ -10,7 +10,8 @@ from zkconsumer.cli import experiment
 from zkconsumer.lab.chaos import ACTION_KINDS, Kind, ScheduleParams, action_counts, build_schedule
 from zkconsumer.lab.chaos.accounting import consumption, parse_member_lines
 from zkconsumer.lab.chaos.consumer import parse_value
-from zkconsumer.lab.chaos.schedule import bounds, initial_members
+from zkconsumer.lab.chaos.runner import aimed_at_exited
+from zkconsumer.lab.chaos.schedule import Action, bounds, initial_members
 
 PARAMS = ScheduleParams(session_timeout_s=4.0)
 
@@ -137,3 +138,13 @@ def test_a_chaos_group_is_good_only_when_live_members_own_everything() -> None:
     # enough partitions for both, yet b owns none
     assert judge(snap({0: "g_a-0", 1: "g_a-0"}, "g_a", "g_b"), {"g_a", "g_b"}, 2)[1] == \
         "idle members ['g_b']"
+
+
+def test_actions_on_a_member_that_exited_on_its_own_are_skipped_and_a_new_join_is_not():
+    exited = {"m45"}
+    for kind in (Kind.LEAVE, Kind.KILL, Kind.EXPIRE, Kind.PAUSE, Kind.RESUME):
+        assert aimed_at_exited(Action(10.0, kind, "m45"), exited), kind
+        assert not aimed_at_exited(Action(10.0, kind, "m46"), exited), kind
+    # a join of that name starts a new incarnation; a leader kill is aimed at no member
+    assert not aimed_at_exited(Action(10.0, Kind.JOIN, "m45"), exited)
+    assert not aimed_at_exited(Action(10.0, Kind.ZK_LEADER_KILL, "leader"), exited)

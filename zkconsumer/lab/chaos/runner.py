@@ -79,6 +79,7 @@ class _Run:
     leave_at: dict[str, float] = field(default_factory=dict)     # the schedule's leaves
     kinds: dict[str, str] = field(default_factory=dict)          # every member started
     down_zk: list[int] = field(default_factory=list)
+    exited: set[str] = field(default_factory=set)                # exited on their own
     restarter: Restarter = field(default_factory=lambda: Restarter())
 
     def consumer_id(self, name: str) -> str:
@@ -96,6 +97,7 @@ class _Run:
     def spawn(self, name: str, at: float = 0.0) -> Member:
         """Start member ``name`` at schedule time ``at``; an original one is given the lifetime
         that ends at its scheduled leave (the driver's only clean leave, see original.py)."""
+        self.exited.discard(name)   # a new incarnation of that name
         link = MemberLink(name, self.servers).start()
         spec = ChaosMemberSpec(
             name=name, group=self.group, topic=self.topic, zk_connect=link.connect_string,
@@ -251,6 +253,16 @@ def _leave(run: _Run, client: KazooClient, report: ChaosReport, say: Progress) -
 # --- the chaos itself ---------------------------------------------------------------------------
 
 
+# Actions aimed at one member: skipped once that member has exited on its own (a join of the
+# same name is a new incarnation and runs).
+ON_A_MEMBER = frozenset({Kind.LEAVE, Kind.KILL, Kind.EXPIRE, Kind.PAUSE, Kind.RESUME})
+
+
+def aimed_at_exited(action: Action, exited: set[str]) -> bool:
+    """Whether ``action`` is aimed at a member that has exited on its own (it is skipped)."""
+    return action.kind in ON_A_MEMBER and action.target in exited
+
+
 def _execute(run: _Run, ensemble: Any, schedule: list[Action], duration_s: float,
              report: ChaosReport, say: Progress, bar: ActionsBar) -> None:
     """Walk the schedule on time; an action that fails is reported and the walk goes on."""
@@ -260,6 +272,12 @@ def _execute(run: _Run, ensemble: Any, schedule: list[Action], duration_s: float
         delay = start + action.at - time.monotonic()
         if delay > 0:
             time.sleep(delay)
+        if aimed_at_exited(action, run.exited):
+            # not an error of the schedule: the member's own exit is one (member_errors)
+            report.actions_skipped.append(f"t={action.at} {action.kind.value} {action.target}: "
+                                          "the member had exited on its own")
+            bar.advance(f"t={action.at:.0f}s {action.kind.value} {action.target} (skipped)")
+            continue
         try:
             _apply(run, ensemble, action, report)
             if action.kind.value in executed:
@@ -347,6 +365,7 @@ def _reap(run: _Run, report: ChaosReport) -> None:
                 report.early_leaves.append(name)   # its lifetime ended before the schedule's
             else:                                  # leave came (a start faster than planned)
                 report.member_errors.append(f"{name} exited on its own (code {code})")
+                run.exited.add(name)
             del run.members[name]
             member.link.stop()
             run.gone.append(member)

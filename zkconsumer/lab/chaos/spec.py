@@ -114,6 +114,7 @@ class ChaosReport:
     actions: dict[str, int] = field(default_factory=dict)            # scheduled, by kind
     actions_executed: dict[str, int] = field(default_factory=dict)   # done, by kind
     action_errors: list[str] = field(default_factory=list)
+    actions_skipped: list[str] = field(default_factory=list)  # aimed at members already exited
     members_final: list[str] = field(default_factory=list)
     member_incarnations: int = 0
     member_errors: list[str] = field(default_factory=list)

@@ -137,6 +137,11 @@ def chaos_block(folder: Path, source: str) -> str:
         lines += ["", f"Errors reported by the run ({len(errors)}): "
                   + "; ".join(f"`{e}`" for e in errors[:5]) + ("; ..." if len(errors) > 5
                                                              else "") + "."]
+    if report.get("actions_skipped"):
+        skipped = report["actions_skipped"]
+        lines += ["", f"Actions skipped because their member had exited on its own "
+                  f"({len(skipped)}): " + "; ".join(f"`{e}`" for e in skipped[:5])
+                  + ("; ..." if len(skipped) > 5 else "") + "."]
     if report.get("verify_violations"):
         lines += ["", "Verify violations: " + "; ".join(
             f"`{json.dumps(v, sort_keys=True)}`" for v in report["verify_violations"][:5])]

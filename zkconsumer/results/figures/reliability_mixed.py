@@ -99,8 +99,11 @@ def mixed_block(folder: Path, source: str) -> str:
             exited[kind] = exited.get(kind, 0) + 1
     if exited:
         lines += ["", "Members that exited on their own, by kind: " + ", ".join(
-            f"{k} {n}" for k, n in sorted(exited.items())) + " (the schedule's later actions "
-            "on them are the run's `KeyError` action errors)."]
+            f"{k} {n}" for k, n in sorted(exited.items())) + (
+                " (the schedule's later actions on them are listed as skipped above)"
+                if "actions_skipped" in report else
+                " (the schedule's later actions on them are the run's `KeyError` action "
+                "errors: the runner of that revision did not yet skip them)") + "."]
     if report.get("early_leaves"):
         lines += ["", f"Original members whose lifetime ended before their scheduled leave "
                   f"(they left cleanly a little early): {len(report['early_leaves'])}."]
