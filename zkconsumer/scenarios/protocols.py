@@ -74,7 +74,7 @@ class Protocol:
                                                   # (KIP-848: "consumer")
     lab: bool = True         # the lab runs it against real servers
     simulated: bool = False  # the simulator has a model of it
-    simulated_only: bool = False  # no broker available here implements it
+    simulated_only: bool = False  # a model with no real run under its name
     split_brain: tuple[str, ...] = ()  # the split-brain scenarios at scale that apply
     real_split_brain: tuple[str, ...] = ()  # those that apply to real members only (no model)
     demo: bool = False       # one of the demo's compared protocols
@@ -140,7 +140,8 @@ PROTOCOL_TABLE: dict[str, Protocol] = {p.name: p for p in (
     _classic("cooperative-sticky", "cooperative-sticky", simulated=True,
              split_brain=BROKER_SPLIT_BRAIN, demo=True, rank=3, label="cooperative"),
     _classic("static-range", "range", static=True, rank=4, label="static"),
-    # KIP-848 as the simulator models it (no broker here ran ConsumerGroupHeartbeat then).
+    # KIP-848 as the simulator models it (written before a broker here ran ConsumerGroupHeartbeat;
+    # the real KIP-848 protocols are the consumer-* rows, on Apache Kafka 4.0.2).
     _kip848("kip848", "uniform", lab=False, simulated=True, simulated_only=True),
     # Apache Kafka 2.4's coordinator from its source rules (modelled until validated).
     _classic("kafka-eager-range", "range", lab=False, simulated=True),

@@ -117,7 +117,7 @@ class SimConfig:
 
     @property
     def simulated_only(self) -> bool:
-        """No broker available here implements it: its rows have no real counterpart."""
+        """A model with no real run under its name: its rows have no real counterpart."""
         return PROTOCOL_INFO[self.protocol].simulated_only
 
     @property

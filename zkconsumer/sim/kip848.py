@@ -1,8 +1,11 @@
-"""A KIP-848-style group (``group.protocol=consumer``): SIMULATED ONLY.
+"""A KIP-848-style group (``group.protocol=consumer``), modelled from the KIP.
 
-No broker available here implements ConsumerGroupHeartbeat (Tansu 0.6.0 gives no assignment and
-no error), so these rows have no real counterpart and say so (``simulated_only``). The model
-follows the KIP's reconciliation:
+The simulator's ``kip848`` rows carry ``simulated_only``: the model was written when no broker
+here implemented ConsumerGroupHeartbeat (Tansu 0.6.0 gives no assignment and no error), and it
+is not fitted. The real KIP-848 runs are the lab's ``consumer-uniform`` and ``consumer-range``
+on Apache Kafka 4.0.2 (``docs/kip848.md``); validation plan 3 judged this model against the
+``consumer-uniform`` ones and it failed (``docs/validation.md``). The model follows the KIP's
+reconciliation:
 
 * the coordinator owns the assignment: on a join, a leave or a session timeout it bumps the group
   epoch and computes a new target with its server-side assignor (``uniform``, modelled by

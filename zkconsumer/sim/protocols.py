@@ -19,7 +19,7 @@ class ProtocolInfo:
     """What kind of protocol a simulated one is."""
 
     family: str  # "zookeeper" (members coordinate through ZooKeeper) or "broker"
-    simulated_only: bool = False  # no broker available here implements it
+    simulated_only: bool = False  # a model with no real run under its name
 
 
 PROTOCOL_INFO: dict[str, ProtocolInfo] = {
