@@ -123,8 +123,11 @@ class LeaderGroup(SimulatedGroup):
                                                       m.cpu, 3, lambda: self._joined(m))))
 
     def _joined(self, m: LeaderMember) -> None:
-        m.busy = False
-        self.ledger.end()
+        """The joiner's last read was the record, with its watch: it acts on what it read (its
+        part, if the leader already published one). A notification that came while it was
+        still joining is kept as ``pending`` and read again once it is done (:meth:`_done`),
+        so a publication is never missed, however fast watches are delivered."""
+        self._apply(m, dict(self.record))
 
     def leave(self, mid: str) -> None:
         """``shutdown``: stop fetchers, release owners (one multi), delete the registration."""
