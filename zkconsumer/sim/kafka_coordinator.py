@@ -136,6 +136,10 @@ class KafkaCoordinatorGroup(BrokerGroup):
         super().join(mid)
         if not self.static:  # a static joiner's instance id lets it skip MEMBER_ID_REQUIRED
             self.tally.broker_requests += (DYNAMIC_JOINER_JOIN_GROUPS - 1) * costs.JOIN_GROUP
+            # The bounced JoinGroup is one of the joiner's JoinGroups, and attempts are counted
+            # as JoinGroups per member (as the lab counts them), so it is an attempt too.
+            self._joiner_bounced = DYNAMIC_JOINER_JOIN_GROUPS - 1
+            self.tally.max_attempts = max(self.tally.max_attempts, DYNAMIC_JOINER_JOIN_GROUPS)
 
     def round_closes_at(self) -> float:
         """Rule 1: no window (the base model's factor is 0 here); a new group's first round
