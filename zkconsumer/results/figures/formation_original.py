@@ -37,8 +37,15 @@ def formation_rows(ctx: Context) -> list[dict[str, Any]]:
     return [r for f in folders(ctx) for r in json.loads((f / "runs.json").read_text())["runs"]]
 
 
-def formed_share(rows: list[dict[str, Any]], kind: str, budget: int) -> Share | None:
-    return pooled([c.formed for k, c in cells(rows) if k == kind and c.budget == budget])
+# The budget-1 share falls with the group's size for both kinds (the table), so the pooled
+# share of every size is also given for the larger groups alone.
+LARGE_N = 10
+
+
+def formed_share(rows: list[dict[str, Any]], kind: str, budget: int,
+                 min_members: int = 0) -> Share | None:
+    return pooled([c.formed for k, c in cells(rows)
+                   if k == kind and c.budget == budget and c.members >= min_members])
 
 
 def holds(original: Share | None, threads: Share | None) -> str:
@@ -88,6 +95,10 @@ def outcome_original(ctx: Context) -> str:
     parts.append(f"; zkconsumer members in threads (the figure above) in "
                  f"{threads.text() if threads else 'no run'}. The \"did not form\" figures "
                  f"{holds(original, threads)}.")
+    large = formed_share(rows, "original", 1, LARGE_N)
+    if large is not None and any(int(r["members"]) < LARGE_N for r in rows):
+        parts.append(f" Groups of {LARGE_N} or more alone: the original formed in "
+                     f"{large.text()}; there the figures {holds(large, threads)}.")
     lines = ["".join(parts), "",
              "| members | `rebalance.max.retries` | N | formed (95 % Wilson) | some member gave "
              "up in the storm, of those formed | left stuck, of those formed |",
