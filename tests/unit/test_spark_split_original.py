@@ -125,3 +125,25 @@ def test_a_storms_retry_budget_is_rebalance_max_retries_in_the_original_members_
     assert "rebalance.max.retries=1" in argv("storm")
     assert "rebalance.max.retries=10" in argv("zombie")
     assert "zk=127.0.0.1:4000/c" in argv("zombie")  # the member's proxy, chroot kept
+
+
+def test_the_spark_herd_table_dashes_what_the_original_does_not_report_and_says_unsettled(
+        ) -> None:
+    from zkconsumer.results.figures.original import spark_herd_table
+
+    base = {"members": "32", "partitions": "128", "seed": "0", "coordination_requests": "2036",
+            "watch_notifications": "32", "rebalance_attempts": "1", "conflicts": "0",
+            "rollbacks": "0", "members_paused": "32", "time_to_stable_s": "0.987",
+            "lost": "0", "settled": "true"}
+    rows = [{**base, "event": "leave", "protocol": "zk-range"},
+            {**base, "event": "join", "protocol": "zk-range"},
+            # the original's JVM reports no requests, notifications or deletions: never a 0
+            {**base, "event": "join", "protocol": "original-zk-range",
+             "coordination_requests": "0", "watch_notifications": "0", "rollbacks": "0",
+             "settled": "false"}]
+    table = spark_herd_table("apache-kafka-0.10.2.2", rows).splitlines()
+    assert table[2] == ("| join | 32 | 128 | original-zk-range | original 0.10.2 (JVM) | 0 | "
+                        "apache-kafka-0.10.2.2 | — | — | 1 | 0 | — | 32 | not settled | 0 |")
+    assert table[3] == ("| join | 32 | 128 | zk-range | zkconsumer | 0 | apache-kafka-0.10.2.2 | "
+                        "2,036 | 32 | 1 | 0 | 0 | 32 | 0.99 | 0 |")
+    assert table[4].startswith("| leave | 32 | 128 | zk-range |")

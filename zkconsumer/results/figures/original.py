@@ -330,3 +330,54 @@ def render_spark_split(ctx: Context) -> str:
                   memory_line(folder), ""]
     parts.append(provenance_table(ctx.results, folders))
     return "\n".join(parts).rstrip("\n")
+
+
+# --- spark herd ------------------------------------------------------------------------------
+
+SPARK_HERD_COLUMNS = (("coordination_requests", "requests"), ("watch_notifications", "notif."),
+                      ("rebalance_attempts", "attempts"), ("conflicts", "conflicts"),
+                      ("rollbacks", "rollbacks"), ("members_paused", "paused"),
+                      ("time_to_stable_s", "stable s"), ("lost", "lost"))
+
+
+def spark_herd_folders(results: Path) -> list[Path]:
+    return [p for p in sorted((results / HERD_AREA).glob("spark-herd-*"))
+            if (p / SWEEP_FILE).is_file() and (p / "meta.json").is_file()]
+
+
+def spark_herd_table(broker: str, rows: Sequence[dict[str, str]]) -> str:
+    """One row per run (event, N, protocol, seed). A metric the original's JVM does not report
+    (requests, notifications, rollbacks: the job cannot read them from a JVM) is "—"; a run
+    that did not settle says so instead of a time."""
+    head = ["event", "N", "P", "protocol", "members", "seed", "broker",
+            *[t for _, t in SPARK_HERD_COLUMNS]]
+    lines = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
+    order = {e: i for i, e in enumerate(EVENT_ORDER)}
+    for r in sorted(rows, key=lambda r: (order.get(r["event"], 99), int(r["members"]),
+                                         r["protocol"], int(r["seed"]))):
+        cells = []
+        for key, _ in SPARK_HERD_COLUMNS:
+            value = observed(r["protocol"], key, num(r.get(key)))
+            if key == "time_to_stable_s" and r.get("settled") == "false":
+                cells.append("not settled")
+            elif key == "time_to_stable_s" or value is None:
+                cells.append(fmt(value, 2))
+            else:
+                cells.append(fmt(int(value), thousands=True))   # a count
+        lines.append(f"| {r['event']} | {r['members']} | {r['partitions']} | {r['protocol']} | "
+                     f"{implementation(r['protocol'])} | {r['seed']} | {broker} | "
+                     + " | ".join(cells) + " |")
+    return "\n".join(lines) + "\n"
+
+
+@figure("original-spark-herd", source="results/original/spark-herd-*")
+def render_spark_herd(ctx: Context) -> str:
+    folders = spark_herd_folders(ctx.results)
+    if not folders:
+        return "(no spark herd runs under results/original yet)\n"
+    parts: list[str] = []
+    for folder in folders:
+        parts += [spark_herd_table(read_provenance(folder).broker, sweep_rows(folder)),
+                  memory_line(folder), ""]
+    parts.append(provenance_table(ctx.results, folders))
+    return "\n".join(parts).rstrip("\n")

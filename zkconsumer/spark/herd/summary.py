@@ -49,7 +49,7 @@ def aggregate(df: Any) -> list[dict[str, Any]]:
 
 
 LEGEND = ("Medians over seeds; `max att.` is the worst seed; `lost` and `failed` are sums. "
-          "Rows marked * are simulated only (no broker here implements the protocol).")
+          "Rows marked * are simulated only (a model with no real run under its name).")
 HEADER = ("mode", "protocol", "P", "event", "N", "runs", "requests/event", "attempts", "max att.",
           "conflicts", "time to stable (s)", "paused", "failed", "lost", "unstable")
 # the aggregates after the cell's key, in table order

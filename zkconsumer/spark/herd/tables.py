@@ -3,7 +3,7 @@
 
 One row per (protocol, members, partitions, event, seed). The first columns are the herd
 metrics (:data:`zkconsumer.sim.result.COLUMNS`), then ``mode`` (``real`` or ``sim``) and
-``simulated_only`` (no broker here implements the protocol: a simulator-only row), then extras
+``simulated_only`` (a model with no real run under its name: a simulator-only row), then extras
 that one mode or the other fills (None where it has no such figure).
 """
 
