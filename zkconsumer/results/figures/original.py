@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import csv
 import statistics
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -75,9 +75,15 @@ def median_cell(rows: Sequence[dict[str, str]], metric: str) -> str:
     return f"{m:.2f}" if metric.endswith("_s") or metric.startswith("partition_") else f"{m:g}"
 
 
+def run_folders(area: Path, pattern: str, data_file: str) -> list[Path]:
+    """The folders of ``area`` matching ``pattern`` that hold ``data_file`` and a meta.json (a
+    run still being written has neither yet)."""
+    return [p for p in sorted(area.glob(pattern))
+            if (p / data_file).is_file() and (p / "meta.json").is_file()]
+
+
 def original_folders(results: Path) -> list[Path]:
-    return [p for p in sorted((results / "brokers").glob(ORIGINAL_PREFIX + "*"))
-            if (p / "runs.csv").is_file() and (p / "meta.json").is_file()]
+    return run_folders(results / "brokers", ORIGINAL_PREFIX + "*", "runs.csv")
 
 
 def peer_folder(results: Path, folder: Path) -> Path | None:
@@ -156,8 +162,7 @@ HERD_COLUMNS = (("coordination_requests", "requests (clients)"),
 
 
 def herd_folders(results: Path) -> list[Path]:
-    return [p for p in sorted((results / HERD_AREA).glob("herd-*"))
-            if (p / COMPACT_FILE).is_file() and (p / "meta.json").is_file()]
+    return run_folders(results / HERD_AREA, "herd-*", COMPACT_FILE)
 
 
 def herd_table(broker: str, runs: Sequence[RunResult]) -> str:
@@ -210,8 +215,7 @@ SPLIT_SCENARIOS = ("zombie", "stale-view")
 
 
 def split_folders(results: Path, scenario: str) -> list[Path]:
-    return [p for p in sorted((results / HERD_AREA).glob(f"split-{scenario}-*"))
-            if (p / COMPACT_FILE).is_file() and (p / "meta.json").is_file()]
+    return run_folders(results / HERD_AREA, f"split-{scenario}-*", COMPACT_FILE)
 
 
 def split_table(scenario: str, by_broker: Sequence[tuple[str, list[RunResult]]]) -> str:
@@ -268,8 +272,7 @@ SPARK_SPLIT_COLUMNS = (("double_owned_partition_s", "double-owned part·s"),
 
 
 def spark_split_folders(results: Path) -> list[Path]:
-    return [p for p in sorted((results / HERD_AREA).glob("spark-split-brain-*"))
-            if (p / SWEEP_FILE).is_file() and (p / "meta.json").is_file()]
+    return run_folders(results / HERD_AREA, "spark-split-brain-*", SWEEP_FILE)
 
 
 def verdict(row: dict[str, str]) -> str:
@@ -319,17 +322,24 @@ def memory_line(folder: Path) -> str:
     return line or "(the run reported no original member's JVM memory)"
 
 
-@figure("original-spark-split-brain", source="results/original/spark-split-brain-*")
-def render_spark_split(ctx: Context) -> str:
-    folders = spark_split_folders(ctx.results)
+def spark_job_block(ctx: Context, folders: Sequence[Path], job: str,
+                    table: Callable[[str, Sequence[dict[str, str]]], str]) -> str:
+    """A Spark job's runs with original members: per folder its table and the JVMs' memory,
+    then one provenance table."""
     if not folders:
-        return "(no spark split-brain runs under results/original yet)\n"
+        return f"(no spark {job} runs under results/original yet)\n"
     parts: list[str] = []
     for folder in folders:
-        parts += [spark_split_table(read_provenance(folder).broker, sweep_rows(folder)),
+        parts += [table(read_provenance(folder).broker, sweep_rows(folder)),
                   memory_line(folder), ""]
     parts.append(provenance_table(ctx.results, folders))
     return "\n".join(parts).rstrip("\n")
+
+
+@figure("original-spark-split-brain", source="results/original/spark-split-brain-*")
+def render_spark_split(ctx: Context) -> str:
+    return spark_job_block(ctx, spark_split_folders(ctx.results), "split-brain",
+                           spark_split_table)
 
 
 # --- spark herd ------------------------------------------------------------------------------
@@ -341,8 +351,7 @@ SPARK_HERD_COLUMNS = (("coordination_requests", "requests"), ("watch_notificatio
 
 
 def spark_herd_folders(results: Path) -> list[Path]:
-    return [p for p in sorted((results / HERD_AREA).glob("spark-herd-*"))
-            if (p / SWEEP_FILE).is_file() and (p / "meta.json").is_file()]
+    return run_folders(results / HERD_AREA, "spark-herd-*", SWEEP_FILE)
 
 
 def spark_herd_table(broker: str, rows: Sequence[dict[str, str]]) -> str:
@@ -372,12 +381,4 @@ def spark_herd_table(broker: str, rows: Sequence[dict[str, str]]) -> str:
 
 @figure("original-spark-herd", source="results/original/spark-herd-*")
 def render_spark_herd(ctx: Context) -> str:
-    folders = spark_herd_folders(ctx.results)
-    if not folders:
-        return "(no spark herd runs under results/original yet)\n"
-    parts: list[str] = []
-    for folder in folders:
-        parts += [spark_herd_table(read_provenance(folder).broker, sweep_rows(folder)),
-                  memory_line(folder), ""]
-    parts.append(provenance_table(ctx.results, folders))
-    return "\n".join(parts).rstrip("\n")
+    return spark_job_block(ctx, spark_herd_folders(ctx.results), "herd", spark_herd_table)
