@@ -17,16 +17,21 @@ from zkconsumer.results.registry import Context, figure
 
 KILL = "peers/kill"
 
-# (runs.json key, column heading, digits)
-FIGURES = (("duplicates", "duplicates after the kill", 0), ("lost", "lost", 0),
-           ("double_partitions", "partitions owned twice after the kill", 0),
-           ("double_max_s", "longest double ownership after the kill, s", 1),
-           ("stable_s", "kill to stable, s", 1),
-           ("delivered_after_release", "records delivered after own owner znode went", 0),
-           ("max_release_lag_s", "longest delivery after own owner znode went, s", 2),
-           ("fetched_after_release", "fetch requests naming a partition after its owner "
-            "znode went", 0),
-           ("max_fetch_lag_s", "longest fetching after own owner znode went, s", 2))
+Figure = tuple[str, str, int]  # (runs.json key, column heading, digits)
+
+# What a member did with a partition after its own owner znode went: after the kill and while
+# the members joined alike.
+RELEASE_FIGURES: tuple[Figure, ...] = (
+    ("delivered_after_release", "records delivered after own owner znode went", 0),
+    ("max_release_lag_s", "longest delivery after own owner znode went, s", 2),
+    ("fetched_after_release", "fetch requests naming a partition after its owner znode went",
+     0),
+    ("max_fetch_lag_s", "longest fetching after own owner znode went, s", 2))
+FIGURES: tuple[Figure, ...] = (
+    ("duplicates", "duplicates after the kill", 0), ("lost", "lost", 0),
+    ("double_partitions", "partitions owned twice after the kill", 0),
+    ("double_max_s", "longest double ownership after the kill, s", 1),
+    ("stable_s", "kill to stable, s", 1), *RELEASE_FIGURES)
 FETCH_FIGURES = frozenset({"fetched_after_release", "max_fetch_lag_s"})
 
 
@@ -42,47 +47,47 @@ def median_range(values: Sequence[float | None], digits: int) -> str:
     return text
 
 
+def figures_head(figures: Sequence[Figure]) -> list[str]:
+    return ["| consumer | runs | " + " | ".join(h for _, h, _ in figures) + " |",
+            "|---|---:|" + "---:|" * len(figures)]
+
+
+def figure_cells(values: Sequence[dict[str, Any]], figures: Sequence[Figure],
+                 fetch_logged: bool) -> list[str]:
+    """Median (range) of each figure over ``values``; fetch figures of a kind whose runs did
+    not log their fetch requests are "not logged", not "none"."""
+    return [median_range([v.get(k) for v in values], d)
+            if fetch_logged or k not in FETCH_FIGURES else "not logged" for k, _, d in figures]
+
+
 def summary_rows(runs: list[dict[str, Any]]) -> list[str]:
     """One row per kind: n, then median (range) of every figure."""
-    kinds = list(dict.fromkeys(r["kind"] for r in runs))
-    lines = ["| consumer | runs | " + " | ".join(h for _, h, _ in FIGURES) + " |",
-             "|---|---:|" + "---:|" * len(FIGURES)]
-    for kind in kinds:
+    lines = figures_head(FIGURES)
+    for kind in dict.fromkeys(r["kind"] for r in runs):
         ok = [r for r in runs if r["kind"] == kind and "failed" not in r]
         failed = sum(1 for r in runs if r["kind"] == kind and "failed" in r)
         n = f"{len(ok)}" + (f" (+{failed} failed)" if failed else "")
-        logged = any(r.get("fetch_logged") for r in ok)
-        cells = [median_range([r.get(k) for r in ok], d)
-                 if logged or k not in FETCH_FIGURES else "not logged" for k, _, d in FIGURES]
+        cells = figure_cells(ok, FIGURES, any(r.get("fetch_logged") for r in ok))
         lines.append(f"| {kind} | {n} | " + " | ".join(cells) + " |")
     return lines
 
 
-JOIN_FIGURES = (("join_double_partitions", "partitions owned twice", 0),
-                ("join_double_max_s", "longest double ownership, s", 1),
-                ("released", "owner znodes that moved away", 0),
-                ("delivered_after_release", "records delivered after own owner znode went", 0),
-                ("max_release_lag_s", "longest delivery after own owner znode went, s", 2),
-                ("fetched_after_release", "fetch requests naming a partition after its owner "
-                 "znode went", 0),
-                ("max_fetch_lag_s", "longest fetching after own owner znode went, s", 2))
+JOIN_FIGURES: tuple[Figure, ...] = (
+    ("join_double_partitions", "partitions owned twice", 0),
+    ("join_double_max_s", "longest double ownership, s", 1),
+    ("released", "owner znodes that moved away", 0), *RELEASE_FIGURES)
 
 
 def join_rows(runs: list[dict[str, Any]]) -> list[str]:
     """Before the kill, while the members joined: one row per kind, median (range)."""
-    kinds = list(dict.fromkeys(r["kind"] for r in runs))
-    lines = ["| consumer | runs | " + " | ".join(h for _, h, _ in JOIN_FIGURES) + " |",
-             "|---|---:|" + "---:|" * len(JOIN_FIGURES)]
-    for kind in kinds:
+    lines = figures_head(JOIN_FIGURES)
+    for kind in dict.fromkeys(r["kind"] for r in runs):
         ok = [r for r in runs if r["kind"] == kind and "join" in r]
         if not ok:
             continue
         merged = [{**r["join"], "join_double_partitions": r["join_double_partitions"],
                    "join_double_max_s": r["join_double_max_s"]} for r in ok]
-        logged = any(r.get("fetch_logged") for r in ok)
-        cells = [median_range([m.get(k) for m in merged], d)
-                 if logged or k not in FETCH_FIGURES else "not logged"
-                 for k, _, d in JOIN_FIGURES]
+        cells = figure_cells(merged, JOIN_FIGURES, any(r.get("fetch_logged") for r in ok))
         lines.append(f"| {kind} | {len(ok)} | " + " | ".join(cells) + " |")
     return lines
 
