@@ -118,30 +118,30 @@ class LabGroup:
         self.tail.poll()
         return None
 
-    def wait_fetching(self, name: str, incarnation_after: float, deadline_s: float) -> bool:
-        """Until ``name`` fetches something again after ``incarnation_after`` (a restart)."""
+    def wait_recorded(self, seen: Callable[[RunRecords], bool], deadline_s: float) -> bool:
+        """Poll the records until ``seen`` holds (True) or the deadline (False)."""
         give_up = time.monotonic() + deadline_s
         while time.monotonic() < give_up:
             self.tail.poll()
-            if any(e.member == name and e.what is Timeline.FETCHING and e.ts >= incarnation_after
-                   for e in self.records.timeline):
+            if seen(self.records):
                 return True
             time.sleep(POLL_S)
         return False
+
+    def wait_fetching(self, name: str, incarnation_after: float, deadline_s: float) -> bool:
+        """Until ``name`` fetches something again after ``incarnation_after`` (a restart)."""
+        return self.wait_recorded(
+            lambda r: any(e.member == name and e.what is Timeline.FETCHING
+                          and e.ts >= incarnation_after for e in r.timeline), deadline_s)
 
     def wait_rebalancing(self, name: str, deadline_s: float) -> bool:
         """Until the latest incarnation of ``name`` has begun its first rebalance (a ZooKeeper
         member registers first, so this is its registration made visible), or the deadline."""
         inc = self._incarnations[name]
         begun = (Coord.REBALANCE_STARTED.value, Coord.ATTEMPT.value)
-        give_up = time.monotonic() + deadline_s
-        while time.monotonic() < give_up:
-            self.tail.poll()
-            if any(c.member == name and c.incarnation == inc and c.what in begun
-                   for c in self.records.coord):
-                return True
-            time.sleep(POLL_S)
-        return False
+        return self.wait_recorded(
+            lambda r: any(c.member == name and c.incarnation == inc and c.what in begun
+                          for c in r.coord), deadline_s)
 
     def delivered(self) -> set[tuple[int, int]]:
         self.tail.poll()
