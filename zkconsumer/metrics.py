@@ -15,6 +15,10 @@ from typing import Any
 log = logging.getLogger(__name__)
 
 ZK_OPERATIONS = ("create", "delete", "getData", "getChildren", "exists", "setData")
+#: The leader mode's offset commit (a multi: the fence's check and the offset writes), counted
+#: under its own name so that commit traffic can be told from coordination, as the legacy
+#: commit's ``setData`` and the broker's ``OffsetCommit`` are.
+COMMIT_MULTI = "commitMulti"
 
 
 class ZkRequestCounter:

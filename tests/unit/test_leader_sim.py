@@ -42,7 +42,10 @@ def test_a_joiner_gets_its_share_even_when_the_record_is_published_before_it_fin
                            calibration=cal))
     # stable: every partition owned by one member, the joiner's share included
     assert r.stable and r.time_to_stable_s < 1.0
-    assert r.lost == 0 and r.conflicts == 0 and r.rebalance_attempts == 1
+    # no conflict: a claim that meets the releaser's owner znode (here, in every seed, with
+    # watches this fast) waits for its deletion and tries once more: one more attempt, as the
+    # connector's attempt records count it, and never a third
+    assert r.lost == 0 and r.conflicts == 0 and r.rebalance_attempts == 2
 
 
 @pytest.mark.parametrize("event", ["join", "leave", "crash"])

@@ -24,7 +24,12 @@ log = logging.getLogger(__name__)
 
 
 class AssignmentWatch:
-    """``read()`` -> (record or None, znode version or None: absent)."""
+    """``read()`` -> (record or None, znode version or None: absent).
+
+    While the watch is set, the last record read is current (a change would have fired it),
+    so a pass woken for another reason (a released owner znode, the leader's membership watch)
+    uses it without a request; ``force`` reads anyway.
+    """
 
     def __init__(self, session: MultiSession, group: str, events: EventBus,
                  on_change: Callable[[str], None]) -> None:
@@ -33,18 +38,21 @@ class AssignmentWatch:
         self._events = events
         self._on_change = on_change
         self._watched = False
+        self._last: tuple[AssignmentRecord | None, int | None] | None = None
 
     def forget(self) -> None:
         """A new session carries no watch."""
         self._watched = False
+        self._last = None
 
     def _on_event(self, event: WatchedEvent) -> None:
         self._watched = False
         self._events.emit("watch_fired", path=event.path, watch="data", event=str(event.type))
         self._on_change(event.path or self.path)
 
-    def read(self) -> tuple[AssignmentRecord | None, int | None]:
-        """Read the record, setting the watch again if the last one fired.
+    def read(self, force: bool = False) -> tuple[AssignmentRecord | None, int | None]:
+        """The record: the last one read while the watch is still set (unless ``force``),
+        else read it, setting the watch again if the last one fired.
 
         The watch counts as set *before* the request: the next publication can fire the new
         watch (on kazoo's thread) before this read returns, and its ``_watched = False`` must
@@ -52,6 +60,12 @@ class AssignmentWatch:
         record without a watch and never heard of a later generation (a partition given to
         it then stayed without an owner).
         """
+        if self._watched and self._last is not None and not force:
+            return self._last
+        self._last = self._fetch()
+        return self._last
+
+    def _fetch(self) -> tuple[AssignmentRecord | None, int | None]:
         watch = None if self._watched else self._on_event
         self._watched = True
         try:
@@ -60,7 +74,7 @@ class AssignmentWatch:
             except NoNodeError:
                 if self._session.exists(self.path, watch=self._on_event) is not None:
                     self._watched = False  # published meanwhile: read (and watch) it
-                    return self.read()
+                    return self._fetch()
                 return None, None
         except BaseException:
             self._watched = False  # the watch may not be set: set it on the next read

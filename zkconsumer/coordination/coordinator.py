@@ -6,9 +6,11 @@ offsets, fetchers. Watch and session callbacks only hand it a :class:`Wake` reas
 that arrive while it works coalesce into one more pass. One pass:
 
 1. after a new session: forget ownership without committing, register again, stand again;
-2. election: lead if no candidate is before ours, else watch the predecessor only;
+2. election, when this pass's reasons may have changed it (``states.ELECTION_WAKES``): lead if
+   no candidate is before ours, else watch the predecessor only;
 3. leader only: re-read what changed and publish a new generation when needed;
-4. read the assignment znode (and watch it), adopt its version for commits, and hand over
+4. read the assignment znode (and watch it; while the watch is set, the record last read is
+   current, ``assignment.py``), adopt its version for commits, and hand over
    (``handover.py``, step by step): release what moved away (last commit + owner deletion in
    one multi), claim what arrived (one multi; if an owner znode still exists, watch it and
    wait), start the new fetchers.
@@ -49,7 +51,13 @@ from zkconsumer.coordination.gate import LOST, FetchGate
 from zkconsumer.coordination.handover import HandoverExecutor
 from zkconsumer.coordination.leader import LeaderDuty
 from zkconsumer.coordination.record import AssignmentRecord
-from zkconsumer.coordination.states import CoordinatorState, Wake, wake_for
+from zkconsumer.coordination.states import (
+    RECORD_READ_WAKES,
+    CoordinatorState,
+    Wake,
+    election_check_needed,
+    wake_for,
+)
 from zkconsumer.errors import ConsumerRebalanceFailedException
 from zkconsumer.events import EventBus
 from zkconsumer.membership.ownership import Ownership
@@ -211,11 +219,12 @@ class Coordinator(ReasonThread[Wake, CoordinatorState]):
         session_id = self.session.session_id
         if session_id is None:
             raise SessionExpiredError("no ZooKeeper session")
-        if self.election.check():
-            self.duty.activate()
-        elif self.duty.active:
-            self.duty.deactivate()
-        record, version = self.assignment.read()
+        if election_check_needed(reasons, self.election.standing):
+            if self.election.check():
+                self.duty.activate()
+            elif self.duty.active:
+                self.duty.deactivate()
+        record, version = self.assignment.read(force=bool(reasons & RECORD_READ_WAKES))
         if self.duty.active:
             record, version = self._lead(reasons, record, version, session_id)
         if record is not None and version is not None:
@@ -234,9 +243,11 @@ class Coordinator(ReasonThread[Wake, CoordinatorState]):
                                       or "", session_id)
             if not published.conflict:
                 break
-            record, version = self.assignment.read()
+            record, version = self.assignment.read(force=True)
         if published.wrote:
-            record, version = self.assignment.read()
+            # what it wrote, at the version its write made; its own watch fires on the write
+            # and the next pass reads the record again (and sets the watch again)
+            record, version = published.record, published.version
         return record, version
 
     def _new_session(self) -> None:

@@ -40,6 +40,9 @@ class Published:
     record: AssignmentRecord | None
     wrote: bool
     conflict: bool = False  # the znode moved under us: read it again and decide again
+    # the znode's version after our write: a conditional setData at version v leaves v + 1, a
+    # create 0, so the leader applies what it wrote without reading it back
+    version: int | None = None
 
 
 class LeaderDuty:
@@ -145,4 +148,4 @@ class LeaderDuty:
                                       for m, a in members.items()})
         log.info("[%s] published generation %d for %d member(s)", self._consumer_id,
                  candidate.generation, len(members))
-        return Published(candidate, True)
+        return Published(candidate, True, version=0 if version is None else version + 1)

@@ -26,7 +26,7 @@ from kazoo.exceptions import NoNodeError, SessionExpiredError
 from zkconsumer.datapath.position import PartitionTopicInfo
 from zkconsumer.events import EventBus
 from zkconsumer.identity import TopicPartition
-from zkconsumer.metrics import RebalanceMetrics
+from zkconsumer.metrics import COMMIT_MULTI, RebalanceMetrics
 from zkconsumer.offsets.store import OffsetCommitRefused
 from zkconsumer.offsets.zookeeper import ZookeeperOffsetStore
 from zkconsumer.zk import codec, paths
@@ -44,6 +44,8 @@ class FencedOffsetStore(ZookeeperOffsetStore):
         self._multi_session = session
         self._fence: tuple[int, int] | None = None  # (assignment znode version, session id)
         self._existing: set[TopicPartition] = set()
+        # persistent ``offsets/<topic>`` parents known to exist: checked once, not per commit
+        self._parents: set[str] = set()
         self.fenced = 0
 
     def set_fence(self, version: int | None, session_id: int | None) -> None:
@@ -75,6 +77,14 @@ class FencedOffsetStore(ZookeeperOffsetStore):
             ops.append(SetData(path, value) if tp in self._existing else Create(path, value))
         return ops
 
+    def _ensure_parents(self, tps: Iterable[TopicPartition]) -> None:
+        """The persistent parents a multi's offset writes need (a multi creates no parents);
+        each is checked once, and again only after a multi failed."""
+        needed = {paths.topic_offsets(self._group, tp.topic) for tp in tps} - self._parents
+        if needed:
+            ensure_parents(self._multi_session, needed)
+            self._parents |= needed
+
     def _refresh_existing(self, tps: Iterable[TopicPartition]) -> None:
         for tp in tps:
             if self._session.exists(paths.offset(self._group, tp.topic, tp.partition)):
@@ -97,16 +107,19 @@ class FencedOffsetStore(ZookeeperOffsetStore):
             if fence is None:
                 return self._refused(changed, "no adopted assignment")
             version, session_id = fence
-            ensure_parents(self._multi_session,
-                           (paths.topic_offsets(self._group, tp.topic) for tp in changed))
+            self._ensure_parents(changed)
             check = Check(paths.assignment(self._group), version)
             for try_ in range(2):
                 try:
                     result = self._multi_session.multi([check, *self._write_ops(changed)],
-                                                       session_id)
+                                                       session_id, counted_as=COMMIT_MULTI)
                 except SessionExpiredError as exc:
                     # The fence's session is gone: the group may have given these partitions
-                    # to another member already. Refused, as a fenced-off commit is.
+                    # to another member already. Refused, as a fenced-off commit is; the
+                    # fence goes with it (we hold the lock, so it is still the one used), and
+                    # until the new session adopts a record commits are refused quietly
+                    # ("no adopted assignment") instead of each failing the same way.
+                    self._fence = None
                     raise OffsetCommitRefused(
                         self._group, changed, f"its session 0x{session_id:x} has expired; "
                         "the member rejoins in a new session") from exc
@@ -115,6 +128,8 @@ class FencedOffsetStore(ZookeeperOffsetStore):
                 if 0 in result.failures:  # the fence: assignment moved on or is gone
                     return self._refused(changed, f"assignment version is no longer {version}")
                 if try_ == 0:
+                    self._parents.clear()  # a parent may be gone (the group's offsets deleted)
+                    self._ensure_parents(changed)
                     self._refresh_existing(changed)
             else:
                 raise RuntimeError(f"offset commit failed: {result.failures}")
@@ -146,8 +161,7 @@ class FencedOffsetStore(ZookeeperOffsetStore):
         with self._lock:
             to_write = {tp: o for tp, o in final.items()
                         if 0 <= o < (1 << 62) and self._checkpoint.get(tp) != o}
-            ensure_parents(self._multi_session,
-                           (paths.topic_offsets(self._group, tp.topic) for tp in to_write))
+            self._ensure_parents(to_write)
             deletes = [Delete(paths.owner(self._group, tp.topic, tp.partition))
                        for tp in sorted(final)]
             for _ in range(len(deletes) + 2):  # each try learns of one missing znode
@@ -172,6 +186,8 @@ class FencedOffsetStore(ZookeeperOffsetStore):
                 if gone:  # an owner znode is already gone: release what is left
                     deletes = [d for d in deletes if d not in gone]
                 else:
+                    self._parents.clear()
+                    self._ensure_parents(to_write)
                     self._refresh_existing(to_write)
             else:
                 raise RuntimeError(f"release failed: {result.failures}")

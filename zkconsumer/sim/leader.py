@@ -53,6 +53,7 @@ class LeaderMember:
     pending: bool = False   # a newer record arrived meanwhile
     waiting_on: int | None = None
     attempts: int = 0
+    watching: bool = False  # its data watch on the record is set (fires once, re-set by a read)
 
 
 class LeaderGroup(SimulatedGroup):
@@ -103,6 +104,8 @@ class LeaderGroup(SimulatedGroup):
         self.record = self._target(list(ids))
         self.generation = 1
         self.zk.arm_watch(ids[0])  # only the leader watches membership
+        for mid in ids:
+            self.members[mid].watching = True
         for mid, parts in self.record.items():
             self.members[mid].owned = set(parts)
             for p in parts:
@@ -124,9 +127,11 @@ class LeaderGroup(SimulatedGroup):
 
     def _joined(self, m: LeaderMember) -> None:
         """The joiner's last read was the record, with its watch: it acts on what it read (its
-        part, if the leader already published one). A notification that came while it was
-        still joining is kept as ``pending`` and read again once it is done (:meth:`_done`),
+        part, if the leader already published one); only a publication after that read
+        notifies it (a watch is set by the read). A notification that came while it was
+        still applying is kept as ``pending`` and read again once it is done (:meth:`_done`),
         so a publication is never missed, however fast watches are delivered."""
+        m.watching = True
         self._apply(m, dict(self.record))
 
     def leave(self, mid: str) -> None:
@@ -211,8 +216,10 @@ class LeaderGroup(SimulatedGroup):
             return
         self.leader_busy = True
         self.ledger.begin()
-        # getChildren ids (re-arms the watch), then one getData per registration not cached.
-        self.zk.read(m.cpu, lambda: self.zk.arm_watch(m.mid), lambda _: self._read_new(m))
+        # exists + getChildren of ids (re-arming the watch as ZkClient does, the watch set the
+        # legacy mode shares), then one getData per registration not cached.
+        self.zk.read(m.cpu, lambda: None, lambda _: self.zk.read(
+            m.cpu, lambda: self.zk.arm_watch(m.mid), lambda _: self._read_new(m)))
 
     def _read_new(self, m: LeaderMember) -> None:
         view = list(self.zk.view().members)
@@ -233,7 +240,8 @@ class LeaderGroup(SimulatedGroup):
             self.generation += 1
             for mid in list(self.members):
                 member = self.members[mid]
-                if not member.gone and mid in self.zk.registrations:
+                if not member.gone and member.watching:
+                    member.watching = False
                     self._notify(mid, lambda mm=member: self._record_notified(mm))
         self.zk.write(m.cpu, apply, lambda _: self._published(m))
 
@@ -254,7 +262,14 @@ class LeaderGroup(SimulatedGroup):
             return
         m.busy = True
         self.ledger.begin()
-        self.zk.read(m.cpu, lambda: dict(self.record), lambda rec: self._apply(m, rec))
+        self.zk.read(m.cpu, self._watched_read(m), lambda rec: self._apply(m, rec))
+
+    def _watched_read(self, m: LeaderMember) -> Callable[[], dict[str, set[int]]]:
+        """The server side of a record read that sets the member's watch again."""
+        def serve() -> dict[str, set[int]]:
+            m.watching = True
+            return dict(self.record)
+        return serve
 
     def _apply(self, m: LeaderMember, record: dict[str, set[int]]) -> None:
         if m.gone:
@@ -266,9 +281,7 @@ class LeaderGroup(SimulatedGroup):
         if not release and not claim:
             self._done(m)
             return
-        m.attempts += 1
-        self.tally.attempts_total += 1
-        self.tally.max_attempts = max(self.tally.max_attempts, m.attempts)
+        self._count_attempt(m)
         # Eager assignors stop every fetcher of a changed member; cooperative only the released.
         eager = self.strategy != "cooperative-sticky"
         stop = self._fetcher_stop(m) if m.owned and (eager or release) else 0.0
@@ -327,19 +340,28 @@ class LeaderGroup(SimulatedGroup):
                 self._notify(mid, lambda mm=member: self._owner_released(mm))
 
     def _owner_released(self, m: LeaderMember) -> None:
+        """The connector's pass after the deletion applies the (unchanged) record again: one
+        more attempt, as its ``attempt_started`` records count it (no read: the record's
+        watch is still set, so the record last read is current)."""
         claim = self._pending_claims.pop(m.mid, None)
         m.waiting_on = None
         if m.gone or claim is None:
             return
         self.ledger.begin()
+        self._count_attempt(m)
         self._claim(m, claim)
+
+    def _count_attempt(self, m: LeaderMember) -> None:
+        m.attempts += 1
+        self.tally.attempts_total += 1
+        self.tally.max_attempts = max(self.tally.max_attempts, m.attempts)
 
     def _done(self, m: LeaderMember) -> None:
         m.busy = False
         if m.pending and not m.gone:
             m.pending = False
             m.busy = True
-            self.zk.read(m.cpu, lambda: dict(self.record), lambda rec: self._apply(m, rec))
+            self.zk.read(m.cpu, self._watched_read(m), lambda rec: self._apply(m, rec))
             return
         self.ledger.end()
 

@@ -71,18 +71,20 @@ class MultiSession(ZkSession):
     """A :class:`ZkSession` that can also run a multi-operation in one given session."""
 
     def multi(self, ops: Sequence[Op], session_id: int,
-              still_needed: Callable[[], bool] | None = None) -> MultiResult:
+              still_needed: Callable[[], bool] | None = None,
+              counted_as: str = "multi") -> MultiResult:
         """Apply ``ops`` atomically in session ``session_id``.
 
         Connection loss is retried; the retry may find its own earlier success (e.g. NodeExists
         on a znode the lost reply had created), which the caller resolves by reading. A gone or
         replaced session raises ``SessionExpiredError``. ``still_needed`` is asked before each
-        retry; False returns an ``abandoned`` result without sending it.
+        retry; False returns an ``abandoned`` result without sending it. ``counted_as`` names
+        the request in the session's counter (an offset commit is counted apart).
         """
         ops = tuple(ops)
 
         def start() -> IAsyncResult:
-            self.counter.count("multi")
+            self.counter.count(counted_as)
             txn = self._client.transaction()
             for op in ops:
                 if isinstance(op, Create):

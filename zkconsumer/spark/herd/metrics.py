@@ -11,11 +11,12 @@ compare`` define them identically. Definitions (as in :mod:`zkconsumer.lab.metri
 
 - ``coordination_requests``: client-counted requests (ZooKeeper operations, or group-coordinator
   requests) from the event until the group was stable, summed over member incarnations. Offset
-  commits (ZooKeeper ``setData``, ``OffsetCommit``) are left out: their number follows the
-  commit interval and the traffic, not the protocol. The members sample their cumulative
-  counters about every second, so "until stable" is each member's first sample after the
-  stable instant (a rebalance that ends just before it, e.g. after a session expiry, is then
-  fully counted; the window's end, ``quiet_s`` later, would add seconds of heartbeats);
+  commits (ZooKeeper ``setData``, the leader mode's commit multi, ``OffsetCommit``) are left
+  out: their number follows the commit interval and the traffic, not the protocol. The
+  members sample their cumulative counters about every second, so "until stable" is each
+  member's first sample after the stable instant (a rebalance that ends just before it, e.g.
+  after a session expiry, is then fully counted; the window's end, ``quiet_s`` later, would
+  add seconds of heartbeats);
 - ``rebalance_attempts``: ZooKeeper family and KIP-848 groups (no JoinGroup): ``attempt``
   records per member; classic broker groups: JoinGroup requests per member; the maximum over
   members;
@@ -30,6 +31,7 @@ import logging
 from collections.abc import Iterable
 from typing import Any
 
+from zkconsumer.metrics import COMMIT_MULTI
 from zkconsumer.scenarios.protocols import ORIGINALS
 
 log = logging.getLogger(__name__)
@@ -38,7 +40,7 @@ WINDOW_DDL = ("run_id string, protocol string, members int, partitions int, even
               "seed int, family string, event_ts double, end_ts double, settled boolean, "
               "tasks int, session_timeout_ms int, victim string")
 PRODUCED_DDL = "run_id string, partition int, offset long, seq long"
-COMMIT_REQUESTS = ("setData", "OffsetCommit")
+COMMIT_REQUESTS = ("setData", "OffsetCommit", COMMIT_MULTI)
 SAMPLE_AFTER_S = 1.3  # one request sampling interval (1 s) and the members' poll slack
 
 

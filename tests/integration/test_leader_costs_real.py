@@ -1,0 +1,146 @@
+"""The leader mode's request costs on real servers, against the simulator's leader model.
+
+Real leader-mode connectors go through a join that moves nothing and a clean leave of a member
+that owns nothing (2 partitions, 3 members: nobody's share changes, so no claim can race a
+release whatever the timing). Each member's ``ZkRequestCounter`` must show exactly the requests
+its role costs, and a member whose share did not change exactly one: its read of the new record
+(no listing of the election's candidates, which would cost every member O(N) bytes per
+publication). The leave, which has no race, must cost what the simulator's ``zk-leader-range``
+model counts for the same cell, reads and writes each.
+
+A second test commits offsets: the fenced commit is counted as ``commitMulti`` (commit traffic,
+left out of the herd's coordination requests as the legacy ``setData`` is) and checks the
+persistent parent of the offsets only once, not at every commit.
+"""
+
+from __future__ import annotations
+
+import time
+
+from connector_helpers import StreamDrain, exactly_one_owner, fast_config, wait_until
+
+from zkconsumer import ZookeeperConsumerConnector
+from zkconsumer.admin import produce
+from zkconsumer.metrics import COMMIT_MULTI
+from zkconsumer.sim import Calibration, SimConfig, simulate
+
+PARTITIONS = 2
+QUIET_S = 1.0
+NO_RACE = Calibration(jitter_cv=0.0, fetcher_stop_min_ms=0.0, fetcher_stop_max_ms=0.0)
+READS = ("getData", "getChildren", "exists")
+
+
+def _counters(conns: list[ZookeeperConsumerConnector]) -> dict[str, dict[str, int]]:
+    return {c.consumer_id: dict(c.metrics()["zookeeper"]["requests"]) for c in conns}
+
+
+def _settled(conns: list[ZookeeperConsumerConnector]) -> dict[str, dict[str, int]]:
+    """The members' counters once none has changed for ``QUIET_S``."""
+    last, since = _counters(conns), time.monotonic()
+    deadline = since + 30
+    while time.monotonic() - since < QUIET_S:
+        assert time.monotonic() < deadline, "request counters never settled"
+        time.sleep(0.1)
+        now = _counters(conns)
+        if now != last:
+            last, since = now, time.monotonic()
+    return last
+
+
+def _delta(before: dict[str, dict[str, int]], after: dict[str, dict[str, int]]
+           ) -> dict[str, dict[str, int]]:
+    """Per member, the operations whose count grew."""
+    out: dict[str, dict[str, int]] = {}
+    for member, ops in after.items():
+        grown = {op: n - before.get(member, {}).get(op, 0) for op, n in ops.items()}
+        out[member] = {op: n for op, n in grown.items() if n}
+    return out
+
+
+def _reads_writes(delta: dict[str, dict[str, int]]) -> tuple[int, int]:
+    reads = sum(n for ops in delta.values() for op, n in ops.items() if op in READS)
+    return reads, sum(n for ops in delta.values() for n in ops.values()) - reads
+
+
+def _simulated(members: int, event: str, victim_rank: int = 0) -> tuple[int, int]:
+    r = simulate(SimConfig("zk-leader-range", members, PARTITIONS, event, seed=1, brokers=1,
+                           calibration=NO_RACE, member_order="start", victim_rank=victim_rank,
+                           auto_commit=False, count_until_s=60.0))
+    return r.zk_reads, r.zk_writes
+
+
+def _member(zk_connect: str, group: str, i: int, **overrides: object
+            ) -> ZookeeperConsumerConnector:
+    return ZookeeperConsumerConnector(fast_config(
+        zk_connect, group, consumer_id=f"c{i}", coordination_mode="leader", **overrides))
+
+
+def test_a_publication_costs_an_unchanged_member_one_read_and_the_model_counts_the_rest(
+        zk_connect, broker, new_topic, unique, kazoo_client):
+    topic, group = new_topic(PARTITIONS), unique("leadercosts")
+    conns: list[ZookeeperConsumerConnector] = []
+    try:
+        conns = [_member(zk_connect, group, i, auto_commit_enable=False) for i in (0, 1)]
+        for c in conns:
+            c.create_message_streams({topic: 1})
+        wait_until(lambda: exactly_one_owner(kazoo_client, group, topic, PARTITIONS), 30,
+                   "two members owning both partitions")
+        before = _settled(conns)
+
+        # 1. c2 joins: range over 3 members gives it nothing; c0 and c1 keep their partition.
+        joiner = _member(zk_connect, group, 2, auto_commit_enable=False)
+        notified: list[dict] = []
+        joiner.add_event_listener(lambda e: notified.append(e) if e["type"] == "watch_fired"
+                                  and e.get("path", "").endswith("/assignment") else None)
+        conns.append(joiner)
+        joiner.create_message_streams({topic: 1})
+        after = _settled(conns)
+        join = _delta(before, after)
+        # the unchanged member reads the new record, nothing else; the leader re-arms its
+        # membership watch (exists, getChildren), reads the joiner's registration, publishes
+        # and reads what it published; the joiner registers, stands, lists the candidates,
+        # watches its predecessor and reads the record, once more if it was notified (whether
+        # its first read came before the publication is a race)
+        assert join[f"{group}_c1"] == {"getData": 1}, join
+        assert join[f"{group}_c0"] == {"exists": 1, "getChildren": 1, "getData": 2,
+                                       "multi": 1}, join
+        assert join[f"{group}_c2"] == {"create": 2, "getChildren": 1, "exists": 1,
+                                       "getData": 1 + len(notified)}, join
+
+        # 2. c2 (owning nothing) leaves cleanly.
+        before = after
+        leaver = conns.pop()
+        leaver.shutdown()
+        after = {**_settled(conns), **_counters([leaver])}
+        leave = _delta(before, after)
+        assert leave[f"{group}_c1"] == {"getData": 1}, leave
+        assert _reads_writes(leave) == _simulated(3, "leave", victim_rank=2), leave
+        assert exactly_one_owner(kazoo_client, group, topic, PARTITIONS)
+    finally:
+        for c in conns:
+            c.shutdown()
+
+
+def test_fenced_commits_are_counted_as_commits_and_check_their_parent_once(
+        zk_connect, broker, new_topic, unique, kazoo_client):
+    topic, group = new_topic(1), unique("leadercommits")
+    conn = _member(zk_connect, group, 0, auto_commit_enable=False)
+    drain = None
+    try:
+        drain = StreamDrain(conn.create_message_streams({topic: 1})[topic])
+        wait_until(lambda: exactly_one_owner(kazoo_client, group, topic, 1), 30, "an owner")
+        for round_ in range(3):
+            value = f"v{round_}".encode()
+            produce(broker.bootstrap, topic, [value.decode()], partition=0)
+            wait_until(lambda v=value: v in drain.values(), 30, f"{value!r} consumed")
+            before = _counters([conn])
+            conn.commit_offsets()
+            grown = _delta(before, _counters([conn]))[conn.consumer_id]
+            if round_ == 0:  # the offsets znode's parent is checked (and created) once
+                assert grown[COMMIT_MULTI] == 1 and "multi" not in grown, grown
+            else:  # later commits send the fenced multi and nothing else
+                assert grown == {COMMIT_MULTI: 1}, grown
+    finally:
+        if drain is not None:
+            drain.stop()
+        conn.shutdown()
