@@ -60,7 +60,7 @@ def test_real_mode_hosts_consumers_in_spark_tasks_and_measures_a_crash(
     assert run(args, spark) == 0
     (row,) = _check_outputs(spark, out, 1)
     assert row["mode"] == "real" and row["tasks"] == "2" and row["settled"] == "true"
-    assert int(row["produced"]) > 0 and row["lost"] == "0"
+    assert int(row["produced"]) > 0 and row["lost"] == "0" and row["drained"] == "true"
     # the SIGKILLed member was noticed only when its session expired (2 s after the last packet
     # the server heard from it, which may precede the kill by a ping interval), then the five
     # survivors, spread over both tasks, were all woken and rebalanced through ZooKeeper

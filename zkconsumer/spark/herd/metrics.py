@@ -21,7 +21,9 @@ compare`` define them identically. Definitions (as in :mod:`zkconsumer.lab.metri
   records per member; classic broker groups: JoinGroup requests per member; the maximum over
   members;
 - ``conflicts``, ``failed_rebalances``, ``watch_notifications``, ``rollbacks``: coordination
-  records in the window; ``lost``: acknowledged records never delivered by the end of the run.
+  records in the window; ``lost``: acknowledged records never delivered by the end of the
+  run (``drained`` says whether the members had caught up with the producer by then: if not,
+  ``lost`` counts records still in flight, not records proven lost).
 """
 
 from __future__ import annotations
@@ -38,7 +40,7 @@ log = logging.getLogger(__name__)
 
 WINDOW_DDL = ("run_id string, protocol string, members int, partitions int, event string, "
               "seed int, family string, event_ts double, end_ts double, settled boolean, "
-              "tasks int, session_timeout_ms int, victim string")
+              "tasks int, session_timeout_ms int, victim string, drained boolean")
 PRODUCED_DDL = "run_id string, partition int, offset long, seq long"
 COMMIT_REQUESTS = ("setData", "OffsetCommit", COMMIT_MULTI)
 SAMPLE_AFTER_S = 1.3  # one request sampling interval (1 s) and the members' poll slack
@@ -177,4 +179,4 @@ def metrics_table(spark: Any, records: Any, produced: Any, windows: Any) -> Any:
         F.lit(None).cast("long").alias("sim_events"),
         "tasks", F.col("produced").cast("long"), F.col("delivered").cast("long"),
         (F.col("delivered") - F.col("distinct_delivered")).cast("long").alias("duplicates"),
-        "session_timeout_ms", "settled")
+        "session_timeout_ms", "settled", "drained")

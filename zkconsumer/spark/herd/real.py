@@ -120,7 +120,7 @@ def run_cell(spark: Any, cell: Cell, settings: RealSettings) -> tuple[Any, Any, 
               (event_ts + timing.event_deadline_s if event_ts is not None else None),
               "settled": settled_ts is not None, "tasks": tasks,
               "session_timeout_ms": timing.session_timeout_ms,
-              "victim": rc.victim}
+              "victim": rc.victim, "drained": stop.get("drained")}
     try:  # for auditing; an output on HDFS/S3 has no local path (the table has the figures)
         Path(settings.out_dir, "windows").mkdir(parents=True, exist_ok=True)
         Path(settings.out_dir, "windows", f"{run_id}.json").write_text(

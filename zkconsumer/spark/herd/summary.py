@@ -42,19 +42,22 @@ def aggregate(df: Any) -> list[dict[str, Any]]:
         F.percentile_approx("members_paused", 0.5).alias("members_paused"),
         F.sum("failed_rebalances").alias("failed_rebalances"),
         F.sum("lost").alias("lost"),
+        F.sum(F.when(F.col("drained") == F.lit(False), 1).otherwise(0)).alias("undrained"),
         F.sum(F.when(F.col("time_to_stable_s").isNull(), 1).otherwise(0)).alias("unstable"),
         F.max(F.col("simulated_only").cast("int")).alias("simulated_only"),
     ).orderBy(*keys))
     return [r.asDict() for r in agg.collect()]
 
 
-LEGEND = ("Medians over seeds; `max att.` is the worst seed; `lost` and `failed` are sums. "
+LEGEND = ("Medians over seeds; `max att.` is the worst seed; `lost` and `failed` are sums; "
+          "`not drained`: real runs whose members had not caught up with the producer by the "
+          "drain deadline (their `lost` counts records still in flight, not proven lost). "
           "Rows marked * are simulated only (a model with no real run under its name).")
 HEADER = ("mode", "protocol", "P", "event", "N", "runs", "requests/event", "attempts", "max att.",
-          "conflicts", "time to stable (s)", "paused", "failed", "lost", "unstable")
+          "conflicts", "time to stable (s)", "paused", "failed", "lost", "not drained", "unstable")
 # the aggregates after the cell's key, in table order
 FIGURES = ("requests", "attempts", "max_attempts", "conflicts", "time_to_stable_s",
-           "members_paused", "failed_rebalances", "lost", "unstable")
+           "members_paused", "failed_rebalances", "lost", "undrained", "unstable")
 
 
 def summary_markdown(aggregates: Sequence[dict[str, Any]], title: str,

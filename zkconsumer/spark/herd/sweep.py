@@ -62,6 +62,7 @@ def simulate_cell(cell: Cell, settings: SimSettings) -> dict[str, Any]:
     row = simulate(settings.config(cell)).row()
     row["session_timeout_ms"] = settings.session_timeout_ms
     row["settled"] = row["time_to_stable_s"] is not None
+    row["drained"] = None  # a simulated run moves no records
     return row
 
 

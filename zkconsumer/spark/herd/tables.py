@@ -29,6 +29,9 @@ SCHEMA_FIELDS: tuple[tuple[str, str], ...] = (
     ("leader_computations", "int"), ("max_unowned_s", "double"), ("sim_events", "long"),
     ("tasks", "int"), ("produced", "long"), ("delivered", "long"), ("duplicates", "long"),
     ("session_timeout_ms", "int"), ("settled", "boolean"),
+    # real runs: whether every member caught up with the producer before the drain deadline
+    # (a run that did not drain reports records still in flight as ``lost``); None: simulated
+    ("drained", "boolean"),
 )
 TABLE_COLUMNS = tuple(name for name, _ in SCHEMA_FIELDS)
 assert TABLE_COLUMNS[:len(COLUMNS)] == COLUMNS
