@@ -154,3 +154,24 @@ def exactly_one_owner(client: KazooClient, group: str, topic: str, partitions: i
     if not all(owner in alive for owner in current.values()):
         return False
     return expected_threads is None or set(current.values()) <= expected_threads
+
+
+def request_counters(conns: Iterable[Any]) -> dict[str, dict[str, int]]:
+    """Each connector's ZooKeeper requests by operation, by consumer id."""
+    return {c.consumer_id: dict(c.metrics()["zookeeper"]["requests"]) for c in conns}
+
+
+def settled_request_counters(conns: list[Any], quiet_s: float = 1.0,
+                             timeout: float = 30.0) -> dict[str, dict[str, int]]:
+    """The connectors' request counters once none has changed for ``quiet_s`` (leader lookups
+    and watch re-arms run on other threads after an attempt ends)."""
+    last, since = request_counters(conns), time.monotonic()
+    deadline = since + timeout
+    while time.monotonic() - since < quiet_s:
+        assert time.monotonic() < deadline, "request counters never settled"
+        time.sleep(0.1)
+        now = request_counters(conns)
+        if now != last:
+            last, since = now, time.monotonic()
+    return last
+

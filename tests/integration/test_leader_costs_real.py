@@ -15,9 +15,14 @@ persistent parent of the offsets only once, not at every commit.
 
 from __future__ import annotations
 
-import time
-
-from connector_helpers import StreamDrain, exactly_one_owner, fast_config, wait_until
+from connector_helpers import (
+    StreamDrain,
+    exactly_one_owner,
+    fast_config,
+    request_counters,
+    settled_request_counters,
+    wait_until,
+)
 
 from zkconsumer import ZookeeperConsumerConnector
 from zkconsumer.admin import produce
@@ -28,23 +33,6 @@ PARTITIONS = 2
 QUIET_S = 1.0
 NO_RACE = Calibration(jitter_cv=0.0, fetcher_stop_min_ms=0.0, fetcher_stop_max_ms=0.0)
 READS = ("getData", "getChildren", "exists")
-
-
-def _counters(conns: list[ZookeeperConsumerConnector]) -> dict[str, dict[str, int]]:
-    return {c.consumer_id: dict(c.metrics()["zookeeper"]["requests"]) for c in conns}
-
-
-def _settled(conns: list[ZookeeperConsumerConnector]) -> dict[str, dict[str, int]]:
-    """The members' counters once none has changed for ``QUIET_S``."""
-    last, since = _counters(conns), time.monotonic()
-    deadline = since + 30
-    while time.monotonic() - since < QUIET_S:
-        assert time.monotonic() < deadline, "request counters never settled"
-        time.sleep(0.1)
-        now = _counters(conns)
-        if now != last:
-            last, since = now, time.monotonic()
-    return last
 
 
 def _delta(before: dict[str, dict[str, int]], after: dict[str, dict[str, int]]
@@ -85,7 +73,7 @@ def test_a_publication_costs_an_unchanged_member_one_read_and_the_model_counts_t
             c.create_message_streams({topic: 1})
         wait_until(lambda: exactly_one_owner(kazoo_client, group, topic, PARTITIONS), 30,
                    "two members owning both partitions")
-        before = _settled(conns)
+        before = settled_request_counters(conns, QUIET_S)
 
         # 1. c2 joins: range over 3 members gives it nothing; c0 and c1 keep their partition.
         joiner = _member(zk_connect, group, 2, auto_commit_enable=False)
@@ -94,7 +82,7 @@ def test_a_publication_costs_an_unchanged_member_one_read_and_the_model_counts_t
                                   and e.get("path", "").endswith("/assignment") else None)
         conns.append(joiner)
         joiner.create_message_streams({topic: 1})
-        after = _settled(conns)
+        after = settled_request_counters(conns, QUIET_S)
         join = _delta(before, after)
         # the unchanged member reads the new record, nothing else; the leader re-arms its
         # membership watch (exists, getChildren), reads the joiner's registration, publishes
@@ -111,7 +99,7 @@ def test_a_publication_costs_an_unchanged_member_one_read_and_the_model_counts_t
         before = after
         leaver = conns.pop()
         leaver.shutdown()
-        after = {**_settled(conns), **_counters([leaver])}
+        after = {**settled_request_counters(conns, QUIET_S), **request_counters([leaver])}
         leave = _delta(before, after)
         assert leave[f"{group}_c1"] == {"getData": 1}, leave
         assert _reads_writes(leave) == _simulated(3, "leave", victim_rank=2), leave
@@ -133,9 +121,9 @@ def test_fenced_commits_are_counted_as_commits_and_check_their_parent_once(
             value = f"v{round_}".encode()
             produce(broker.bootstrap, topic, [value.decode()], partition=0)
             wait_until(lambda v=value: v in drain.values(), 30, f"{value!r} consumed")
-            before = _counters([conn])
+            before = request_counters([conn])
             conn.commit_offsets()
-            grown = _delta(before, _counters([conn]))[conn.consumer_id]
+            grown = _delta(before, request_counters([conn]))[conn.consumer_id]
             if round_ == 0:  # the offsets znode's parent is checked (and created) once
                 assert grown[COMMIT_MULTI] == 1 and "multi" not in grown, grown
             else:  # later commits send the fenced multi and nothing else

@@ -17,9 +17,13 @@ registration).
 
 from __future__ import annotations
 
-import time
-
-from connector_helpers import exactly_one_owner, fast_config, wait_until
+from connector_helpers import (
+    exactly_one_owner,
+    fast_config,
+    request_counters,
+    settled_request_counters,
+    wait_until,
+)
 
 from zkconsumer import ZookeeperConsumerConnector
 from zkconsumer.sim import Calibration, SimConfig, simulate
@@ -34,25 +38,6 @@ READS = ("getData", "getChildren", "exists")
 # Count every request of the rebalance, as the settled counters above do (the simulator's
 # default window closes at the stable instant, when members owning nothing may still read).
 COUNT_ALL_S = 60.0
-
-
-def _counters(conns: list[ZookeeperConsumerConnector]) -> dict[str, dict[str, int]]:
-    return {c.consumer_id: dict(c.metrics()["zookeeper"]["requests"]) for c in conns}
-
-
-def _settled(conns: list[ZookeeperConsumerConnector]) -> dict[str, dict[str, int]]:
-    """The members' counters once none has changed for ``QUIET_S`` (leader lookups and watch
-    re-arms run on other threads after an attempt ends)."""
-    last = _counters(conns)
-    since = time.monotonic()
-    deadline = since + 30
-    while time.monotonic() - since < QUIET_S:
-        assert time.monotonic() < deadline, "request counters never settled"
-        time.sleep(0.1)
-        now = _counters(conns)
-        if now != last:
-            last, since = now, time.monotonic()
-    return last
 
 
 def _delta(before: dict[str, dict[str, int]], after: dict[str, dict[str, int]]
@@ -98,7 +83,7 @@ def test_join_and_clean_leaves_cost_what_the_table_and_the_simulator_say(
         conns = [member(0), member(1)]
         wait_until(lambda: exactly_one_owner(kazoo_client, group, topic, PARTITIONS), 30,
                    "two members owning both partitions")
-        before = _settled(conns)
+        before = settled_request_counters(conns, QUIET_S)
         clashes = _conflicts(conns)
 
         # 1. a third member joins; with 2 partitions it gets none, nobody's share moves.
@@ -106,7 +91,7 @@ def test_join_and_clean_leaves_cost_what_the_table_and_the_simulator_say(
         conns.append(member(2))
         wait_until(lambda: [c.metrics()["rebalances"] for c in conns]
                    == [*(n + 1 for n in rebalances), 1], 30, "the join's rebalances")
-        after = _settled(conns)
+        after = settled_request_counters(conns, QUIET_S)
         real = _delta(before, after)
         assert _conflicts(conns) == [*clashes, (0, 0)]  # none in this rebalance
         assert real == clean_join_operations(2, PARTITIONS, BROKERS)
@@ -119,13 +104,13 @@ def test_join_and_clean_leaves_cost_what_the_table_and_the_simulator_say(
         leaver.shutdown()
         wait_until(lambda: [c.metrics()["rebalances"] for c in conns]
                    == [n + 1 for n in rebalances], 30, "the leave's rebalances")
-        after = {**_settled(conns), **_counters([leaver])}
+        after = {**settled_request_counters(conns, QUIET_S), **request_counters([leaver])}
         real = _delta(before, after)
         assert real == clean_leave_operations(3, PARTITIONS, leaver=2, brokers=BROKERS)
         assert _split(real) == _simulated(3, "leave", victim_rank=2)
 
         # 3. c1 (owning partition 1) leaves cleanly; c0 takes both.
-        before = _settled(conns)
+        before = settled_request_counters(conns, QUIET_S)
         clashes = _conflicts(conns[:1])
         leaver = conns.pop()
         rebalances = conns[0].metrics()["rebalances"]
@@ -134,7 +119,7 @@ def test_join_and_clean_leaves_cost_what_the_table_and_the_simulator_say(
                    "the second leave's rebalance")
         wait_until(lambda: exactly_one_owner(kazoo_client, group, topic, PARTITIONS,
                                              {f"{group}_c0-0"}), 30, "c0 owning both")
-        after = {**_settled(conns), **_counters([leaver])}
+        after = {**settled_request_counters(conns, QUIET_S), **request_counters([leaver])}
         real = _delta(before, after)
         assert _conflicts(conns) == clashes
         assert real == clean_leave_operations(2, PARTITIONS, leaver=1, brokers=BROKERS)

@@ -198,6 +198,13 @@ def model_trust(results: Path) -> str:
         checks = json.loads(scores[-1].read_text())["checks"]
         parts.append(f"{sum(c['ok'] for c in checks)} of {len(checks)} held-out cells of the "
                      f"herd model (`{scores[-1].parent.name}`)")
+    plan3 = results / "scale" / "validation-3" / "scoring" / "scoring.json"
+    if plan3.is_file():
+        cells = json.loads(plan3.read_text())["cells"]
+        judged = [c for c in cells if c["judged"]]
+        parts.append(f"{sum(c['ok'] for c in judged)} of {len(judged)} judged cells of plan 3 "
+                     f"(real and model distributions, Tansu, Apache Kafka 2.4.1 and 4.0.2; "
+                     f"[validation-distributions.md](validation-distributions.md))")
     kafka = results / "comparison" / "kafka-model-check" / "checks.json"
     if kafka.is_file():
         cells = [c for c in json.loads(kafka.read_text())["cells"] if c.get("held_out", True)]
