@@ -19,6 +19,12 @@ from zkconsumer.coordination.record import (
     decode_assignment,
     encode_assignment,
 )
+from zkconsumer.coordination.states import (
+    ELECTION_WAKES,
+    RECORD_READ_WAKES,
+    Wake,
+    election_check_needed,
+)
 from zkconsumer.errors import CorruptZnode, InvalidConfig
 from zkconsumer.zk import paths
 from zkconsumer.zk.codec import ConsumerRegistration
@@ -170,3 +176,19 @@ def test_lab_knows_the_three_leader_protocols_and_records_the_leaders_decision(t
     first, second = tail.records.decisions
     assert tuple(first.consumers) == ("g_a", "g_b") and dict(first.partition_counts) == {"t": 2}
     assert first.digest != second.digest  # a different assignment is a different decision
+
+
+@pytest.mark.parametrize("reason", list(Wake))
+def test_the_election_is_listed_again_only_when_its_outcome_may_have_changed(reason):
+    """A publication, a membership or topic change seen by the leader, or a released owner
+    znode cannot change who leads: no getChildren of the candidates for those."""
+    may_change = {Wake.STARTUP, Wake.PREDECESSOR, Wake.NEW_SESSION, Wake.RECONNECTED,
+                  Wake.REARM}
+    assert election_check_needed({reason}, known=True) is (reason in may_change)
+    assert election_check_needed({reason}, known=False)  # never checked in this session
+    assert election_check_needed({Wake.ASSIGNMENT, reason}, known=True) is (reason in may_change)
+    assert ELECTION_WAKES == may_change
+    # the record is read although its watch is set only after a start, a session change or a
+    # watch reset; a predecessor's deletion does not change the record
+    assert (reason in RECORD_READ_WAKES) is (reason in may_change - {Wake.PREDECESSOR})
+
