@@ -248,7 +248,7 @@ def _t(x: float | None) -> str:
 
 def score_table(scores: Sequence[CellScore]) -> list[str]:
     """One row per cell: real distribution vs the model's, and the verdict."""
-    lines = ["| broker | protocol | N | event | real runs / draws | time to stable s: real "
+    lines = ["| broker | protocol (model) | N | event | real runs / draws | time to stable s: real "
              "median [IQR] / model median (error) | requests: real / model (error) | more than "
              "one attempt: real k of n [95 %] / model share | verdict |",
              "|---|---|---|---|---|---|---|---|---|"]
@@ -264,7 +264,8 @@ def score_table(scores: Sequence[CellScore]) -> list[str]:
         verdict = ("not judged (runs missing)" if not s.judged
                    else "pass" if s.ok else f"fail: {s.flags}")
         lines.append(
-            f"| {k.broker} | {k.protocol} | {k.members} | {k.event} | {len(s.real)} / "
+            f"| {k.broker} | {k.protocol} (`{s.model}`) | {k.members} | {k.event} | "
+            f"{len(s.real)} / "
             f"{len(s.sim)} | {_t(s.real_tts)}{band} / {_t(s.sim_tts)} "
             f"({difference(s.real_tts, s.sim_tts, '.2f', ' s')}) | "
             f"{requests_cell(s)} | "

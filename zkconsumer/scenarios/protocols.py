@@ -147,6 +147,8 @@ PROTOCOL_TABLE: dict[str, Protocol] = {p.name: p for p in (
     _classic("kafka-eager-range", "range", lab=False, simulated=True),
     _classic("kafka-cooperative-sticky", "cooperative-sticky", lab=False, simulated=True),
     _classic("kafka-static-range", "range", static=True, lab=False, simulated=True),
+    # Tansu 0.6.0's classic coordinator from its source rules (modelled until validated).
+    _classic("tansu-eager-range", "range", lab=False, simulated=True),
     _leader("zk-leader-range", "range", simulated=True, split_brain=SPLIT_BRAIN_SCENARIOS,
             demo=True, rank=1, label="leader mode"),
     _leader("zk-leader-sticky", "sticky", simulated=True),

@@ -203,6 +203,11 @@ class BrokerGroup(SimulatedGroup):
                 continue
             when = next_beat(m, self.engine.now, self.hb) + self._half()
             self.engine.at(when, self._learned, m, self._round)
+        self.round_started()
+
+    def round_started(self) -> None:
+        """A new round (generation) has just opened (a coordinator profile may reset its own
+        state here; this model keeps none)."""
 
     def _rebalance_timeout(self, round_no: int) -> None:
         """Members that did not rejoin in time are dropped from the group (and counted)."""

@@ -21,6 +21,7 @@ from zkconsumer.sim.leader import LeaderGroup
 from zkconsumer.sim.legacy import LegacyGroup
 from zkconsumer.sim.tally import OwnershipLedger, Tally
 from zkconsumer.sim.tansu import cooperative_group
+from zkconsumer.sim.tansu_eager import TansuEagerGroup
 
 
 class GroupModel(Protocol):
@@ -42,6 +43,8 @@ MODELS: dict[str, ModelFactory] = {
     # Apache Kafka 2.4's coordinator from its source rules (modelled until validated)
     **{name: KafkaCoordinatorGroup
        for name in ("kafka-eager-range", "kafka-cooperative-sticky", "kafka-static-range")},
+    # Tansu 0.6.0's classic coordinator from its source rules (modelled until validated)
+    "tansu-eager-range": TansuEagerGroup,
     **{name: LeaderGroup
        for name in ("zk-leader-range", "zk-leader-sticky", "zk-leader-cooperative-sticky")},
 }

@@ -51,6 +51,8 @@ class RunSet:
     protocols: tuple[str, ...]
     runner: str
     consumer_heartbeat_interval_ms: int | None = None
+    # protocol -> the simulator profile that draws its cells, where the plan names one
+    models: tuple[tuple[str, str], ...] = ()
 
     @property
     def by_compare(self) -> bool:
@@ -73,9 +75,10 @@ class DistPlan:
     def from_json(cls, plan: dict[str, Any]) -> DistPlan:
         try:
             sets = tuple(RunSet(s["name"], s["broker"], s["folder"], tuple(s["protocols"]),
-                                s["runner"], s.get("consumer_heartbeat_interval_ms"))
+                                s["runner"], s.get("consumer_heartbeat_interval_ms"),
+                                tuple(sorted(s.get("models", {}).items())))
                          for s in plan["sets"])
-            calibration = None
+            calibration = plan.get("calibration")
             for amendment in plan.get("amendments", ()):
                 calibration = amendment.get("calibration", calibration)
             return cls(sets, tuple(int(n) for n in plan["members"]), int(plan["partitions"]),
@@ -98,7 +101,11 @@ def is_distribution_plan(plan: dict[str, Any]) -> bool:
 
 
 def model_protocol(run_set: RunSet, protocol: str) -> str:
-    """The simulator profile that draws a broker's cells of ``protocol``."""
+    """The simulator profile that draws a broker's cells of ``protocol``: the one the plan's
+    run set names, else the broker's profile."""
+    named = dict(run_set.models).get(protocol)
+    if named is not None:
+        return named
     if protocol.startswith("zk-"):
         return protocol
     if run_set.broker.startswith("apache-kafka-2."):

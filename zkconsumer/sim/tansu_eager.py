@@ -1,0 +1,133 @@
+"""Tansu 0.6.0's group coordinator for eager groups, from its source: no JoinGroup barrier.
+
+:mod:`zkconsumer.sim.broker` models a coordinator that holds every JoinGroup until all members
+have rejoined and the join window has passed (Apache Kafka's barrier, with the window fitted to
+Tansu's runs). Tansu 0.6.0's classic coordinator (``tansu-broker/src/coordinator/group/
+administrator.rs`` at its ``v0.6.0`` tag) has no barrier:
+
+1. a new member's first JoinGroup (empty member id) moves the group to a new generation at once
+   and is answered MEMBER_ID_REQUIRED (KIP-394); a LeaveGroup removes the member and moves the
+   group to a new generation at once; the other members learn of it from their next Heartbeat
+   (REBALANCE_IN_PROGRESS: their generation is older);
+2. a JoinGroup from a member that is not the group's leader is held for a fixed
+   :data:`PAUSE_S` (``PAUSE_MS``) and then answered with the generation current then; the
+   leader's is answered at once, with every member the group holds (rejoined or not);
+3. the leader's SyncGroup, carrying the assignment, *forms* the generation; a follower's
+   SyncGroup is answered with its part if the generation is formed by then, else with
+   REBALANCE_IN_PROGRESS, and the member sends its next JoinGroup (librdkafka: at most one a
+   second, :data:`JOIN_INTERVAL_S`);
+4. the leader is kept until it leaves; then the first member to rejoin leads.
+
+And from librdkafka's join state machine (``src/rdkafka_cgrp.c``): no Heartbeat is sent while a
+JoinGroup or SyncGroup is outstanding, and the heartbeat interval is not restarted by the
+SyncGroup answer. The model takes no fitted window: the join's timing is the heartbeat phases,
+the fixed pause and the request round trips (``broker_request_ms``); a joiner's start-up before
+its JoinGroup is ``broker_join_start_ms``, as in the barrier model.
+"""
+
+from __future__ import annotations
+
+import random
+
+from zkconsumer.sim import costs
+from zkconsumer.sim.broker import BrokerGroup
+from zkconsumer.sim.config import SimConfig
+from zkconsumer.sim.engine import Engine
+from zkconsumer.sim.heartbeats import BrokerMember
+from zkconsumer.sim.tally import OwnershipLedger, Tally
+
+PAUSE_S = 3.0          # PAUSE_MS in Tansu 0.6.0's group administrator
+JOIN_INTERVAL_S = 1.0  # librdkafka: at most one JoinGroup a second after a refused SyncGroup
+
+
+class TansuEagerGroup(BrokerGroup):
+    """Eager ``range`` on Tansu 0.6.0's coordinator; see the module docstring."""
+
+    QUIET_WHILE_REJOINING = True
+
+    def __init__(self, cfg: SimConfig, engine: Engine, rng: random.Random, tally: Tally,
+                 ledger: OwnershipLedger) -> None:
+        super().__init__(cfg, engine, rng, tally, ledger)
+        self._leader: str | None = None
+        self._formed: dict[str, set[int]] | None = None
+        self._last_join: dict[str, float] = {}
+        self._waiting: set[str] = set()
+        self._extra_joins: dict[str, int] = {}
+
+    def setup(self, ids: list[str]) -> None:
+        super().setup(ids)
+        self._leader = ids[0]
+        self._formed = {mid: set(self.members[mid].owned) for mid in ids}
+
+    def round_started(self) -> None:
+        self._formed = None
+        self._barrier_set = True  # no barrier, and Tansu never applies the rebalance timeout
+        self._extra_joins = {}
+
+    def _maybe_close_barrier(self) -> None:
+        """Tansu answers each JoinGroup on its own (:meth:`_join_arrived`)."""
+
+    def _join_arrived(self, m: BrokerMember) -> None:
+        if not self._in_round:
+            self._start_round(initiator=m)
+        if m.mid not in self._expected:
+            self._expected.append(m.mid)
+        now = self.engine.now
+        self._arrived.setdefault(m.mid, now)
+        self._last_join[m.mid] = now
+        if m.mid not in self._waiting:
+            self._waiting.add(m.mid)
+            self.ledger.begin()
+        leader = self.members.get(self._leader) if self._leader else None
+        if leader is None or not leader.in_group:
+            self._leader = m.mid
+        hold = 0.0 if m.mid == self._leader else PAUSE_S
+        self.engine.after(hold + self._half(), self._join_answered, m, self._round)
+
+    def _join_answered(self, m: BrokerMember, round_no: int) -> None:
+        """The JoinGroup answer reached ``m``: it sends its SyncGroup."""
+        if not m.alive or not m.in_group or round_no != self._round:
+            self._done_waiting(m)
+            return
+        self.tally.broker_requests += costs.SYNC_GROUP
+        m.awaiting_sync = True
+        if m.mid == self._leader and self._formed is None:
+            members = [mid for mid, x in self.members.items() if x.in_group]
+            assignment = self._assign(members)
+            compute = self.cal.assign_us_per_member * (len(members) + self.cfg.partitions) / 1e6
+            formed_at = self.engine.now + compute + self._half()
+            self.tally.leader_computations += 1
+            self.engine.at(formed_at, self._form, round_no, assignment)
+            self.engine.at(formed_at + self._half(), self._answered, m, assignment[m.mid])
+            return
+        self.engine.after(self._half(), self._sync_arrived, m, round_no)
+
+    def _form(self, round_no: int, assignment: dict[str, set[int]]) -> None:
+        if round_no == self._round:
+            self._formed = assignment
+        self.ledger.end()  # the round's own (``_start_round``)
+
+    def _sync_arrived(self, m: BrokerMember, round_no: int) -> None:
+        if round_no != self._round or not m.in_group:
+            self._done_waiting(m)
+            return
+        if self._formed is not None:
+            self.engine.after(self._half(), self._answered, m, set(self._formed.get(m.mid, ())))
+            return
+        # REBALANCE_IN_PROGRESS: the next JoinGroup, at most one a second
+        extra = self._extra_joins.get(m.mid, 0) + 1
+        self._extra_joins[m.mid] = extra
+        self.tally.max_attempts = max(self.tally.max_attempts,
+                                      self._round + self._joiner_bounced + extra)
+        self.tally.broker_requests += costs.JOIN_GROUP
+        wait = max(0.0, self._last_join[m.mid] + JOIN_INTERVAL_S - self.engine.now)
+        self.engine.after(self._half() + wait + self._half(), self._join_arrived, m)
+
+    def _answered(self, m: BrokerMember, parts: set[int]) -> None:
+        self._waiting.discard(m.mid)
+        self._synced(m, parts)  # ends the member's ledger count
+
+    def _done_waiting(self, m: BrokerMember) -> None:
+        if m.mid in self._waiting:
+            self._waiting.discard(m.mid)
+            self.ledger.end()
