@@ -1,9 +1,9 @@
-"""docs/validation.md, distribution validation (plan 3): per cell the real runs' distribution
-against the model's draws, the pass count, and one plot per protocol.
+"""docs/validation-distributions.md, distribution validation (plans 3 and 4): per cell the real
+runs' distribution against the model's draws, the pass count, and one plot per protocol.
 
-Reads committed files only: ``results/scale/validation-plan-3.json`` and the scoring that
-``zkconsumer spark validate --plan results/scale/validation-plan-3.json --out
-results/scale/validation-3/scoring`` wrote (``scoring.json``: every real run and every draw).
+Reads committed files only: ``results/scale/validation-plan-N.json`` and the scoring that
+``zkconsumer spark validate --plan results/scale/validation-plan-N.json --out
+results/scale/validation-N/scoring`` wrote (``scoring.json``: every real run and every draw).
 """
 
 from __future__ import annotations
@@ -23,15 +23,21 @@ from zkconsumer.results.plotting import pyplot, save_svg
 from zkconsumer.results.registry import Context, figure
 from zkconsumer.scenarios.protocols import PROTOCOL_TABLE
 
-PLAN = "scale/validation-plan-3.json"
-SCORING = "scale/validation-3/scoring/scoring.json"
+
+def _plan(n: int) -> str:
+    return f"scale/validation-plan-{n}.json"
 
 
-def load_scores(ctx: Context) -> tuple[list[CellScore], dict[str, Any]]:
-    path = ctx.results / SCORING
+def _scoring(n: int) -> str:
+    return f"scale/validation-{n}/scoring/scoring.json"
+
+
+def load_scores(ctx: Context, n: int = 3) -> tuple[list[CellScore], dict[str, Any]]:
+    path = ctx.results / _scoring(n)
     if not path.is_file():
         raise FileNotFoundError(f"{path}: missing; write it with `zkconsumer spark validate "
-                                f"--plan results/{PLAN} --out results/scale/validation-3/scoring`")
+                                f"--plan results/{_plan(n)} --out results/scale/validation-{n}/"
+                                "scoring`")
     data = json.loads(path.read_text())
     tol = DistTolerances(**data["tolerance_values"])
     return [score_from_json(c, tol, int(data["real_seeds"])) for c in data["cells"]], data
@@ -47,7 +53,8 @@ def plot_protocol(scores: list[CellScore], protocol: str, path: Path) -> Path:
     cells = [s for s in scores if s.key.protocol == protocol]
     colour = PROTOCOL_TABLE[protocol].colour if protocol in PROTOCOL_TABLE else None
     fig, axes = plt.subplots(1, 2, figsize=(8.5, 3.4))
-    labels = [f"{_short_broker(s.key.broker)}\nN={s.key.members} {s.key.event}" for s in cells]
+    labels = [f"{_short_broker(s.key.broker)}\nN={s.key.members} {s.key.event}"
+              + (f"\n{s.model}" if s.model != protocol else "") for s in cells]
     xs = list(range(len(cells)))
     for ax, what, unit in ((axes[0], "tts", "time to stable (s)"),
                            (axes[1], "requests", "coordination requests")):
@@ -82,10 +89,10 @@ def plot_protocol(scores: list[CellScore], protocol: str, path: Path) -> Path:
     return save_svg(fig, path)
 
 
-def run_loads(ctx: Context) -> list[float]:
+def run_loads(ctx: Context, n: int = 3) -> list[float]:
     """The 1-minute load averages at the start and end of every held-out run folder."""
     loads = []
-    for meta in sorted((ctx.results / "scale" / "validation-3").glob("*/*/meta.json")):
+    for meta in sorted((ctx.results / "scale" / f"validation-{n}").glob("*/*/meta.json")):
         machine = json.loads(meta.read_text()).get("machine", {})
         for key in ("loadavg", "loadavg_end"):
             if machine.get(key):
@@ -93,26 +100,37 @@ def run_loads(ctx: Context) -> list[float]:
     return loads
 
 
-@figure("scale-validation-3", source=f"results/{SCORING}")
-def validation_3(ctx: Context) -> str:
-    """Plan 3's scoring: pass count, per-cell table, one plot per protocol."""
-    scores, data = load_scores(ctx)
+def validation_block(ctx: Context, n: int) -> str:
+    """Plan ``n``'s scoring: pass count, per-cell table, one plot per protocol."""
+    scores, data = load_scores(ctx, n)
     prov = data["provenance"]
     out = [f"**{pass_line(scores)}** (target: 80 %). Tolerances: {data['tolerances']}.", "",
            *score_table(scores), "",
            f"Real: every run of the cell (median, interquartile range, and the Wilson 95 % "
-           f"interval of the share with more than one attempt or a conflict); model: "
-           f"{data['sim_draws']} seeded draws. T, R, M: time to stable, requests, the "
-           f"multi-attempt share out of tolerance. Scored at revision "
+           f"interval of the share with more than one attempt or a conflict); model (the "
+           f"simulator profile in brackets): {data['sim_draws']} seeded draws. T, R, M: time "
+           f"to stable, requests, the multi-attempt share out of tolerance. Scored at revision "
            f"`{prov['revision'][:12]}`; calibration: {data['calibration_source'].split(';')[0]}."
            f" Re-run: `{prov['command']}`.", ""]
-    loads = run_loads(ctx)
+    loads = run_loads(ctx, n)
     if loads:
         out += [f"Machine load (1-minute load average on 2 cores) at the start and end of the "
                 f"held-out run folders: {min(loads):.1f} to {max(loads):.1f} "
                 f"({len(loads) // 2} folders; each folder's `meta.json`).", ""]
     for protocol in dict.fromkeys(s.key.protocol for s in scores):
-        name = f"validation-3-{protocol}.svg"
+        name = f"validation-{n}-{protocol}.svg"
         plot_protocol(scores, protocol, ctx.figures / name)
         out.append(f"![{protocol}: real runs (filled) vs model draws (open)](figures/{name})")
     return "\n".join(out).rstrip("\n")
+
+
+@figure("scale-validation-3", source=f"results/{_scoring(3)}")
+def validation_3(ctx: Context) -> str:
+    """Plan 3's scoring."""
+    return validation_block(ctx, 3)
+
+
+@figure("scale-validation-4", source=f"results/{_scoring(4)}")
+def validation_4(ctx: Context) -> str:
+    """Plan 4's scoring."""
+    return validation_block(ctx, 4)
