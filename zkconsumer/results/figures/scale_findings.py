@@ -198,13 +198,14 @@ def model_trust(results: Path) -> str:
         checks = json.loads(scores[-1].read_text())["checks"]
         parts.append(f"{sum(c['ok'] for c in checks)} of {len(checks)} held-out cells of the "
                      f"herd model (`{scores[-1].parent.name}`)")
-    plan3 = results / "scale" / "validation-3" / "scoring" / "scoring.json"
-    if plan3.is_file():
-        cells = json.loads(plan3.read_text())["cells"]
-        judged = [c for c in cells if c["judged"]]
-        parts.append(f"{sum(c['ok'] for c in judged)} of {len(judged)} judged cells of plan 3 "
-                     f"(real and model distributions, Tansu, Apache Kafka 2.4.1 and 4.0.2; "
-                     f"[validation-distributions.md](validation-distributions.md))")
+    for plan, what in ((3, "Tansu, Apache Kafka 2.4.1 and 4.0.2"),
+                       (4, "Tansu, with a source-rule profile beside the fitted one")):
+        scoring = results / "scale" / f"validation-{plan}" / "scoring" / "scoring.json"
+        if scoring.is_file():
+            judged = [c for c in json.loads(scoring.read_text())["cells"] if c["judged"]]
+            parts.append(f"{sum(c['ok'] for c in judged)} of {len(judged)} judged cells of "
+                         f"plan {plan} (real and model distributions, {what}; "
+                         "[validation-distributions.md](validation-distributions.md))")
     kafka = results / "comparison" / "kafka-model-check" / "checks.json"
     if kafka.is_file():
         cells = [c for c in json.loads(kafka.read_text())["cells"] if c.get("held_out", True)]
@@ -212,7 +213,8 @@ def model_trust(results: Path) -> str:
                      "Kafka 2.4 coordinator profile")
     if not parts:
         return ""
-    return ("How far the simulated rows can be trusted: " + " and ".join(parts) + " are within "
+    listed = parts[0] if len(parts) == 1 else "; ".join(parts[:-1]) + "; and " + parts[-1]
+    return ("How far the simulated rows can be trusted: " + listed + " are within "
             "the tolerances fixed before the runs ([validation.md](validation.md#herd-and-scale)"
             "); the simulated figures beyond the real sizes are the model's, not measurements.")
 
