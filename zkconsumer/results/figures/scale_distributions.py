@@ -78,7 +78,7 @@ def plot_protocol(scores: list[CellScore], protocol: str, path: Path) -> Path:
             if real:
                 ax.plot([i - 0.18] * len(real), real, "o", color=colour or "C0", ms=5,
                         label=label("real", "real runs (filled)"))
-        ax.set_xticks(xs, labels, fontsize=6)
+        ax.set_xticks(xs, labels, fontsize=6, rotation=30, ha="right")
         ax.set_ylabel(unit, fontsize=8)
         ax.tick_params(axis="y", labelsize=7)
         ax.set_xlim(-0.6, len(cells) - 0.4)
