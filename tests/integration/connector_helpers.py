@@ -175,3 +175,13 @@ def settled_request_counters(conns: list[Any], quiet_s: float = 1.0,
             last, since = now, time.monotonic()
     return last
 
+
+#: The ZooKeeper operations that read; the others a cost test counts write.
+READS = ("getData", "getChildren", "exists")
+
+
+def split_reads_writes(ops: dict[str, int]) -> tuple[int, int]:
+    """(reads, writes) of a count of requests by operation."""
+    reads = sum(n for op, n in ops.items() if op in READS)
+    return reads, sum(ops.values()) - reads
+

@@ -21,6 +21,7 @@ from connector_helpers import (
     fast_config,
     request_counters,
     settled_request_counters,
+    split_reads_writes,
     wait_until,
 )
 
@@ -32,7 +33,6 @@ from zkconsumer.sim import Calibration, SimConfig, simulate
 PARTITIONS = 2
 QUIET_S = 1.0
 NO_RACE = Calibration(jitter_cv=0.0, fetcher_stop_min_ms=0.0, fetcher_stop_max_ms=0.0)
-READS = ("getData", "getChildren", "exists")
 
 
 def _delta(before: dict[str, dict[str, int]], after: dict[str, dict[str, int]]
@@ -46,8 +46,12 @@ def _delta(before: dict[str, dict[str, int]], after: dict[str, dict[str, int]]
 
 
 def _reads_writes(delta: dict[str, dict[str, int]]) -> tuple[int, int]:
-    reads = sum(n for ops in delta.values() for op, n in ops.items() if op in READS)
-    return reads, sum(n for ops in delta.values() for n in ops.values()) - reads
+    """The group's (reads, writes) in a per-member delta."""
+    total: dict[str, int] = {}
+    for ops in delta.values():
+        for op, n in ops.items():
+            total[op] = total.get(op, 0) + n
+    return split_reads_writes(total)
 
 
 def _simulated(members: int, event: str, victim_rank: int = 0) -> tuple[int, int]:

@@ -22,6 +22,7 @@ from connector_helpers import (
     fast_config,
     request_counters,
     settled_request_counters,
+    split_reads_writes,
     wait_until,
 )
 
@@ -34,7 +35,6 @@ BROKERS = 1
 QUIET_S = 1.0
 # Deterministic simulator: no jitter and instant fetcher stops, so no simulated race either.
 NO_RACE = Calibration(jitter_cv=0.0, fetcher_stop_min_ms=0.0, fetcher_stop_max_ms=0.0)
-READS = ("getData", "getChildren", "exists")
 # Count every request of the rebalance, as the settled counters above do (the simulator's
 # default window closes at the stable instant, when members owning nothing may still read).
 COUNT_ALL_S = 60.0
@@ -60,11 +60,6 @@ def _simulated(members: int, event: str, victim_rank: int = 0) -> tuple[int, int
                            auto_commit=False, count_until_s=COUNT_ALL_S))
     assert (r.conflicts, r.rebalance_attempts) == (0, 1)
     return r.zk_reads, r.zk_writes
-
-
-def _split(ops: dict[str, int]) -> tuple[int, int]:
-    reads = sum(ops[op] for op in READS)
-    return reads, sum(ops.values()) - reads
 
 
 def test_join_and_clean_leaves_cost_what_the_table_and_the_simulator_say(
@@ -95,7 +90,7 @@ def test_join_and_clean_leaves_cost_what_the_table_and_the_simulator_say(
         real = _delta(before, after)
         assert _conflicts(conns) == [*clashes, (0, 0)]  # none in this rebalance
         assert real == clean_join_operations(2, PARTITIONS, BROKERS)
-        assert _split(real) == _simulated(2, "join")
+        assert split_reads_writes(real) == _simulated(2, "join")
 
         # 2. the joiner (owning nothing) leaves cleanly.
         before = after
@@ -107,7 +102,7 @@ def test_join_and_clean_leaves_cost_what_the_table_and_the_simulator_say(
         after = {**settled_request_counters(conns, QUIET_S), **request_counters([leaver])}
         real = _delta(before, after)
         assert real == clean_leave_operations(3, PARTITIONS, leaver=2, brokers=BROKERS)
-        assert _split(real) == _simulated(3, "leave", victim_rank=2)
+        assert split_reads_writes(real) == _simulated(3, "leave", victim_rank=2)
 
         # 3. c1 (owning partition 1) leaves cleanly; c0 takes both.
         before = settled_request_counters(conns, QUIET_S)
@@ -123,7 +118,7 @@ def test_join_and_clean_leaves_cost_what_the_table_and_the_simulator_say(
         real = _delta(before, after)
         assert _conflicts(conns) == clashes
         assert real == clean_leave_operations(2, PARTITIONS, leaver=1, brokers=BROKERS)
-        assert _split(real) == _simulated(2, "leave", victim_rank=1)
+        assert split_reads_writes(real) == _simulated(2, "leave", victim_rank=1)
     finally:
         for c in conns:
             c.shutdown()

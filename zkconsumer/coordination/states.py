@@ -49,8 +49,9 @@ ELECTION_WAKES = frozenset({Wake.STARTUP, Wake.PREDECESSOR, Wake.NEW_SESSION, Wa
                             Wake.REARM})
 
 #: The reasons after which a pass reads the assignment znode even though its watch is set: the
-#: first pass, a new or returning session, watches reset.
-RECORD_READ_WAKES = frozenset({Wake.STARTUP, Wake.NEW_SESSION, Wake.RECONNECTED, Wake.REARM})
+#: first pass, a new or returning session, watches reset (the election's reasons but the
+#: predecessor's deletion, which changes no record).
+RECORD_READ_WAKES = ELECTION_WAKES - {Wake.PREDECESSOR}
 
 
 def election_check_needed(reasons: set[Wake], known: bool) -> bool:

@@ -86,6 +86,11 @@ class FencedOffsetStore(ZookeeperOffsetStore):
             self._parents |= needed
 
     def _refresh_existing(self, tps: Iterable[TopicPartition]) -> None:
+        """After a failed multi: check the parents again (one may be gone, e.g. the group's
+        offsets deleted) and learn which offset znodes exist (setData or create)."""
+        tps = list(tps)
+        self._parents.clear()
+        self._ensure_parents(tps)
         for tp in tps:
             if self._session.exists(paths.offset(self._group, tp.topic, tp.partition)):
                 self._existing.add(tp)
@@ -128,8 +133,6 @@ class FencedOffsetStore(ZookeeperOffsetStore):
                 if 0 in result.failures:  # the fence: assignment moved on or is gone
                     return self._refused(changed, f"assignment version is no longer {version}")
                 if try_ == 0:
-                    self._parents.clear()  # a parent may be gone (the group's offsets deleted)
-                    self._ensure_parents(changed)
                     self._refresh_existing(changed)
             else:
                 raise RuntimeError(f"offset commit failed: {result.failures}")
@@ -186,8 +189,6 @@ class FencedOffsetStore(ZookeeperOffsetStore):
                 if gone:  # an owner znode is already gone: release what is left
                     deletes = [d for d in deletes if d not in gone]
                 else:
-                    self._parents.clear()
-                    self._ensure_parents(to_write)
                     self._refresh_existing(to_write)
             else:
                 raise RuntimeError(f"release failed: {result.failures}")
