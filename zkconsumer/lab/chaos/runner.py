@@ -48,6 +48,7 @@ from zkconsumer.lab.chaos.schedule import (
 )
 from zkconsumer.lab.chaos.settle import (
     GroupUnderTest,
+    Settle,
     SettleWatch,
     stray_znodes,
     wait_drained,
@@ -181,14 +182,16 @@ def run_chaos(spec: ChaosSpec, progress: Progress | None = None, actions_bar: bo
             bar = ActionsBar(len(schedule), enabled=actions_bar, stream=bar_stream)
             watch = SettleWatch(client, run.under_test(), spec.quiet_s, run.faults_open).start()
             try:
-                _execute(run, ensemble, schedule, spec.duration_s, report, say, bar)
+                try:
+                    _execute(run, ensemble, schedule, spec.duration_s, report, say, bar)
+                finally:
+                    bar.close()
+                phase("chaos_done")
+                producer.stop()
+                report.producer_errors = producer.errors[:20]
+                _settle(run, watch, ensemble, report, say)
             finally:
-                bar.close()
                 _keep_settles(watch.stop(), out_dir, report)
-            phase("chaos_done")
-            producer.stop()
-            report.producer_errors = producer.errors[:20]
-            _settle(run, client, ensemble, report, say)
             phase("settled" if report.settled else "settle_gave_up")
             produced = [(a.key, a.seq) for a in producer.acked]
             say(f"draining: {len(produced)} records acknowledged")
@@ -221,14 +224,14 @@ def _form(run: _Run, client: KazooClient, say: Progress) -> None:
                          f"{spec.formation_deadline_s:.0f} s")
 
 
-def _settle(run: _Run, client: KazooClient, ensemble: Any, report: ChaosReport,
+def _settle(run: _Run, watch: SettleWatch, ensemble: Any, report: ChaosReport,
             say: Progress) -> None:
-    """Phase 3 (after the chaos): heal every fault, wait for the group, run the verify tool."""
+    """Phase 3 (after the chaos): heal every fault, wait for the watch to see a good settle,
+    run the verify tool."""
     _heal(run, ensemble)
     report.zk_servers_serving = _serving(ensemble)
     say("chaos over: faults healed, waiting for the group to settle")
-    report.settled = wait_settled(client, run.under_test(), run.spec.settle_deadline_s,
-                                  run.spec.quiet_s) is not None
+    report.settled = watch.first_good_after(run.spec.settle_deadline_s) is not None
     try:
         verification = verify_group(run.zk_connect, run.group)
         report.verify_ok = verification.ok
@@ -347,10 +350,12 @@ def _new_broker(spec: ChaosSpec, zk_connect: str) -> Any:
     return KafkaBroker(zk_connect, spec.kafka_home)
 
 
-def _keep_settles(settles: list[Any], out_dir: Path, report: ChaosReport) -> None:
-    """The settles seen during the chaos: counted in the report, listed in settles.jsonl."""
-    report.settles = len(settles)
-    report.settles_one_live_owner = sum(s.good for s in settles)
+def _keep_settles(settles: list[Settle], out_dir: Path, report: ChaosReport) -> None:
+    """Every settle seen, listed in settles.jsonl; those seen while the chaos ran counted in
+    the report (the one after it is ``settled``)."""
+    during = [s for s in settles if not s.after_chaos]
+    report.settles = len(during)
+    report.settles_one_live_owner = sum(s.good for s in during)
     with open(out_dir / "settles.jsonl", "w", encoding="utf-8") as fh:
         for s in settles:
             fh.write(json.dumps(s.as_dict(), separators=(",", ":")) + "\n")

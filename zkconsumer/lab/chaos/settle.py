@@ -125,15 +125,19 @@ class Settle:
     good: bool
     why: str
     owners: tuple[tuple[int, str], ...]
+    after_chaos: bool = False   # seen once the chaos was over and its faults healed
 
     def as_dict(self) -> dict[str, Any]:
         return {"ts": round(self.ts, 3), "good": self.good, "why": self.why,
-                "owners": {str(p): o for p, o in self.owners}}
+                "owners": {str(p): o for p, o in self.owners},
+                "after_chaos": self.after_chaos}
 
 
 class SettleWatch:
     """Polls the group while the chaos runs and keeps every settle (see :class:`Settle`), once
-    until the picture changes."""
+    until the picture changes; it goes on after the chaos, so that the settle the run waits
+    for at the end (:meth:`first_good_after`) is one of the settles it keeps: one observer, so
+    a run that settled always has a settle on record, however long its chaos-time windows."""
 
     def __init__(self, client: KazooClient, group: GroupUnderTest, quiet_s: float,
                  faults_open: Callable[[], bool]) -> None:
@@ -143,12 +147,28 @@ class SettleWatch:
         self._quiet_s = quiet_s
         self._stop = threading.Event()
         self.settles: list[Settle] = []
+        self._chaos_over_at: float | None = None   # wall time the faults were healed
+        self._kept = threading.Condition()
         self._thread = threading.Thread(target=self._run, name="chaos-settle-watch",
                                         daemon=True)
 
     def start(self) -> SettleWatch:
         self._thread.start()
         return self
+
+    def first_good_after(self, deadline_s: float) -> Settle | None:
+        """From now on settles are after the chaos; wait (at most ``deadline_s``) for the first
+        good one and return it, None if none came."""
+        with self._kept:
+            self._chaos_over_at = time.time()
+            found = self._kept.wait_for(self._good_after_chaos, deadline_s)
+        if not found:
+            log.warning("group %s did not settle within %.0f s", self._group.group, deadline_s)
+            return None
+        return self._good_after_chaos()
+
+    def _good_after_chaos(self) -> Settle | None:
+        return next((s for s in self.settles if s.after_chaos and s.good), None)
 
     def stop(self) -> list[Settle]:
         self._stop.set()
@@ -167,15 +187,22 @@ class SettleWatch:
     def _run(self) -> None:
         since: float | None = None
         seen: tuple[Any, ...] = ()
-        kept = False
+        kept = window_after = False
         while not self._stop.wait(POLL_S * 2):
             try:
                 members_live, good, why, owners = self._look()
             except Exception:  # a read during a leader election: not a settle
                 members_live, good, why, owners = False, False, "", ()
             now = time.monotonic()
-            if not members_live or owners != seen or since is None:
+            over = self._chaos_over_at is not None
+            if not members_live or owners != seen or since is None or over != window_after:
+                # the chaos ending starts a new quiet window: the picture it ends with is a
+                # settle after the chaos only once it has held for quiet_s after the heal
                 since, seen, kept = (now if members_live else None), owners, False
+                window_after = over
             elif not kept and now - since >= self._quiet_s:
-                self.settles.append(Settle(time.time(), good, why, owners))
+                with self._kept:
+                    self.settles.append(Settle(time.time(), good, why, owners,
+                                               after_chaos=window_after))
+                    self._kept.notify_all()
                 kept = True

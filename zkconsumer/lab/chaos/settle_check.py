@@ -66,10 +66,12 @@ def classify(settles: Sequence[dict[str, Any]],
 
 
 def check_run(run_dir: Path) -> dict[str, Any]:
-    """:func:`classify` for a run directory (``settles.jsonl`` and ``members/``)."""
+    """:func:`classify` for a run directory (``settles.jsonl`` and ``members/``): the settles
+    seen while the chaos ran (the one after it, which the run waited for, is left out)."""
     path = run_dir / "settles.jsonl"
     settles = [json.loads(line) for line in path.read_text().splitlines() if line.strip()] \
         if path.is_file() else []
+    settles = [s for s in settles if not s.get("after_chaos")]
     members = {}
     for f in sorted((run_dir / "members").glob("*.records.jsonl")):
         with open(f, "rb") as fh:

@@ -23,10 +23,12 @@ SHOWN_CAUSES = ("kill", "expire", "pause", "zk-leader-kill", "leave", "rebalance
 
 
 def settles_of(folder: Path) -> list[dict[str, Any]]:
+    """The settles seen while the chaos ran (not the one the run waited for after it)."""
     path = folder / "settles.jsonl"
     if not path.is_file():
         return []
-    return [json.loads(line) for line in path.read_text().splitlines() if line.strip()]
+    rows = [json.loads(line) for line in path.read_text().splitlines() if line.strip()]
+    return [s for s in rows if not s.get("after_chaos")]
 
 
 def owned_by_kind(settles: list[dict[str, Any]], kinds: dict[str, str]) -> dict[str, int]:
