@@ -42,13 +42,14 @@ def test_a_leave_forms_the_next_generation_with_or_without_the_old_leader(victim
     assert PAUSE_S <= r.time_to_stable_s <= PAUSE_S + HB_S + 0.5
 
 
-def test_members_send_no_heartbeat_while_waiting_for_an_answer(monkeypatch):
-    """librdkafka heartbeats neither while its JoinGroup nor while its SyncGroup is out: the
-    same draw counted with every scheduled heartbeat has more requests, the difference being
-    the beats that fell inside the members' waits (the timing is the same)."""
-    quiet = _run("join", 3, members=8, partitions=16)
-    monkeypatch.setattr(TansuEagerGroup, "QUIET_WHILE_REJOINING", False)
+def test_members_keep_heartbeating_while_their_join_group_is_held(monkeypatch):
+    """The lab's counts (two Heartbeats per member in a round of about 4 s, validation plan 4's
+    records) say librdkafka's schedule goes on while Tansu holds a JoinGroup: the model counts
+    every scheduled beat, which is more than the same draw without the beats inside the
+    members' waits (the timing is the same)."""
     every = _run("join", 3, members=8, partitions=16)
+    monkeypatch.setattr(TansuEagerGroup, "QUIET_WHILE_REJOINING", True)
+    quiet = _run("join", 3, members=8, partitions=16)
     assert every.time_to_stable_s == quiet.time_to_stable_s
     # 7 followers wait at least the 3 s pause at 2 s intervals: at least one beat each
     assert every.coordination_requests - quiet.coordination_requests >= 7

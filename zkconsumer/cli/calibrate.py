@@ -16,6 +16,7 @@ import json
 import os
 import statistics
 import sys
+import time
 from pathlib import Path
 from typing import Any
 
@@ -47,6 +48,11 @@ def register(sub: Any) -> None:
     p.add_argument("--no-leave", action="store_true",
                    help="skip the clean-leave measurement (8 leaves of a lab zk-range member, "
                         "~60 s; needs a broker)")
+    p.add_argument("--join-start-onto", type=Path, default=None, metavar="CALIBRATION",
+                   help="measure only a broker-side joiner's start (its first JoinGroup after "
+                        "the consumer is created, 8 joins into groups of 4 on an embedded "
+                        "broker, ~2 min) and write CALIBRATION with broker_join_start_ms "
+                        "replaced by it")
     add_zk_option(p, dest="zookeeper", required=False, default=os.environ.get("ZKCONSUMER_ZK"),
                   note="an existing ZooKeeper (default: ZKCONSUMER_ZK, else an embedded one)")
     add_bootstrap_option(p, note="an existing broker (default: an embedded one)")
@@ -69,6 +75,8 @@ def run_calibrate(args: argparse.Namespace) -> int:
     if args.samples < 10:
         print("zkconsumer: error: --samples must be >= 10", file=sys.stderr)
         return 2
+    if args.join_start_onto is not None:
+        return _join_start_onto(args)
     prov = capture(" ".join(["zkconsumer", *sys.argv[1:]]) if sys.argv[1:2] == ["calibrate"]
                    else f"zkconsumer calibrate --out {args.out}")
     with contextlib.ExitStack() as stack:
@@ -160,3 +168,47 @@ def _tick_ms(zks: Any) -> float | None:
         return None
     values = parse_mntr(conf.replace("=", "\t"))
     return values.get("tickTime")
+
+
+def _join_start_onto(args: argparse.Namespace) -> int:
+    """``--join-start-onto``: the base calibration with the joiner's start measured."""
+    from zkconsumer.admin import create_topic
+    from zkconsumer.calibration.join_start import measure_join_start
+    from zkconsumer.results import capture, write_provenance
+    from zkconsumer.sim import Calibration
+    from zkconsumer.testing.servers import broker_from_env, zookeeper_from_env
+
+    try:
+        base = Calibration.load(args.join_start_onto)
+    except (OSError, ValueError) as exc:
+        print(f"zkconsumer: error: --join-start-onto: {exc}", file=sys.stderr)
+        return 2
+    prov = capture(" ".join(["zkconsumer", *sys.argv[1:]]) if sys.argv[1:2] == ["calibrate"]
+                   else f"zkconsumer calibrate --join-start-onto {args.join_start_onto} "
+                        f"--out {args.out}")
+    with contextlib.ExitStack() as stack:
+        zks = stack.enter_context(zookeeper_from_env(None))
+        broker = stack.enter_context(broker_from_env(zks.connect_string))
+        median, samples = measure_join_start(
+            broker.bootstrap,
+            lambda topic, n: create_topic(zks.connect_string, topic, n,
+                                          bootstrap=broker.bootstrap))
+        broker_name = broker.name
+    when = time.strftime("%Y-%m-%d %H:%M", time.gmtime())
+    origin = (f"measured by calibrate --join-start-onto {when} UTC against an embedded "
+              f"{broker_name} ({os.cpu_count()} cores, load {os.getloadavg()[0]:.1f}): median "
+              f"of {len(samples)} joiners, consumer created to JoinGroup sent "
+              "(zkconsumer.calibration.join_start)")
+    cal = dataclasses.replace(base, broker_join_start_ms=round(median, 2),
+                              source=f"{base.source}; broker_join_start_ms re-measured {when} "
+                                     "UTC").with_origins({"broker_join_start_ms": origin})
+    args.out.parent.mkdir(parents=True, exist_ok=True)
+    cal.save(args.out)
+    raw_path = args.out.with_name(args.out.stem + ".join-start.json")
+    raw_path.write_text(json.dumps({"base": str(args.join_start_onto),
+                                    "broker_join_start_ms": round(median, 2),
+                                    "joins": [s.to_dict() for s in samples]}, indent=1) + "\n")
+    write_provenance(args.out.parent, dataclasses.replace(prov, broker=broker_name))
+    print(f"broker_join_start_ms {median:.2f} (median of {len(samples)}); wrote {args.out}, "
+          f"{raw_path}")
+    return 0

@@ -34,6 +34,8 @@ from zkconsumer.sim import costs
 from zkconsumer.sim.assignment import full_assignment, sticky_target
 from zkconsumer.sim.config import SimConfig
 from zkconsumer.sim.engine import Engine
+from zkconsumer.sim.formation import TANSU as TANSU_FORMATION
+from zkconsumer.sim.formation import formed_phases, processes_of
 from zkconsumer.sim.group import SimulatedGroup
 from zkconsumer.sim.heartbeats import BrokerMember, count_heartbeats, next_beat, revoke
 from zkconsumer.sim.tally import OwnershipLedger, Tally
@@ -66,6 +68,8 @@ class BrokerGroup(SimulatedGroup):
     # 126 counted, 122 scheduled), and with the stretches left out every eager cell's requests
     # came out 14-19 % low. So the barrier model counts every scheduled heartbeat.
     QUIET_WHILE_REJOINING = False
+    # How far apart the coordinator answered the processes' SyncGroups (Tansu's)
+    FORMATION = TANSU_FORMATION
 
     def __init__(self, cfg: SimConfig, engine: Engine, rng: random.Random, tally: Tally,
                  ledger: OwnershipLedger) -> None:
@@ -101,10 +105,16 @@ class BrokerGroup(SimulatedGroup):
 
     # --- set-up and the event ------------------------------------------------------------------
 
+    def formed_phases(self, ids: list[str]) -> list[float]:
+        """The members' heartbeat phases in the group the last round formed: in step per
+        process, the processes answered :attr:`FORMATION` apart (:mod:`.formation`)."""
+        return formed_phases(processes_of(self.cfg, len(ids)), self.hb, self.rng,
+                             self.event_lag_s, self.FORMATION)
+
     def setup(self, ids: list[str]) -> None:
         parts = full_assignment(ids, self.cfg.partitions, "range")
-        for mid in ids:
-            m = BrokerMember(mid, phase=self.rng.uniform(0.0, self.hb))
+        for mid, phase in zip(ids, self.formed_phases(ids), strict=True):
+            m = BrokerMember(mid, phase=phase)
             self.members[mid] = m
             self.ledger.add_member(mid)
             m.owned = set(parts[mid])

@@ -74,6 +74,10 @@ class SimConfig:
     count_from_s: float = 0.0  # seconds before the event
     count_until_s: float = 0.0  # seconds after the stable instant
     max_time_s: float = 86400.0  # a legacy herd at N = 10,000 runs for hours (server-bound)
+    # (lo, hi): the event comes lo-hi s (uniform) after the group's last assignment, as in a
+    # harness that applies it once the group has been quiet for a while (the lab's Spark herd
+    # runs: zkconsumer.sim.formation); None: at an instant unrelated to the formation.
+    event_after_change_s: tuple[float, float] | None = None
 
     def __post_init__(self) -> None:
         if self.protocol not in PROTOCOL_INFO and self.protocol.startswith("zk-leader-"):
@@ -114,6 +118,10 @@ class SimConfig:
                              f"got {self.victim_rank}")
         if self.max_time_s <= 0:
             raise ValueError(f"max_time_s must be > 0, got {self.max_time_s}")
+        lag = self.event_after_change_s
+        if lag is not None and not (len(lag) == 2 and 0.0 <= lag[0] <= lag[1]):
+            raise ValueError(f"event_after_change_s must be (lo, hi) with 0 <= lo <= hi, "
+                             f"got {lag!r}")
 
     @property
     def simulated_only(self) -> bool:

@@ -20,3 +20,7 @@ class SimulatedGroup:
         self.rng = rng
         self.tally = tally
         self.ledger = ledger
+        # How long before the event the group's last assignment was, where the harness ties
+        # the event to it (drawn by simulate from SimConfig.event_after_change_s); None: an
+        # unrelated instant.
+        self.event_lag_s: float | None = None

@@ -57,6 +57,7 @@ from zkconsumer.sim import costs
 from zkconsumer.sim.broker import BrokerGroup
 from zkconsumer.sim.config import SimConfig
 from zkconsumer.sim.engine import Engine
+from zkconsumer.sim.formation import AT_ONCE
 from zkconsumer.sim.heartbeats import BrokerMember
 from zkconsumer.sim.tally import OwnershipLedger, Tally
 
@@ -117,13 +118,14 @@ class KafkaCoordinatorGroup(BrokerGroup):
                            coop_round1_extra_factor=0.0, coop_round2_extra_factor=0.0,
                            coop_revokers_per_round=0.0, broker_session_check_factor=1.0)
 
+    # Rule 3: the group's last round answered every SyncGroup at once, so the members'
+    # heartbeat schedules share one phase (up to a request's latency, added in setup).
+    FORMATION = AT_ONCE
+
     def setup(self, ids: list[str]) -> None:
-        """Rule 3: the group's last round answered every SyncGroup at once, so the members'
-        heartbeat schedules share one phase (up to a request's latency)."""
         super().setup(ids)
-        common = self.rng.uniform(0.0, self.hb)
         for m in self.members.values():
-            m.phase = common + self._half()
+            m.phase += self._half()
 
     def sync_answered(self, m: BrokerMember) -> None:
         """Rule 3: the heartbeat schedule restarts at the SyncGroup answer."""

@@ -68,6 +68,9 @@ def simulate(config: SimConfig, observation: Observation | None = None) -> SimRe
     ledger = OwnershipLedger(engine, config.partitions)
     model = _model(config, engine, rng, tally, ledger)
     ids = group_ids(rng, config.members, config.member_order)
+    if config.event_after_change_s is not None:  # a stream of its own: other draws unchanged
+        model.event_lag_s = random.Random(config.seed * 7919 + 29).uniform(
+            *config.event_after_change_s)
     model.setup(ids[:config.members])
     ledger.forget_changes()
     if config.event == "join":

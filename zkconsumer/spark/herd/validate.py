@@ -28,6 +28,7 @@ from typing import Any
 
 from zkconsumer.scenarios.timing import Timing
 from zkconsumer.sim import PROTOCOLS, Calibration, SimConfig, simulate
+from zkconsumer.sim.formation import lab_event_after_change_s
 from zkconsumer.spark.herd.metrics import SAMPLE_AFTER_S
 from zkconsumer.tables import median, relative_error
 
@@ -164,7 +165,8 @@ def lab_sim_config(protocol: str, members: int, partitions: int, event: str, see
                    timing: Timing) -> SimConfig:
     """The simulator's settings for one cell of a Spark herd run (``spark herd --mode real``):
     the lab's timeouts, heartbeat, member naming and victim, the real counts' sampling margins
-    and ``tasks`` client processes."""
+    ``tasks`` client processes, and the event applied once the group was quiet for
+    ``timing.quiet_s`` (the coordinating task's rule)."""
     count_from, count_until = sampled_count_margins(timing.request_sample_interval_s)
     return SimConfig(protocol, members, partitions, event, seed=seed, calibration=cal,
                      session_timeout_ms=session_timeout_ms,
@@ -174,7 +176,8 @@ def lab_sim_config(protocol: str, members: int, partitions: int, event: str, see
                      member_order=LAB_MEMBER_ORDER, victim_rank=LAB_VICTIM_RANK,
                      count_from_s=count_from, count_until_s=count_until,
                      messages_per_s=timing.produce_rate,
-                     client_processes=tasks, auto_commit=False)
+                     client_processes=tasks, auto_commit=False,
+                     event_after_change_s=lab_event_after_change_s(timing.quiet_s))
 
 
 def validate(rows: Sequence[dict[str, Any]], cal: Calibration, seeds: int = 5,

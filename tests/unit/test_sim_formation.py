@@ -1,0 +1,79 @@
+"""Heartbeat phases of a group its last round formed, and where the lab's event falls."""
+
+import random
+
+import pytest
+
+from zkconsumer.sim import Calibration, SimConfig, simulate
+from zkconsumer.sim.formation import (
+    ANSWER_LEAD_S,
+    AT_ONCE,
+    TANSU,
+    Spread,
+    formed_phases,
+    lab_event_after_change_s,
+    processes_of,
+)
+from zkconsumer.sim.heartbeats import BrokerMember, next_beat
+
+
+def test_members_of_one_process_share_its_phase_and_the_last_process_was_answered_at_the_lag():
+    procs = [i % 2 for i in range(10)]
+    phases = formed_phases(procs, 2.0, random.Random(3), 3.1, TANSU)
+    by_proc = {p: {ph for ph, q in zip(phases, procs, strict=True) if q == p} for p in (0, 1)}
+    assert all(len(v) == 1 for v in by_proc.values())        # in step inside a process
+    latest = max(ph for v in by_proc.values() for ph in v)
+    assert latest == pytest.approx(-(3.1 + ANSWER_LEAD_S))    # the last answer before the event
+    earliest = min(ph for v in by_proc.values() for ph in v)
+    assert 0.0 <= latest - earliest <= TANSU.late_hi_s
+
+
+def test_kafka_answers_every_process_at_once():
+    phases = formed_phases([0, 1, 2, 0, 1, 2], 2.0, random.Random(1), 3.2, AT_ONCE)
+    assert phases == [pytest.approx(-(3.2 + ANSWER_LEAD_S))] * 6
+
+
+def test_the_lab_event_puts_the_next_heartbeat_within_a_second_after_it():
+    # quiet 3 s, 2 s heartbeats: the beat after the event at last answer + 4 s, 0.5-1.0 s later
+    lo, hi = lab_event_after_change_s(3.0)
+    assert (lo, hi) == pytest.approx((3.0, 3.35))
+    for lag in (lo, hi):
+        phase = formed_phases([0], 2.0, random.Random(0), lag, AT_ONCE)[0]
+        beat = next_beat(BrokerMember("m", phase=phase), 0.0, 2.0)
+        assert beat == pytest.approx(4.0 - lag - ANSWER_LEAD_S)
+        assert 0.5 < beat < 1.0
+
+
+def test_without_a_lag_the_formation_is_at_a_random_instant_of_one_interval():
+    seen = [formed_phases([0, 0], 2.0, random.Random(s), None, AT_ONCE)[0] for s in range(200)]
+    assert 0.0 <= min(seen) < 0.1 and 1.9 < max(seen) < 2.0
+
+
+def test_processes_follow_the_placement_or_the_client_processes():
+    assert processes_of(SimConfig("eager-range", 5, 8, "join", client_processes=2), 5) == \
+        [0, 1, 0, 1, 0]
+    assert processes_of(SimConfig("eager-range", 3, 8, "join"), 3) == [0, 1, 2]
+
+
+def test_a_spread_is_checked():
+    with pytest.raises(ValueError, match="late_share must be within"):
+        Spread(late_share=1.5)
+    with pytest.raises(ValueError, match="late_lo_s <= late_hi_s"):
+        Spread(late_lo_s=1.0, late_hi_s=0.5)
+    with pytest.raises(ValueError, match=r"event_after_change_s must be \(lo, hi\)"):
+        SimConfig("eager-range", 4, 8, "join", event_after_change_s=(3.0, 2.0))
+
+
+def test_a_joiner_with_nothing_to_get_still_revokes_everyone_in_the_lab_timing():
+    # 36 members over 24 partitions, eager on Tansu's rules: the joiner gets nothing, and the
+    # group's in-step heartbeat tells everyone of the round within a second, so the observed
+    # run sees the round (the real runs: ~4 s, every owner paused), not a quiet group
+    from zkconsumer.sim.observation import Observation
+
+    cfg = SimConfig("tansu-eager-range", 36, 24, "join", seed=0, heartbeat_interval_ms=2000,
+                    client_processes=2, member_order="start",
+                    calibration=Calibration(broker_join_start_ms=3.0),
+                    event_after_change_s=lab_event_after_change_s(3.0))
+    r = simulate(cfg, Observation())
+    assert r.members_paused == 24
+    assert 3.5 < r.time_to_stable_s < 5.0

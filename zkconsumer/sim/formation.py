@@ -1,0 +1,101 @@
+"""Where a formed broker-side group's heartbeat schedules stand when the event comes.
+
+librdkafka restarts a member's heartbeat schedule at its SyncGroup answer, so the round that
+formed a group leaves its members heartbeating in step, not at independent random phases. The
+Spark herd runs of validation plans 3 and 4 (their per-member records; runs this module was
+read from, not runs that judge it) show it exactly: every member of one Spark task revoked
+within about 30 ms of the others, at its task's last assignment + k heartbeat intervals
+- 0.07 s (the answer comes that much before the assignment is recorded). Apache Kafka 2.4.1
+answered both tasks at once (0.00 s apart in 20 of 20 eager and cooperative runs); Tansu 0.6.0
+answered them within 0.11 s in 34 of 49 runs, 0.28-0.35 s apart in 3 and 0.75-0.98 s apart in
+the other 12 (its followers' SyncGroups sent before the leader's are refused and retried at
+their next look).
+
+And the lab applies its event a fixed time after the group's last change: the coordinating
+task polls every 0.25 s and acts once nothing changed for ``quiet_s`` (3 s), so the event came
+2.97-3.40 s after the last assignment in those runs, which with a 2 s heartbeat interval puts
+the group's next heartbeat 0.5-1.0 s after the event in nearly every run: the "members learn of
+a join within about a second" the models with random phases could not reproduce. A model run
+compared with such a run places the event the same way (``SimConfig.event_after_change_s``,
+:func:`lab_event_after_change_s` for the lab's); otherwise the event is unrelated to the
+formation (its phase uniform over one interval).
+
+:func:`formed_phases` is pure: the draws come from the caller's random stream.
+"""
+
+from __future__ import annotations
+
+import random
+from dataclasses import dataclass
+
+from zkconsumer.sim.config import SimConfig
+
+# A member's SyncGroup answer comes this long before the assignment the records show.
+ANSWER_LEAD_S = 0.07
+
+
+def lab_event_after_change_s(quiet_s: float, poll_s: float = 0.25,
+                             read_s: float = 0.1) -> tuple[float, float]:
+    """When the lab's coordinating task applies its event after the group's last change: at
+    its first look (every ``poll_s``) after ``quiet_s`` without change, plus up to ``read_s``
+    reading the task statuses (2.97-3.40 s in the records above, with quiet_s = 3)."""
+    return quiet_s, quiet_s + poll_s + read_s
+
+
+@dataclass(frozen=True)
+class Spread:
+    """How much earlier than the last one the other processes' SyncGroups were answered: within
+    ``near_s`` usually, ``late_lo_s``-``late_hi_s`` earlier with probability ``late_share``."""
+
+    near_s: float = 0.0
+    late_share: float = 0.0
+    late_lo_s: float = 0.0
+    late_hi_s: float = 0.0
+
+    def __post_init__(self) -> None:
+        if not 0.0 <= self.late_share <= 1.0:
+            raise ValueError(f"Spread.late_share must be within [0, 1], got {self.late_share}")
+        if min(self.near_s, self.late_lo_s) < 0 or self.late_hi_s < self.late_lo_s:
+            raise ValueError(f"Spread needs 0 <= near_s and 0 <= late_lo_s <= late_hi_s, got "
+                             f"{self}")
+
+    def draw(self, rng: random.Random) -> float:
+        if self.late_share and rng.random() < self.late_share:
+            return rng.uniform(self.late_lo_s, self.late_hi_s)
+        return rng.uniform(0.0, self.near_s)
+
+
+# Apache Kafka's coordinator completes every SyncGroup of a round with the leader's.
+AT_ONCE = Spread()
+# Tansu 0.6.0, from the records above (12 of 49 runs late).
+TANSU = Spread(near_s=0.1, late_share=12 / 49, late_lo_s=0.75, late_hi_s=0.98)
+
+
+def formed_phases(processes: list[int], interval_s: float, rng: random.Random,
+                  event_lag_s: float | None, spread: Spread) -> list[float]:
+    """The heartbeat phase of each member (``processes[i]``: the process hosting member i),
+    with the event at time 0.
+
+    The last process's members were answered ``event_lag_s`` + :data:`ANSWER_LEAD_S` before
+    the event (a random instant when ``event_lag_s`` is None), each other process
+    ``spread.draw()`` earlier; members of one process share their process's phase.
+    """
+    if interval_s <= 0:
+        raise ValueError(f"the heartbeat interval must be > 0, got {interval_s}")
+    if event_lag_s is None:
+        last = rng.uniform(0.0, interval_s)
+    else:
+        last = -(event_lag_s + ANSWER_LEAD_S)
+    ordered = sorted(set(processes))
+    latest = rng.choice(ordered) if ordered else None
+    answered = {p: last - (0.0 if p == latest else spread.draw(rng)) for p in ordered}
+    return [answered[p] for p in processes]
+
+
+def processes_of(cfg: SimConfig, count: int) -> list[int]:
+    """The process hosting each of the first ``count`` members: the placement's, else member
+    i in process ``i % client_processes``, else (one host per member) its own."""
+    if cfg.placement is not None:
+        return [cfg.placement.process_of(i) for i in range(count)]
+    k = cfg.client_processes
+    return [i % k if k > 0 else i for i in range(count)]
