@@ -53,6 +53,8 @@ def register(sub: Any) -> None:
                         "the consumer is created, 8 joins into groups of 4 on an embedded "
                         "broker, ~2 min) and write CALIBRATION with broker_join_start_ms "
                         "replaced by it")
+    p.add_argument("--join-start-trials", type=int, default=8, metavar="K",
+                   help="joins timed by --join-start-onto (default 8)")
     add_zk_option(p, dest="zookeeper", required=False, default=os.environ.get("ZKCONSUMER_ZK"),
                   note="an existing ZooKeeper (default: ZKCONSUMER_ZK, else an embedded one)")
     add_bootstrap_option(p, note="an existing broker (default: an embedded one)")
@@ -76,6 +78,10 @@ def run_calibrate(args: argparse.Namespace) -> int:
         print("zkconsumer: error: --samples must be >= 10", file=sys.stderr)
         return 2
     if args.join_start_onto is not None:
+        if args.join_start_trials < 1:
+            print(f"zkconsumer: error: --join-start-trials must be >= 1, got "
+                  f"{args.join_start_trials}", file=sys.stderr)
+            return 2
         return _join_start_onto(args)
     prov = capture(" ".join(["zkconsumer", *sys.argv[1:]]) if sys.argv[1:2] == ["calibrate"]
                    else f"zkconsumer calibrate --out {args.out}")
@@ -192,7 +198,8 @@ def _join_start_onto(args: argparse.Namespace) -> int:
         median, samples = measure_join_start(
             broker.bootstrap,
             lambda topic, n: create_topic(zks.connect_string, topic, n,
-                                          bootstrap=broker.bootstrap))
+                                          bootstrap=broker.bootstrap),
+            trials=args.join_start_trials)
         broker_name = broker.name
     when = time.strftime("%Y-%m-%d %H:%M", time.gmtime())
     origin = (f"measured by calibrate --join-start-onto {when} UTC against an embedded "

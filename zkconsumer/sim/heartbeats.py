@@ -6,17 +6,19 @@ simulated one by one (10,000 members × minutes would be millions of events that
 nothing); :func:`count_heartbeats` adds them up over each member's lifetime at the end of a run,
 and :func:`next_beat` finds the one that carries news.
 
-A member sends no Heartbeat while its JoinGroup or SyncGroup is outstanding: librdkafka
-heartbeats only in the steady and assignment states of its join state machine, and the
-coordinator holds a JoinGroup until the round's barrier closes (seconds on Tansu). Those
-stretches are the member's ``quiet`` intervals; the scheduled beats inside them are not sent.
-The real crash runs show it: at N = 64 the 63 survivors sent 315 heartbeats in a ~11.5 s
-counting window at 2 s intervals, where a steady schedule sends ~360.
+A member's JoinGroup-to-SyncGroup stretches are its ``quiet`` intervals, and a model may leave
+the scheduled beats inside them out (``QUIET_WHILE_REJOINING``): a reading of librdkafka's join
+state machine says it heartbeats only in its steady and assignment states. The counts disagree
+by case: at N = 64 the 63 survivors of a crash sent 315 heartbeats in a ~11.5 s counting
+window at 2 s intervals, where a steady schedule sends ~360, but the eager rounds on Tansu send
+two per member in about 4 s, one of them inside the 3 s the coordinator holds the JoinGroup;
+the eager models count every scheduled beat.
 
 A model may also restart a member's schedule (:meth:`BrokerMember.rephase`): librdkafka's first
 heartbeat after a SyncGroup answer goes one interval after it, which is what paces Tansu's
-cooperative rounds (:mod:`zkconsumer.sim.tansu`). The earlier phases are kept, so the count
-stays exact; a member never rephased counts as before.
+cooperative rounds (:mod:`zkconsumer.sim.tansu`) and why the round that formed a group leaves
+its members in step (:mod:`zkconsumer.sim.formation`). The earlier phases are kept, so the
+count stays exact; a member never rephased counts as before.
 """
 
 from __future__ import annotations

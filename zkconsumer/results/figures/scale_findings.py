@@ -199,7 +199,9 @@ def model_trust(results: Path) -> str:
         parts.append(f"{sum(c['ok'] for c in checks)} of {len(checks)} held-out cells of the "
                      f"herd model (`{scores[-1].parent.name}`)")
     for plan, what in ((3, "Tansu, Apache Kafka 2.4.1 and 4.0.2"),
-                       (4, "Tansu, with a source-rule profile beside the fitted one")):
+                       (4, "Tansu, with a source-rule profile beside the fitted one"),
+                       (5, "fresh Tansu and Apache Kafka 2.4.1 runs, formation phases in the "
+                           "broker models")):
         scoring = results / "scale" / f"validation-{plan}" / "scoring" / "scoring.json"
         if scoring.is_file():
             judged = [c for c in json.loads(scoring.read_text())["cells"] if c["judged"]]
