@@ -53,8 +53,9 @@ def plot_protocol(scores: list[CellScore], protocol: str, path: Path) -> Path:
     plt = pyplot()
     cells = [s for s in scores if s.key.protocol == protocol]
     colour = PROTOCOL_TABLE[protocol].colour if protocol in PROTOCOL_TABLE else None
-    fig, axes = plt.subplots(1, 2, figsize=(8.5, 3.4))
-    labels = [f"{_short_broker(s.key.broker)}\nN={s.key.members} {s.key.event}"
+    # one row per measure, as wide as the cells need, so that every cell's label stays apart
+    fig, axes = plt.subplots(2, 1, figsize=(max(6.0, 0.62 * len(cells) + 2.0), 7.0))
+    labels = [f"{_short_broker(s.key.broker)} N={s.key.members} {s.key.event}"
               + (f"\n{s.model}" if s.model != protocol else "") for s in cells]
     xs = list(range(len(cells)))
     for ax, what, unit in ((axes[0], "tts", "time to stable (s)"),
