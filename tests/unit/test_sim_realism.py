@@ -66,8 +66,8 @@ def test_the_counting_margins_add_the_survivors_steady_heartbeats():
     # the event does not count there (a sampled count of it ends at its last sample before)
     assert count_heartbeats([alive, dead], 1.0, 3.0, start=-0.5) == 3
     assert count_heartbeats([alive, dead], 1.0, 3.0, start=-0.8) == 4
-    joiner = BrokerMember("j", phase=1.5, since=1.5)
-    assert count_heartbeats([joiner], 1.0, 3.0, start=-0.5) == 2
+    joiner = BrokerMember("j", phase=1.5, since=1.5)  # first beat one interval after 1.5
+    assert count_heartbeats([joiner], 1.0, 3.0, start=-0.5) == 1
 
 
 def test_the_lab_settings_validate_uses():
@@ -129,3 +129,15 @@ def test_a_fetcher_stop_waits_for_the_poll_or_the_next_message():
     # an idle topic draws exactly what the uniform stop drew before (same random stream)
     rng = random.Random(4)
     assert fetcher_stop_s(rng, cal, 32, 128, 0.0) == random.Random(4).uniform(0.0, 0.1) + 0.005
+
+
+def test_a_restarted_schedule_sends_nothing_at_the_restart():
+    # librdkafka restarts its heartbeat timer at the SyncGroup answer: its next beat goes one
+    # interval later, nothing at the answer itself
+    m = BrokerMember("a", phase=-3.2)         # beats at -1.2, 0.8, ...
+    m.rephase(0.9)                             # the answer at 0.9: next beats 2.9, 4.9
+    assert count_heartbeats([m], 2.0, 2.8, start=-0.5) == 1     # only the beat at 0.8
+    assert count_heartbeats([m], 2.0, 3.0, start=-0.5) == 2     # and 2.9
+    joiner = BrokerMember("j", phase=1.5, since=1.5)             # its schedule starts at 1.5
+    assert count_heartbeats([joiner], 2.0, 3.4, start=-0.5) == 0
+    assert count_heartbeats([joiner], 2.0, 3.6, start=-0.5) == 1

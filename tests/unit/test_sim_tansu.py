@@ -99,11 +99,11 @@ def test_waiting_requests_are_answered_at_a_look():
 def test_a_restarted_heartbeat_schedule_counts_exactly():
     m = BrokerMember("a", phase=0.5)
     assert count_heartbeats([m], 2.0, 10.0) == 5  # 0.5, 2.5, 4.5, 6.5, 8.5
-    m.rephase(3.0)  # an answer at 3.0: the next heartbeats at 5.0, 7.0, 9.0
-    assert count_heartbeats([m], 2.0, 10.0) == 2 + 4  # 0.5, 2.5; 3.0, 5.0, 7.0, 9.0
+    m.rephase(3.0)  # an answer at 3.0: the next heartbeats at 5.0, 7.0, 9.0, none at 3.0
+    assert count_heartbeats([m], 2.0, 10.0) == 2 + 3  # 0.5, 2.5; 5.0, 7.0, 9.0
     m.go_quiet(4.0)
     m.resume_beats(8.0)
-    assert count_heartbeats([m], 2.0, 10.0) == 2 + 2  # 5.0 and 7.0 not sent
+    assert count_heartbeats([m], 2.0, 10.0) == 2 + 1  # 5.0 and 7.0 not sent
 
 
 # --- the rule's consequences -----------------------------------------------------------------

@@ -33,6 +33,10 @@ from zkconsumer.sim.tally import OwnershipLedger, Tally
 
 log = logging.getLogger(__name__)
 
+# "Just after" an instant, for a schedule that sends nothing at its start (well above the
+# rounding slack of costs.heartbeats).
+AFTER_S = 1e-9
+
 
 @dataclass(eq=False)
 class BrokerMember:
@@ -76,11 +80,13 @@ class BrokerMember:
         self.phase = now
 
     def schedules(self) -> list[tuple[float, float, float]]:
-        """(from, until, phase) of each schedule the member ran, oldest first."""
+        """(from, until, phase) of each schedule the member ran, oldest first. A restarted
+        schedule sends nothing at its restart (its first beat goes one interval later), so it
+        runs from just after that instant."""
         spans, start = [], -math.inf
         for until, phase in self.past_phases:
             spans.append((start, until, phase))
-            start = until
+            start = until + AFTER_S
         spans.append((start, math.inf, self.phase))
         return spans
 
@@ -104,6 +110,8 @@ def count_heartbeats(members: Iterable[BrokerMember], interval: float, end: floa
     for m in members:
         before_event = m.since <= 0.0 and (m.until is None or m.until > 0.0)
         first = start if before_event else max(0.0, m.since)
+        if first == m.phase:  # a joiner's schedule starts at its SyncGroup answer: no beat then
+            first += AFTER_S
         stop = end if m.until is None else min(end, m.until)
         quiet = m.quiet + ([(m.quiet_since, stop)] if m.quiet_since is not None else [])
         for s0, s1, phase in m.schedules():
