@@ -33,3 +33,20 @@ def test_an_event_that_moves_partitions_is_observed_to_its_end(protocol):
 def test_an_observer_setting_must_be_positive():
     with pytest.raises(ValueError, match="quiet_s must be > 0, got 0"):
         Observation(quiet_s=0)
+
+
+def test_a_round_that_moves_nothing_is_invisible_even_when_the_model_ends_before_a_look():
+    # Kafka 2.4's cooperative rules, 48 members over 24 partitions: the joiner gets nothing and
+    # no owner revokes, so the real observer sees no change since the event (time 0), however
+    # quickly the model's round ended (before its first look)
+    from zkconsumer.sim import Calibration
+    from zkconsumer.sim.formation import lab_event_after_change_s
+
+    cfg = SimConfig("kafka-cooperative-sticky", 48, 24, "join", seed=0, member_order="start",
+                    heartbeat_interval_ms=2000, client_processes=2,
+                    calibration=Calibration(broker_join_start_ms=3.0),
+                    event_after_change_s=lab_event_after_change_s(3.0))
+    unobserved = simulate(cfg)
+    assert unobserved.time_to_stable_s is not None and unobserved.time_to_stable_s > 0.3
+    observed = simulate(cfg, OBSERVER)
+    assert observed.time_to_stable_s == 0.0 and observed.members_paused == 0

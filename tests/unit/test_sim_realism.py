@@ -141,3 +141,11 @@ def test_a_restarted_schedule_sends_nothing_at_the_restart():
     joiner = BrokerMember("j", phase=1.5, since=1.5)             # its schedule starts at 1.5
     assert count_heartbeats([joiner], 2.0, 3.4, start=-0.5) == 0
     assert count_heartbeats([joiner], 2.0, 3.6, start=-0.5) == 1
+
+
+def test_a_restart_with_a_beat_sent_on_it_counts_that_beat():
+    # Tansu holds a JoinGroup longer than an interval: the beat that fell due meanwhile goes
+    # out on the answer, and the schedule restarts there
+    m = BrokerMember("a", phase=-3.2)
+    m.rephase(0.9, beat_now=True)
+    assert count_heartbeats([m], 2.0, 2.8, start=-0.5) == 2     # 0.8 and the one at 0.9

@@ -62,6 +62,8 @@ class BrokerMember:
     quiet_since: float | None = None
     # (until, phase): the schedules before the current one, oldest first (see rephase)
     past_phases: list[tuple[float, float]] = field(default_factory=list)
+    # restart instants at which a heartbeat was sent (rephase(beat_now=True))
+    beats_at_restart: set[float] = field(default_factory=set)
 
     def go_quiet(self, now: float) -> None:
         """A JoinGroup leaves: no heartbeats until the SyncGroup answer."""
@@ -74,19 +76,23 @@ class BrokerMember:
             self.quiet.append((self.quiet_since, now))
             self.quiet_since = None
 
-    def rephase(self, now: float) -> None:
-        """Restart the schedule at ``now``: the next heartbeat goes one interval later."""
+    def rephase(self, now: float, beat_now: bool = False) -> None:
+        """Restart the schedule at ``now``: the next heartbeat goes one interval later, and one
+        goes at ``now`` too if ``beat_now`` (a heartbeat sent there, or one that fell due while
+        the member waited and goes out on the answer)."""
         self.past_phases.append((now, self.phase))
         self.phase = now
+        if beat_now:
+            self.beats_at_restart.add(now)
 
     def schedules(self) -> list[tuple[float, float, float]]:
         """(from, until, phase) of each schedule the member ran, oldest first. A restarted
         schedule sends nothing at its restart (its first beat goes one interval later), so it
-        runs from just after that instant."""
+        runs from just after that instant, unless a beat was sent there (``rephase``)."""
         spans, start = [], -math.inf
         for until, phase in self.past_phases:
             spans.append((start, until, phase))
-            start = until + AFTER_S
+            start = until if until in self.beats_at_restart else until + AFTER_S
         spans.append((start, math.inf, self.phase))
         return spans
 

@@ -19,6 +19,7 @@ checks, so such a model run stops where the real observation did.
 
 from __future__ import annotations
 
+import math
 import random
 from dataclasses import dataclass
 
@@ -47,6 +48,9 @@ class Closed:
 
     at: float
     stable_at: float
+    # True: before the model's own end (the run stops there and counts the observer's window);
+    # False: the model had already ended, only the stable instant is the observer's
+    early: bool = True
 
 
 def first_check(obs: Observation, seed: int) -> float:
@@ -61,13 +65,15 @@ def run_observed(engine: Engine, ledger: OwnershipLedger, obs: Observation, seed
                  max_time_s: float) -> tuple[bool, Closed | None]:
     """Run ``engine`` checking the group like the real observer.
 
-    Returns (the run ended, where the observation closed before the model's own end or None).
+    Returns (the run ended, where the observation closed or None): closed early (the run
+    stops there) or, when the model ended between two looks, where the observer would have
+    closed on what it ended with.
     Call :meth:`OwnershipLedger.forget_changes` after the group is set up and before the event.
     """
     t = first_check(obs, seed)
     while t <= max_time_s:
         if engine.run(t):
-            return True, None
+            return True, _ended(ledger, obs, t)
         last = ledger.last_change_at
         if ledger.observed_stable() and (last is None or t - last >= obs.quiet_s):
             stable = 0.0 if last is None else last
@@ -76,3 +82,17 @@ def run_observed(engine: Engine, ledger: OwnershipLedger, obs: Observation, seed
             return True, Closed(t, stable)
         t += obs.check_interval_s
     return engine.run(max_time_s), None
+
+
+def _ended(ledger: OwnershipLedger, obs: Observation, t: float) -> Closed | None:
+    """The model ran out of events before the check at ``t``: nothing changes any more, so the
+    observer closes at the first check once the group has been quiet for ``quiet_s`` and
+    reports the last change it saw (0: none since the event), as it would have in the real
+    run, not the model's own end of the round (a round that moved nothing is invisible)."""
+    if not ledger.observed_stable():
+        return None
+    last = ledger.last_change_at
+    if last is None:
+        return Closed(t, 0.0, early=False)
+    checks = max(0, math.ceil((last + obs.quiet_s - t) / obs.check_interval_s - 1e-9))
+    return Closed(t + checks * obs.check_interval_s, last, early=False)

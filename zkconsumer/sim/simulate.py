@@ -97,8 +97,8 @@ def simulate(config: SimConfig, observation: Observation | None = None) -> SimRe
     ledger.finish()
     stable_at = ledger.stable_at if closed is None else closed.stable_at
     count_until = config.count_until_s
-    if closed is not None and observation is not None:  # the observer's own counting window
-        count_until = observation.count_after_s
+    if closed is not None and closed.early and observation is not None:
+        count_until = observation.count_after_s  # the observer's own counting window
     finish = getattr(model, "finish", None)
     if finish is not None:  # steady-state requests (heartbeats) up to the counting window's end
         finish(stable_at + count_until if stable_at is not None else engine.now)
