@@ -20,7 +20,9 @@ compared with such a run places the event the same way (``SimConfig.event_after_
 :func:`lab_event_after_change_s` for the lab's); otherwise the event is unrelated to the
 formation (its phase uniform over one interval).
 
-:func:`formed_phases` is pure: the draws come from the caller's random stream.
+:func:`formed_phases` is pure: the draws come from the caller's random stream. With one host
+per member (the at-scale placement) every member is a process of its own and draws its own
+lead: an assumption, since the runs it was read from had two processes.
 """
 
 from __future__ import annotations

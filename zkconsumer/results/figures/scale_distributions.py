@@ -1,4 +1,4 @@
-"""docs/validation-distributions.md, distribution validation (plans 3, 4 and 5): per cell the real
+"""docs/validation-distributions.md, distribution validation (plans 3 to 6): per cell the real
 runs' distribution against the model's draws, the pass count, and one plot per protocol.
 
 Reads committed files only: ``results/scale/validation-plan-N.json`` and the scoring that
@@ -158,3 +158,9 @@ def validation_5(ctx: Context) -> str:
             f"into groups of 4 on Tansu (range {sent[0]:.1f}-{sent[-1]:.1f} ms); the fitted "
             f"value it replaces: {fitted.broker_join_start_ms:.0f} ms.")
     return said + "\n\n" + validation_block(ctx, 5)
+
+
+@figure("scale-validation-6", source=f"results/{_scoring(6)}")
+def validation_6(ctx: Context) -> str:
+    """Plan 6's scoring (the Kafka 2.4 profile alone)."""
+    return validation_block(ctx, 6)

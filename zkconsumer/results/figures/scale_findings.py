@@ -201,7 +201,8 @@ def model_trust(results: Path) -> str:
     for plan, what in ((3, "Tansu, Apache Kafka 2.4.1 and 4.0.2"),
                        (4, "Tansu, with a source-rule profile beside the fitted one"),
                        (5, "fresh Tansu and Apache Kafka 2.4.1 runs, formation phases in the "
-                           "broker models")):
+                           "broker models"),
+                       (6, "the Kafka 2.4 profile alone, on fresh Apache Kafka 2.4.1 runs")):
         scoring = results / "scale" / f"validation-{plan}" / "scoring" / "scoring.json"
         if scoring.is_file():
             judged = [c for c in json.loads(scoring.read_text())["cells"] if c["judged"]]
