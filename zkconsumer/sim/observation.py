@@ -19,7 +19,6 @@ checks, so such a model run stops where the real observation did.
 
 from __future__ import annotations
 
-import math
 import random
 from dataclasses import dataclass
 
@@ -71,28 +70,21 @@ def run_observed(engine: Engine, ledger: OwnershipLedger, obs: Observation, seed
     Call :meth:`OwnershipLedger.forget_changes` after the group is set up and before the event.
     """
     t = first_check(obs, seed)
+    ended = False
     while t <= max_time_s:
-        if engine.run(t):
-            return True, _ended(ledger, obs, t)
+        # once the model has run out of events nothing changes any more, but the observer
+        # still looks until it would have closed: a round that moved nothing is invisible to
+        # it, so it reports the last change it saw (0: none since the event), not the model's
+        # own end of the round
+        ended = ended or engine.run(t)
         last = ledger.last_change_at
-        if ledger.observed_stable() and (last is None or t - last >= obs.quiet_s):
+        looks_stable = ledger.observed_stable()
+        if looks_stable and (last is None or t - last >= obs.quiet_s):
             stable = 0.0 if last is None else last
-            if stable + obs.count_after_s > engine.now:
+            if not ended and stable + obs.count_after_s > engine.now:
                 engine.run(stable + obs.count_after_s)
-            return True, Closed(t, stable)
+            return True, Closed(t, stable, early=not ended)
+        if ended and not looks_stable:
+            return True, None
         t += obs.check_interval_s
-    return engine.run(max_time_s), None
-
-
-def _ended(ledger: OwnershipLedger, obs: Observation, t: float) -> Closed | None:
-    """The model ran out of events before the check at ``t``: nothing changes any more, so the
-    observer closes at the first check once the group has been quiet for ``quiet_s`` and
-    reports the last change it saw (0: none since the event), as it would have in the real
-    run, not the model's own end of the round (a round that moved nothing is invisible)."""
-    if not ledger.observed_stable():
-        return None
-    last = ledger.last_change_at
-    if last is None:
-        return Closed(t, 0.0, early=False)
-    checks = max(0, math.ceil((last + obs.quiet_s - t) / obs.check_interval_s - 1e-9))
-    return Closed(t + checks * obs.check_interval_s, last, early=False)
+    return ended or engine.run(max_time_s), None
