@@ -73,6 +73,15 @@ AT_ONCE = Spread()
 TANSU = Spread(near_s=0.1, late_share=12 / 44, late_lo_s=0.75, late_hi_s=0.98)
 
 
+def last_answer(interval_s: float, rng: random.Random, event_lag_s: float | None) -> float:
+    """When the formation's last SyncGroup was answered, with the event at time 0:
+    ``event_lag_s`` + :data:`ANSWER_LEAD_S` before it, or a random instant of one interval
+    when the event is unrelated to the formation (``event_lag_s`` None)."""
+    if event_lag_s is None:
+        return rng.uniform(0.0, interval_s)
+    return -(event_lag_s + ANSWER_LEAD_S)
+
+
 def formed_phases(processes: list[int], interval_s: float, rng: random.Random,
                   event_lag_s: float | None, spread: Spread) -> list[float]:
     """The heartbeat phase of each member (``processes[i]``: the process hosting member i),
@@ -84,10 +93,7 @@ def formed_phases(processes: list[int], interval_s: float, rng: random.Random,
     """
     if interval_s <= 0:
         raise ValueError(f"the heartbeat interval must be > 0, got {interval_s}")
-    if event_lag_s is None:
-        last = rng.uniform(0.0, interval_s)
-    else:
-        last = -(event_lag_s + ANSWER_LEAD_S)
+    last = last_answer(interval_s, rng, event_lag_s)
     ordered = sorted(set(processes))
     latest = rng.choice(ordered) if ordered else None
     answered = {p: last - (0.0 if p == latest else spread.draw(rng)) for p in ordered}

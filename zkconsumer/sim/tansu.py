@@ -66,7 +66,7 @@ from zkconsumer.sim.assignment import full_assignment, sticky_target
 from zkconsumer.sim.broker import BrokerGroup
 from zkconsumer.sim.config import SimConfig
 from zkconsumer.sim.engine import Engine
-from zkconsumer.sim.formation import ANSWER_LEAD_S
+from zkconsumer.sim.formation import last_answer
 from zkconsumer.sim.heartbeats import BrokerMember, next_beat
 from zkconsumer.sim.tally import OwnershipLedger, Tally
 
@@ -156,9 +156,11 @@ class TansuCooperativeGroup(BrokerGroup):
         self.leader = self.rng.choice(ids) if ids else None
         spread = formation_spread(len(ids), self.cal.coop_formation_stagger_ms / 1000.0,
                                   self.poll)
-        # the last answer at most the harness's lag before the event (zkconsumer.sim.formation)
-        base = (self.rng.uniform(0.0, self.hb) if self.event_lag_s is None
-                else -(self.event_lag_s + ANSWER_LEAD_S) - spread)
+        # the leader first, the others within spread of it; where the harness ties the event
+        # to the formation, the last answer lies the harness's lag before it
+        base = last_answer(self.hb, self.rng, self.event_lag_s)
+        if self.event_lag_s is not None:
+            base -= spread
         for mid in ids:
             offset = 0.0 if mid == self.leader else self.rng.uniform(0.0, spread)
             m = BrokerMember(mid, phase=base + offset)
