@@ -83,8 +83,7 @@ def run_calibrate(args: argparse.Namespace) -> int:
                   f"{args.join_start_trials}", file=sys.stderr)
             return 2
         return _join_start_onto(args)
-    prov = capture(" ".join(["zkconsumer", *sys.argv[1:]]) if sys.argv[1:2] == ["calibrate"]
-                   else f"zkconsumer calibrate --out {args.out}")
+    prov = capture(_command(f"zkconsumer calibrate --out {args.out}"))
     with contextlib.ExitStack() as stack:
         zk, bootstrap = args.zookeeper, args.bootstrap
         env_broker = os.environ.get(BROKER_ENV, "")
@@ -154,6 +153,14 @@ def run_calibrate(args: argparse.Namespace) -> int:
     return 0
 
 
+def _command(called_otherwise: str) -> str:
+    """The command line a calibration records: as typed when run as ``zkconsumer calibrate``,
+    else (called from Python) ``called_otherwise``."""
+    if sys.argv[1:2] == ["calibrate"]:
+        return " ".join(["zkconsumer", *sys.argv[1:]])
+    return called_otherwise
+
+
 def _read_service(zks: Any) -> list[Any]:
     """A warm-up burst, then three: the server's CPU per read under 32 pipelined readers."""
     from zkconsumer.calibration.read_service import measure_read_service
@@ -189,9 +196,8 @@ def _join_start_onto(args: argparse.Namespace) -> int:
     except (OSError, ValueError) as exc:
         print(f"zkconsumer: error: --join-start-onto: {exc}", file=sys.stderr)
         return 2
-    prov = capture(" ".join(["zkconsumer", *sys.argv[1:]]) if sys.argv[1:2] == ["calibrate"]
-                   else f"zkconsumer calibrate --join-start-onto {args.join_start_onto} "
-                        f"--out {args.out}")
+    prov = capture(_command(f"zkconsumer calibrate --join-start-onto {args.join_start_onto} "
+                            f"--out {args.out}"))
     with contextlib.ExitStack() as stack:
         zks = stack.enter_context(zookeeper_from_env(None))
         broker = stack.enter_context(broker_from_env(zks.connect_string))
