@@ -11,10 +11,12 @@ joined every round while others joined every 8 s. The coordinator the records fi
    changed (cooperative-sticky metadata lists the partitions the member owns, so an owner that
    revoked some and rejoins changes it, and so does a member that was given some), starts a
    new generation. The answer waits: the coordinator looks at a waiting request again every
-   ``coop_coordinator_poll_ms`` (1 s) and answers a JoinGroup at its first look at least
-   ``broker_join_window_factor`` session timeouts (3 s) after it arrived, with the generation
-   current *then* (every real JoinGroup was followed by its SyncGroup 3 s later, the leader's
-   too).
+   ``coop_coordinator_poll_ms`` and answers a JoinGroup at its first look at least Tansu's
+   fixed pause (:data:`~zkconsumer.sim.tansu_eager.PAUSE_S`, 3 s, whatever the session
+   timeout) after it arrived, with the generation current *then* (every real JoinGroup was
+   followed by its SyncGroup about 3 s later, the leader's too; a window in session timeouts,
+   as the barrier model fits it, held 4.2 s at a 6 s session, a second more than the real
+   rounds of validation plan 5 took).
 2. The leader (the member that formed the group, kept until it leaves) gets every member's
    metadata as the coordinator holds it then and assigns: the sticky target (kept while the
    members stay the same), less every partition another member still reports owning
@@ -69,6 +71,7 @@ from zkconsumer.sim.engine import Engine
 from zkconsumer.sim.formation import last_answer
 from zkconsumer.sim.heartbeats import BrokerMember, next_beat
 from zkconsumer.sim.tally import OwnershipLedger, Tally
+from zkconsumer.sim.tansu_eager import PAUSE_S
 
 log = logging.getLogger(__name__)
 
@@ -128,7 +131,7 @@ class TansuCooperativeGroup(BrokerGroup):
                  ledger: OwnershipLedger) -> None:
         super().__init__(cfg, engine, rng, tally, ledger)
         self.poll = self.cal.coop_coordinator_poll_ms / 1000.0
-        self.wait = self.cal.broker_join_window_factor * cfg.session_timeout_s
+        self.wait = PAUSE_S
         self.sync_wait = self.cal.coop_sync_wait_ms / 1000.0
         self.view: dict[str, CoordinatorView] = {}
         self.generation = 0
