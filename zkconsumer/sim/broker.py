@@ -37,7 +37,13 @@ from zkconsumer.sim.engine import Engine
 from zkconsumer.sim.formation import TANSU as TANSU_FORMATION
 from zkconsumer.sim.formation import formed_phases, processes_of
 from zkconsumer.sim.group import SimulatedGroup
-from zkconsumer.sim.heartbeats import BrokerMember, count_heartbeats, next_beat, revoke
+from zkconsumer.sim.heartbeats import (
+    BrokerMember,
+    Window,
+    count_heartbeats,
+    next_beat,
+    revoke,
+)
 from zkconsumer.sim.tally import OwnershipLedger, Tally
 
 log = logging.getLogger(__name__)
@@ -130,8 +136,8 @@ class BrokerGroup(SimulatedGroup):
         # first is answered MEMBER_ID_REQUIRED (a round trip) and sent again with the id, so
         # the joiner sends one JoinGroup more than the rounds it takes part in (KIP-394)
         self._joiner_bounced = costs.JOINER_JOIN_GROUPS - 1 if self.JOINER_BOUNCE else 0
-        self.tally.broker_requests += (costs.FIND_COORDINATOR
-                                       + (1 + self._joiner_bounced) * costs.JOIN_GROUP)
+        self.tally.broker(costs.FIND_COORDINATOR + (1 + self._joiner_bounced) * costs.JOIN_GROUP,
+                          mid)
         # the joiner's JoinGroups are its attempts even if no round follows in the window
         self.tally.max_attempts = max(self.tally.max_attempts, 1 + self._joiner_bounced)
         delay = (self.cal.broker_join_start_ms / 1000.0 * self._jitter()
@@ -149,7 +155,7 @@ class BrokerGroup(SimulatedGroup):
         m = self.members[mid]
         self.ledger.begin()
         delay = self._revoke(m, set(m.owned), count_pause=False)
-        self.tally.broker_requests += costs.LEAVE_GROUP
+        self.tally.broker(costs.LEAVE_GROUP, mid)
         wait = self.cfg.session_timeout_s * self.cal.broker_leave_wait_factor
         if wait > 0:
             m.alive = False  # gone: its heartbeats stop (the coordinator has not noticed yet)
@@ -240,7 +246,7 @@ class BrokerGroup(SimulatedGroup):
         """Fenced out: give everything up (the new owners may already fetch it), rejoin."""
         delay = self._revoke(m, set(m.owned))
         m.in_group = True
-        self.tally.broker_requests += costs.JOIN_GROUP
+        self.tally.broker(costs.JOIN_GROUP, m.mid)
         self._rejoin_quiet(m, self.engine.now + delay)
         self.engine.after(delay + self._half(), self._rejoined, m)
 
@@ -255,7 +261,7 @@ class BrokerGroup(SimulatedGroup):
             return  # already rejoined this round on its own (cooperative revocation)
         self.tally.woken.add(m.mid)
         delay = 0.0 if self.cooperative else self._revoke(m, set(m.owned))
-        self.tally.broker_requests += costs.JOIN_GROUP
+        self.tally.broker(costs.JOIN_GROUP, m.mid)
         self._rejoin_quiet(m, self.engine.now + delay)
         self.engine.after(delay + self._half(), self._join_arrived, m)
 
@@ -294,10 +300,10 @@ class BrokerGroup(SimulatedGroup):
         n, parts = len(members), self.cfg.partitions
         compute = self.cal.assign_us_per_member * (n + parts) / 1e6
         sync_at = self.engine.now + self._half() + compute + self._half()
-        self.tally.broker_requests += costs.SYNC_GROUP * n
         self._in_round = False
         for mid in members:
             m = self.members[mid]
+            self.tally.broker(costs.SYNC_GROUP, mid)
             m.awaiting_sync = True
             self.ledger.begin()
             self.engine.at(sync_at + self._half(), self._synced, m, assignment[mid])
@@ -329,8 +335,13 @@ class BrokerGroup(SimulatedGroup):
         return self._round_start + self._window()
 
     def sync_answered(self, m: BrokerMember) -> None:
-        """A member's SyncGroup was just answered (a coordinator profile may restart its
-        heartbeat schedule here; this model keeps it)."""
+        """A member's SyncGroup was just answered: librdkafka restarts its heartbeat schedule
+        there, whatever the broker (the first beat an interval later), which is what leaves a
+        formed group in step (:mod:`.formation`). Counted over averaged margins the restart
+        hardly showed; counted in each member's sampled window (:mod:`.sampling`) the beat
+        an unrestarted schedule sends shortly after a round falls inside the window."""
+        if m.since != float("inf"):  # a joiner's schedule starts there anyway (_synced)
+            m.rephase(self.engine.now)
 
     def _synced(self, m: BrokerMember, parts: set[int]) -> None:
         self.sync_answered(m)
@@ -344,12 +355,12 @@ class BrokerGroup(SimulatedGroup):
         if revoked:  # cooperative only: eager members revoked everything before joining
             delay = self._revoke(m, revoked)
             self.tally.woken.add(m.mid)
-            self.tally.broker_requests += costs.JOIN_GROUP
+            self.tally.broker(costs.JOIN_GROUP, m.mid)
             self._rejoin_quiet(m, self.engine.now + delay)
             self.ledger.begin()
             self.engine.after(delay + self._half(), self._rejoined, m)
         if gained:
-            self.tally.broker_requests += costs.OFFSET_FETCH_REQUEST
+            self.tally.broker(costs.OFFSET_FETCH_REQUEST, m.mid)
             self.engine.after(2 * self._half(), self._resume, m, gained)
         else:
             self.ledger.end()
@@ -370,6 +381,7 @@ class BrokerGroup(SimulatedGroup):
 
     # --- end of run ------------------------------------------------------------------------------
 
-    def finish(self, end: float) -> None:
-        self.tally.broker_requests += count_heartbeats(self.members.values(), self.hb, end,
-                                                       start=-self.cfg.count_from_s)
+    def finish(self, end: float, window: Window | None = None) -> None:
+        """The heartbeats, counted up to ``end`` or in each member's ``window``."""
+        self.tally.add_counted(count_heartbeats(self.members.values(), self.hb, end,
+                                                start=-self.cfg.count_from_s, window=window))

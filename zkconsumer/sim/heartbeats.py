@@ -33,6 +33,9 @@ from zkconsumer.sim.tally import OwnershipLedger, Tally
 
 log = logging.getLogger(__name__)
 
+# A member's counting window, (from, to] (zkconsumer.sim.sampling.SampledWindows.window)
+Window = Callable[[str], tuple[float, float]]
+
 # "Just after" an instant, for a schedule that sends nothing at its start (well above the
 # rounding slack of costs.heartbeats).
 AFTER_S = 1e-9
@@ -106,19 +109,21 @@ def next_beat(member: BrokerMember, not_before: float, interval: float) -> float
 
 
 def count_heartbeats(members: Iterable[BrokerMember], interval: float, end: float,
-                     start: float = 0.0) -> int:
-    """Scheduled heartbeats sent between ``start`` (the event: 0) and ``end``.
+                     start: float = 0.0, window: Window | None = None) -> int:
+    """Scheduled heartbeats sent between ``start`` (the event: 0) and ``end``, or in each
+    member's own window (``window``: its sampled counts, :mod:`zkconsumer.sim.sampling`).
 
     A ``start`` before the event counts only members still alive after it: a sampled count
     of a member that dies at the event ends at its last sample before the event.
     """
     total = 0
     for m in members:
+        lo, hi = (start, end) if window is None else window(m.mid)
         before_event = m.since <= 0.0 and (m.until is None or m.until > 0.0)
-        first = start if before_event else max(0.0, m.since)
+        first = lo if before_event else max(0.0, m.since, lo)
         if first == m.phase:  # a joiner's schedule starts at its SyncGroup answer: no beat then
             first += AFTER_S
-        stop = end if m.until is None else min(end, m.until)
+        stop = hi if m.until is None else min(hi, m.until)
         quiet = m.quiet + ([(m.quiet_since, stop)] if m.quiet_since is not None else [])
         for s0, s1, phase in m.schedules():
             lo, hi = max(first, s0), min(stop, s1)
@@ -144,7 +149,7 @@ def revoke(m: BrokerMember, partitions: set[int], tally: Tally, ledger: Ownershi
         tally.paused.add(m.mid)
     delay = revoke_ms / 1000.0
     if commit_round_trip is not None:
-        tally.broker_requests += costs.OFFSET_COMMIT_REQUEST
+        tally.broker(costs.OFFSET_COMMIT_REQUEST, m.mid)
         delay += commit_round_trip()
     m.owned -= partitions
     for p in sorted(partitions):

@@ -58,7 +58,7 @@ from zkconsumer.sim.broker import BrokerGroup
 from zkconsumer.sim.config import SimConfig
 from zkconsumer.sim.engine import Engine
 from zkconsumer.sim.formation import AT_ONCE
-from zkconsumer.sim.heartbeats import BrokerMember
+from zkconsumer.sim.heartbeats import BrokerMember, Window
 from zkconsumer.sim.tally import OwnershipLedger, Tally
 
 log = logging.getLogger(__name__)
@@ -127,17 +127,12 @@ class KafkaCoordinatorGroup(BrokerGroup):
         for m in self.members.values():
             m.phase += self._half()
 
-    def sync_answered(self, m: BrokerMember) -> None:
-        """Rule 3: the heartbeat schedule restarts at the SyncGroup answer."""
-        if m.since != float("inf"):  # a joiner's schedule starts there anyway (base model)
-            m.rephase(self.engine.now)
-
     def join(self, mid: str) -> None:
         # A group with no live member is Empty: its first round is an InitialDelayedJoin.
         self.new_group = not any(m.in_group and m.alive for m in self.members.values())
         super().join(mid)
         if not self.static:  # a static joiner's instance id lets it skip MEMBER_ID_REQUIRED
-            self.tally.broker_requests += (DYNAMIC_JOINER_JOIN_GROUPS - 1) * costs.JOIN_GROUP
+            self.tally.broker((DYNAMIC_JOINER_JOIN_GROUPS - 1) * costs.JOIN_GROUP, mid)
             # The bounced JoinGroup is one of the joiner's JoinGroups, and attempts are counted
             # as JoinGroups per member (as the lab counts them), so it is an attempt too.
             self._joiner_bounced = DYNAMIC_JOINER_JOIN_GROUPS - 1
@@ -177,15 +172,15 @@ class KafkaCoordinatorGroup(BrokerGroup):
         m.until = now
         self.engine.after(max(0.0, last + self.cfg.session_timeout_s - now), self._removed, m)
 
-    def finish(self, end: float) -> None:
+    def finish(self, end: float, window: Window | None = None) -> None:
         """Heartbeats (the base model), then the auto-commits of members owning partitions."""
-        super().finish(end)
+        super().finish(end, window)
         if not (self.cfg.auto_commit and self.cfg.messages_per_s > 0):
             return
-        start = -self.cfg.count_from_s
         owners = [m for m in self.members.values() if m.owned or m.until is not None]
         for m in owners:
-            first = start if m.since <= 0.0 else max(0.0, m.since)
-            stop = end if m.until is None else min(end, m.until)
-            self.tally.broker_requests += costs.heartbeats(
-                m.phase, AUTO_COMMIT_INTERVAL_S, first, stop) if stop > first else 0
+            lo, hi = (-self.cfg.count_from_s, end) if window is None else window(m.mid)
+            first = lo if m.since <= 0.0 else max(0.0, m.since, lo)
+            stop = hi if m.until is None else min(hi, m.until)
+            self.tally.add_counted(costs.heartbeats(
+                m.phase, AUTO_COMMIT_INTERVAL_S, first, stop) if stop > first else 0)

@@ -32,7 +32,13 @@ from zkconsumer.sim.assignment import sticky_target
 from zkconsumer.sim.config import SimConfig
 from zkconsumer.sim.engine import Engine
 from zkconsumer.sim.group import SimulatedGroup
-from zkconsumer.sim.heartbeats import BrokerMember, count_heartbeats, next_beat, revoke
+from zkconsumer.sim.heartbeats import (
+    BrokerMember,
+    Window,
+    count_heartbeats,
+    next_beat,
+    revoke,
+)
 from zkconsumer.sim.tally import OwnershipLedger, Tally
 
 log = logging.getLogger(__name__)
@@ -74,7 +80,7 @@ class Kip848Group(SimulatedGroup):
         self.members[mid] = m
         self.ledger.add_member(mid)
         self.ledger.begin()
-        self.tally.broker_requests += costs.FIND_COORDINATOR  # its heartbeats: count_heartbeats
+        self.tally.broker(costs.FIND_COORDINATOR, mid)  # its heartbeats: count_heartbeats
         self.engine.after(self.cal.broker_join_start_ms / 1000.0 + self._half(), self._joined, m)
 
     def _joined(self, m: BrokerMember) -> None:
@@ -87,7 +93,7 @@ class Kip848Group(SimulatedGroup):
         m = self.members[mid]
         self.ledger.begin()
         delay = self._revoke(m, set(m.owned), count_pause=False)
-        self.tally.broker_requests += costs.CONSUMER_GROUP_HEARTBEAT
+        self.tally.broker(costs.CONSUMER_GROUP_HEARTBEAT, mid)
         self.engine.after(delay + self._half(), self._removed, m)
 
     def crash(self, mid: str, _expiry_s: float) -> None:
@@ -169,12 +175,12 @@ class Kip848Group(SimulatedGroup):
 
     def _response(self, m: BrokerMember, revoke: set[int], gain: set[int]) -> None:
         if gain:
-            self.tally.broker_requests += costs.OFFSET_FETCH_REQUEST
+            self.tally.broker(costs.OFFSET_FETCH_REQUEST, m.mid)
             m.inflight += 1
             self.engine.after(2 * self._half(), self._resume, m, gain)
         if revoke:
             delay = self._revoke(m, revoke)
-            self.tally.broker_requests += costs.CONSUMER_GROUP_HEARTBEAT  # the acknowledgement
+            self.tally.broker(costs.CONSUMER_GROUP_HEARTBEAT, m.mid)  # the acknowledgement
             m.inflight += 1
             self.engine.after(delay + self._half(), self._acknowledged, m, revoke)
         m.inflight -= 1
@@ -202,6 +208,6 @@ class Kip848Group(SimulatedGroup):
                 self.ledger.set_owner(p, m.mid)
         self._settle_if_done(m)
 
-    def finish(self, end: float) -> None:
-        self.tally.broker_requests += count_heartbeats(self.members.values(), self.hb, end,
-                                                       start=-self.cfg.count_from_s)
+    def finish(self, end: float, window: Window | None = None) -> None:
+        self.tally.add_counted(count_heartbeats(self.members.values(), self.hb, end,
+                                                start=-self.cfg.count_from_s, window=window))

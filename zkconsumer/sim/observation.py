@@ -34,11 +34,17 @@ class Observation:
     check_interval_s: float = 0.5
     quiet_s: float = 3.0
     count_after_s: float = 1.3  # requests sent up to this long after the stable instant count
+    # the members' request counters are sampled this often, each member's count ending at its
+    # own last sample (zkconsumer.sim.sampling); None: one window for every member
+    sample_interval_s: float | None = None
 
     def __post_init__(self) -> None:
         for name in ("check_interval_s", "quiet_s", "count_after_s"):
             if getattr(self, name) <= 0:
                 raise ValueError(f"Observation.{name} must be > 0, got {getattr(self, name)}")
+        if self.sample_interval_s is not None and self.sample_interval_s <= 0:
+            raise ValueError(f"Observation.sample_interval_s must be > 0 or None, got "
+                             f"{self.sample_interval_s}")
 
 
 @dataclass(frozen=True)

@@ -15,10 +15,13 @@ import random
 
 from zkconsumer.sim.config import SimConfig
 from zkconsumer.sim.engine import Engine
+from zkconsumer.sim.formation import processes_of
+from zkconsumer.sim.heartbeats import Window
 from zkconsumer.sim.liveness import zk_expiry_for_kill
 from zkconsumer.sim.models import GroupModel, model_for
 from zkconsumer.sim.observation import Observation, run_observed
 from zkconsumer.sim.result import SimResult
+from zkconsumer.sim.sampling import draw_windows
 from zkconsumer.sim.tally import OwnershipLedger, Tally
 
 log = logging.getLogger(__name__)
@@ -50,6 +53,17 @@ def pick_victim(rng: random.Random, ids: list[str], rank: int | None) -> str:
     return sorted(ids)[rank]
 
 
+def sampled_windows(config: SimConfig, members: list[str], observation: Observation,
+                    stable_at: float) -> Window:
+    """Each broker member's counting window as the lab's statistics samples make it
+    (:mod:`zkconsumer.sim.sampling`): one statistics phase per client process, drawn from a
+    stream of its own; a joiner's samples start at the event."""
+    assert observation.sample_interval_s is not None
+    windows = draw_windows(members, processes_of(config, len(members)),
+                           observation.sample_interval_s, observation.count_after_s, config.seed)
+    return lambda mid: windows.window(mid, stable_at)
+
+
 def _model(config: SimConfig, engine: Engine, rng: random.Random, tally: Tally,
            ledger: OwnershipLedger) -> GroupModel:
     """The protocol's model, from :data:`zkconsumer.sim.models.MODELS`."""
@@ -64,7 +78,8 @@ def simulate(config: SimConfig, observation: Observation | None = None) -> SimRe
     """
     rng = random.Random(config.seed)
     engine = Engine()
-    tally = Tally()
+    sampled = observation is not None and observation.sample_interval_s is not None
+    tally = Tally(clock=(lambda: engine.now) if sampled else None)  # see sampled_windows
     ledger = OwnershipLedger(engine, config.partitions)
     model = _model(config, engine, rng, tally, ledger)
     ids = group_ids(rng, config.members, config.member_order)
@@ -99,15 +114,23 @@ def simulate(config: SimConfig, observation: Observation | None = None) -> SimRe
     count_until = config.count_until_s
     if closed is not None and closed.early and observation is not None:
         count_until = observation.count_after_s  # the observer's own counting window
+    window = None
+    if sampled and stable_at is not None:
+        window = sampled_windows(config, ids[:config.members], observation, stable_at)
     finish = getattr(model, "finish", None)
     if finish is not None:  # steady-state requests (heartbeats) up to the counting window's end
-        finish(stable_at + count_until if stable_at is not None else engine.now)
+        end = stable_at + count_until if stable_at is not None else engine.now
+        if window is None:
+            finish(end)
+        else:
+            finish(end, window)
+    broker_requests = tally.broker_requests if window is None else tally.broker_in(window)
     zk_reads, zk_writes = tally.zk_reads, tally.zk_writes
     if ledger.by_fetch and stable_at is not None:  # the real counts' window (tally.py)
         zk_reads, zk_writes = tally.zk_until(stable_at + count_until)
     result = SimResult(
         config=config,
-        coordination_requests=zk_reads + zk_writes + tally.broker_requests,
+        coordination_requests=zk_reads + zk_writes + broker_requests,
         rebalance_attempts=tally.max_attempts,
         conflicts=tally.conflicts,
         time_to_stable_s=stable_at,

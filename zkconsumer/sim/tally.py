@@ -33,14 +33,18 @@ class Tally:
     """Counters of one run (the columns of ``SimResult``).
 
     With a ``clock`` the ZooKeeper counters also keep when each request was issued, so a run
-    can count only those before the real counts' window closes (:meth:`zk_until`).
+    can count only those before the real counts' window closes (:meth:`zk_until`), and broker
+    requests added with :meth:`broker` keep when and by whom, so a run can count them in each
+    member's own window (:meth:`broker_in`, :mod:`zkconsumer.sim.sampling`).
     """
 
     clock: Callable[[], float] | None = None
     zk_log: list[tuple[float, int, int]] = field(default_factory=list)
     _zk_reads: int = 0
     _zk_writes: int = 0
-    broker_requests: int = 0
+    broker_requests: int = 0  # every broker request, whatever the window
+    broker_log: list[tuple[float, str | None, int]] = field(default_factory=list)
+    broker_counted: int = 0  # added already counted in their members' windows
     watch_notifications: int = 0
     conflicts: int = 0
     rollbacks: int = 0
@@ -71,6 +75,35 @@ class Tally:
         if self.clock is not None:
             self.zk_log.append((self.clock(), 0, value - self._zk_writes))
         self._zk_writes = value
+
+    def broker(self, n: int, member: str | None = None) -> None:
+        """``n`` broker requests sent now by ``member`` (None: by no one member in particular,
+        counted in any window)."""
+        self.broker_requests += n
+        if self.clock is not None and n:
+            self.broker_log.append((self.clock(), member, n))
+
+    def add_counted(self, n: int) -> None:
+        """``n`` requests the caller counted in their members' windows itself (heartbeats
+        added up at the end of a run)."""
+        self.broker_requests += n
+        self.broker_counted += n
+
+    def broker_in(self, window: Callable[[str], tuple[float, float]]) -> int:
+        """Broker requests inside their member's (from, to] window, plus those added counted.
+
+        Needs a ``clock`` from before the first request (else nothing was logged)."""
+        windows: dict[str, tuple[float, float]] = {}
+        total = self.broker_counted
+        for at, mid, n in self.broker_log:
+            if mid is None:
+                total += n
+                continue
+            if mid not in windows:
+                windows[mid] = window(mid)
+            lo, hi = windows[mid]
+            total += n if lo < at <= hi else 0
+        return total
 
     def zk_until(self, t: float) -> tuple[int, int]:
         """(reads, writes) issued up to time ``t`` (all of them without a clock)."""

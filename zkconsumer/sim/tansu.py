@@ -69,7 +69,7 @@ from zkconsumer.sim.broker import BrokerGroup
 from zkconsumer.sim.config import SimConfig
 from zkconsumer.sim.engine import Engine
 from zkconsumer.sim.formation import last_answer
-from zkconsumer.sim.heartbeats import BrokerMember, next_beat
+from zkconsumer.sim.heartbeats import BrokerMember, Window, next_beat
 from zkconsumer.sim.tally import OwnershipLedger, Tally
 from zkconsumer.sim.tansu_eager import PAUSE_S
 
@@ -180,7 +180,7 @@ class TansuCooperativeGroup(BrokerGroup):
         self.view[mid] = CoordinatorView(known=False, steady=False)
         self.ledger.add_member(mid)
         self._settle_begin()
-        self.tally.broker_requests += costs.FIND_COORDINATOR
+        self.tally.broker(costs.FIND_COORDINATOR, mid)
         delay = self.cal.broker_join_start_ms / 1000.0 * self._jitter()
         self.engine.after(delay, self._send_join, m, JOINER_JOIN_GROUPS)
 
@@ -334,7 +334,7 @@ class TansuCooperativeGroup(BrokerGroup):
         revoked, gained = m.owned - parts, parts - m.owned
         if gained:
             self.history.append((self.engine.now, "assigned", m.mid))
-            self.tally.broker_requests += costs.OFFSET_FETCH_REQUEST
+            self.tally.broker(costs.OFFSET_FETCH_REQUEST, m.mid)
             self.engine.after(2 * self._half(), self._resume_tansu, m, gained)
         if revoked:
             self.history.append((self.engine.now, "revoked", m.mid))
@@ -369,14 +369,22 @@ class TansuCooperativeGroup(BrokerGroup):
             self._settling = False
             self.ledger.end()
 
-    def finish(self, end: float) -> None:
-        joins = {mid: count_until(v.joins, end) for mid, v in self.view.items()}
-        syncs = sum(count_until(v.syncs, end) for v in self.view.values())
-        self.tally.broker_requests += costs.JOIN_GROUP * sum(joins.values())
-        self.tally.broker_requests += costs.SYNC_GROUP * syncs
+    def finish(self, end: float, window: Window | None = None) -> None:
+        """JoinGroups and SyncGroups sent up to ``end`` (or in each member's ``window``), then
+        the heartbeats."""
+        def counted(mid: str, times: list[float]) -> int:
+            if window is None:
+                return count_until(times, end)
+            lo, hi = window(mid)
+            return sum(1 for t in times if lo < t <= hi)
+
+        joins = {mid: counted(mid, v.joins) for mid, v in self.view.items()}
+        syncs = sum(counted(mid, v.syncs) for mid, v in self.view.items())
+        self.tally.add_counted(costs.JOIN_GROUP * sum(joins.values())
+                               + costs.SYNC_GROUP * syncs)
         self.tally.attempts_total = sum(joins.values())
         self.tally.max_attempts = max(joins.values(), default=0)
-        super().finish(end)
+        super().finish(end, window)
 
 
 def cooperative_group(cfg: SimConfig, engine: Engine, rng: random.Random, tally: Tally,

@@ -92,7 +92,7 @@ class TansuEagerGroup(BrokerGroup):
         if not m.alive or not m.in_group or round_no != self._round:
             self._done_waiting(m)
             return
-        self.tally.broker_requests += costs.SYNC_GROUP
+        self.tally.broker(costs.SYNC_GROUP, m.mid)
         m.awaiting_sync = True
         if m.mid == self._leader and self._formed is None:
             members = [mid for mid, x in self.members.items() if x.in_group]
@@ -122,7 +122,7 @@ class TansuEagerGroup(BrokerGroup):
         self._extra_joins[m.mid] = extra
         self.tally.max_attempts = max(self.tally.max_attempts,
                                       self._round + self._joiner_bounced + extra)
-        self.tally.broker_requests += costs.JOIN_GROUP
+        self.tally.broker(costs.JOIN_GROUP, m.mid)
         wait = max(0.0, self._last_join[m.mid] + JOIN_INTERVAL_S - self.engine.now)
         self.engine.after(self._half() + wait + self._half(), self._join_arrived, m)
 

@@ -19,6 +19,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from zkconsumer.lab.drivers.broker import STATS_INTERVAL_MS
 from zkconsumer.results.distributions import (
     CellKey,
     CellScore,
@@ -38,9 +39,11 @@ from zkconsumer.spark.herd.validate import lab_sim_config
 from zkconsumer.spark.task_control import STATUS_INTERVAL_S
 
 COMPARE_RUNNER = "experiment compare"
-# A Spark herd run's observer (zkconsumer.sim.observation): the lab's settle checks and counts.
+# A Spark herd run's observer (zkconsumer.sim.observation): the lab's settle checks and counts,
+# each broker member's count ending at its own last statistics sample (zkconsumer.sim.sampling)
 HERD_OBSERVATION = Observation(check_interval_s=STATUS_INTERVAL_S, quiet_s=Timing().quiet_s,
-                               count_after_s=SAMPLE_AFTER_S)
+                               count_after_s=SAMPLE_AFTER_S,
+                               sample_interval_s=STATS_INTERVAL_MS / 1000.0)
 
 
 @dataclass(frozen=True)
