@@ -17,14 +17,17 @@ from zkconsumer.sim.formation import (
 from zkconsumer.sim.heartbeats import BrokerMember, next_beat
 
 
-def test_members_of_one_process_share_its_phase_and_the_last_process_was_answered_at_the_lag():
+def test_members_of_one_process_run_in_its_start_order_and_the_last_was_answered_at_the_lag():
     procs = [i % 2 for i in range(10)]
     phases = formed_phases(procs, 2.0, random.Random(3), 3.1, TANSU)
-    by_proc = {p: {ph for ph, q in zip(phases, procs, strict=True) if q == p} for p in (0, 1)}
-    assert all(len(v) == 1 for v in by_proc.values())        # in step inside a process
+    by_proc = {p: [ph for ph, q in zip(phases, procs, strict=True) if q == p] for p in (0, 1)}
+    for v in by_proc.values():  # one client start apart, in the order the process created them
+        gaps = [b - a for a, b in zip(v, v[1:], strict=False)]
+        assert gaps == pytest.approx([TANSU.client_start_s] * 4)
+    assert TANSU.client_start_s * 24 == pytest.approx(0.1)
     latest = max(ph for v in by_proc.values() for ph in v)
     assert latest == pytest.approx(-(3.1 + ANSWER_LEAD_S))    # the last answer before the event
-    earliest = min(ph for v in by_proc.values() for ph in v)
+    earliest = min(v[-1] for v in by_proc.values())  # each process's last member
     assert 0.0 <= latest - earliest <= TANSU.late_hi_s
 
 

@@ -24,7 +24,7 @@ from zkconsumer.sim.tansu import (
     formation_spread,
     is_balanced,
 )
-from zkconsumer.sim.tansu_eager import PAUSE_S
+from zkconsumer.sim.tansu_eager import join_hold_s
 
 TANSU = Calibration(coop_coordinator_poll_ms=1000.0, coop_sync_wait_ms=5000.0,
                     coop_formation_stagger_ms=15.0)
@@ -183,11 +183,12 @@ def test_every_event_settles_with_nothing_lost(event, members, partitions):
     assert r.lost == 0 and r.time_to_stable_s is not None and r.conflicts == 0
 
 
-def test_a_join_group_is_held_for_tansus_fixed_pause_whatever_the_session_timeout():
-    # a window in session timeouts (the barrier model's) would hold 4.2 s and 8.4 s here
-    cal = replace(TANSU, broker_join_window_factor=0.7)
-    for session_ms in (6000, 12000):
+def test_a_join_group_is_held_for_half_the_session_timeout_at_one_second_looks():
+    # the build's source (zkconsumer.sim.tansu_eager); a fitted window (0.7 sessions here)
+    # and a fitted look (250 ms) are not read
+    cal = replace(TANSU, broker_join_window_factor=0.7, coop_coordinator_poll_ms=250.0)
+    for session_ms, hold in ((6000, 3.0), (12000, 6.0)):
         group, _ = _run(replace(_lab(4, "leave", cal=cal), session_timeout_ms=session_ms))
         formed = next(t for t, what, _ in group.history if what == "formed" and t > 0)
         sent = min(t for t in group.view[group.leader].joins if t > 0)
-        assert formed - sent == pytest.approx(PAUSE_S, abs=0.05)
+        assert formed - sent == pytest.approx(hold, abs=0.05) == join_hold_s(session_ms / 1000)

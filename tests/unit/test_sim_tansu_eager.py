@@ -1,15 +1,17 @@
-"""The Tansu 0.6.0 eager profile (``tansu-eager-range``): the coordinator's source rules."""
+"""The Tansu eager profile (``tansu-eager-range``): the coordinator's source rules, as built
+for the lab."""
 
 from __future__ import annotations
 
 import pytest
 
 from zkconsumer.sim import Calibration, SimConfig, simulate
-from zkconsumer.sim.tansu_eager import PAUSE_S, TansuEagerGroup
+from zkconsumer.sim.tansu_eager import LOOK_S, TansuEagerGroup, join_hold_s, sync_wait_s
 
 # no jitter, so the timings below follow from the rules alone
 STEADY = Calibration(jitter_cv=0.0, fetcher_stop_min_ms=0.0, fetcher_stop_max_ms=0.0)
 HB_S = 2.0  # a third of the 6 s session
+HOLD_S = join_hold_s(6.0)
 
 
 def _run(event: str, seed: int, members: int = 4, partitions: int = 8, **more: object):
@@ -19,15 +21,16 @@ def _run(event: str, seed: int, members: int = 4, partitions: int = 8, **more: o
 
 
 @pytest.mark.parametrize("seed", range(5))
-def test_a_join_waits_for_the_followers_fixed_pause_and_no_barrier(seed):
-    """Every follower's JoinGroup is held 3 s and answered on its own: counted from the
-    joiner's JoinGroup (after its start-up), the group is stable after the joiner's pause, and
-    never later than one heartbeat interval after it (when the last member learnt of the
-    rebalance) plus round trips; there is no join window."""
+def test_a_join_waits_for_each_members_hold_and_no_barrier(seed):
+    """Every JoinGroup is held 3 s and answered on its own: counted from the joiner's
+    JoinGroup (after its start-up), the group is stable after the joiner's hold, and never
+    later than one heartbeat interval after it (when the last member learnt of the rebalance)
+    plus one look for a SyncGroup that came before the generation was formed; there is no
+    join window."""
     r = _run("join", seed)
     start = STEADY.broker_join_start_ms / 1000.0
     assert r.stable and r.lost == 0
-    assert start + PAUSE_S <= r.time_to_stable_s <= start + PAUSE_S + HB_S + 0.5
+    assert start + HOLD_S <= r.time_to_stable_s <= start + HOLD_S + HB_S + LOOK_S + 0.1
     # the joiner's two JoinGroups (the first is answered MEMBER_ID_REQUIRED) are its attempts
     assert r.rebalance_attempts == 2 and r.leader_computations == 1
 
@@ -35,11 +38,11 @@ def test_a_join_waits_for_the_followers_fixed_pause_and_no_barrier(seed):
 @pytest.mark.parametrize("victim_rank", [0, 2])
 def test_a_leave_forms_the_next_generation_with_or_without_the_old_leader(victim_rank):
     """The leader (rank 0: the first member) leaving leaves the group without one: the first
-    member to rejoin leads, unpaused; a follower leaving keeps the leader."""
+    member to rejoin leads; a follower leaving keeps the leader."""
     r = _run("leave", 1, member_order="start", victim_rank=victim_rank)
     assert r.stable and r.lost == 0 and r.failed_rebalances == 0
     assert r.rebalance_attempts == 1 and r.leader_computations == 1
-    assert PAUSE_S <= r.time_to_stable_s <= PAUSE_S + HB_S + 0.5
+    assert HOLD_S <= r.time_to_stable_s <= HOLD_S + HB_S + LOOK_S + 0.1
 
 
 def test_members_keep_heartbeating_while_their_join_group_is_held(monkeypatch):
@@ -51,5 +54,35 @@ def test_members_keep_heartbeating_while_their_join_group_is_held(monkeypatch):
     monkeypatch.setattr(TansuEagerGroup, "QUIET_WHILE_REJOINING", True)
     quiet = _run("join", 3, members=8, partitions=16)
     assert every.time_to_stable_s == quiet.time_to_stable_s
-    # 7 followers wait at least the 3 s pause at 2 s intervals: at least one beat each
+    # 7 followers wait at least the 3 s hold at 2 s intervals: at least one beat each
     assert every.coordination_requests - quiet.coordination_requests >= 7
+
+
+def test_the_coordinators_looks_follow_the_session_timeout():
+    # the build's source: JoinGroups re-applied each second until half the session has
+    # passed, a follower's SyncGroup until 0.8 of it
+    assert (join_hold_s(6.0), join_hold_s(5.0), join_hold_s(10.0)) == (3.0, 3.0, 5.0)
+    assert sync_wait_s(6.0) == pytest.approx(4.8)
+
+
+def test_a_sync_group_before_the_generation_is_formed_waits_for_the_next_look(monkeypatch):
+    """The joiner's JoinGroup is held from the event, the others' from their next heartbeat
+    (after it): the joiner's SyncGroup comes before the leader's formed the generation and is
+    answered at a later look, whole seconds after its hold ended (the real rounds' extra
+    second)."""
+    answered: dict[str, float] = {}
+    original = TansuEagerGroup._answered
+
+    def record(self, m, parts):
+        answered[m.mid] = self.engine.now
+        original(self, m, parts)
+
+    monkeypatch.setattr(TansuEagerGroup, "_answered", record)
+    start = STEADY.broker_join_start_ms / 1000.0
+    for seed in range(6):
+        answered.clear()
+        r = _run("join", seed, members=6, partitions=12, member_order="start")
+        joiner = max(answered)  # in start order the joiner's id sorts last
+        looks = (answered[joiner] - start - HOLD_S) / LOOK_S
+        assert round(looks) >= 1 and looks == pytest.approx(round(looks), abs=0.01)
+        assert r.time_to_stable_s >= answered[joiner] - 0.01

@@ -97,18 +97,17 @@ class Calibration:
     # A cap in the barrier model; coop_coordinator_poll_ms below models the coordinator, from
     # which the one owner per round follows (and the rounds where two or three revoke).
     coop_revokers_per_round: float = 0.0  # a whole number
-    # Tansu 0.6.0's coordinator for cooperative groups (zkconsumer.sim.tansu): no JoinGroup
-    # barrier; a waiting JoinGroup or SyncGroup is looked at again this often. A JoinGroup is
-    # answered, with the generation current then, at the first look at least
-    # broker_join_window_factor session timeouts after it arrived; a SyncGroup at the first
-    # look that finds its generation formed, or REBALANCE_IN_PROGRESS (the member rejoins)
-    # once it has waited coop_sync_wait_ms. 0 (the default) keeps the barrier model above;
-    # the real records fit 1000 and 5000.
+    # Above 0, cooperative groups run on the model of Tansu's coordinator (zkconsumer.sim.tansu)
+    # instead of the barrier model. That model takes its looks (each second), its JoinGroup
+    # hold (half the session timeout) and its SyncGroup wait (0.8 of it) from the source of
+    # the build the lab runs; these two fitted values are no longer read by it.
     coop_coordinator_poll_ms: float = 0.0
     coop_sync_wait_ms: float = 5000.0
     # ... and at the group's formation the members' SyncGroups were answered about this much
     # apart per member, at most one look apart: their heartbeat schedules, which librdkafka
-    # restarts at each answer, start that spread out (with coop_coordinator_poll_ms only).
+    # restarts at each answer, start that spread out (with coop_coordinator_poll_ms only, and
+    # only where the event is not tied to the formation: the lab's runs take
+    # zkconsumer.sim.formation's phases).
     coop_formation_stagger_ms: float = 21.0
     broker_session_check_factor: float = 1.0
     # Session timeouts between a member's LeaveGroup and the coordinator dropping it (the new

@@ -10,13 +10,12 @@ joined every round while others joined every 8 s. The coordinator the records fi
 1. A JoinGroup changes the group when it arrives: a new member, or a member whose metadata
    changed (cooperative-sticky metadata lists the partitions the member owns, so an owner that
    revoked some and rejoins changes it, and so does a member that was given some), starts a
-   new generation. The answer waits: the coordinator looks at a waiting request again every
-   ``coop_coordinator_poll_ms`` and answers a JoinGroup at its first look at least Tansu's
-   fixed pause (:data:`~zkconsumer.sim.tansu_eager.PAUSE_S`, 3 s, whatever the session
-   timeout) after it arrived, with the generation current *then* (every real JoinGroup was
-   followed by its SyncGroup about 3 s later, the leader's too; a window in session timeouts,
-   as the barrier model fits it, held 4.2 s at a 6 s session, a second more than the real
-   rounds of validation plan 5 took).
+   new generation. The answer waits: the coordinator applies a waiting request again each
+   second (:data:`~zkconsumer.sim.tansu_eager.LOOK_S`) and answers a JoinGroup at the first
+   look at which half the session timeout has passed (3 s at the lab's 6 s), with the
+   generation current *then*; the source of the build the lab runs, which every real
+   JoinGroup's SyncGroup about 3 s later agrees with, the leader's too
+   (:mod:`zkconsumer.sim.tansu_eager` says which build).
 2. The leader (the member that formed the group, kept until it leaves) gets every member's
    metadata as the coordinator holds it then and assigns: the sticky target (kept while the
    members stay the same), less every partition another member still reports owning
@@ -24,10 +23,9 @@ joined every round while others joined every 8 s. The coordinator the records fi
    meanwhile, *forms* the generation.
 3. A follower's SyncGroup is answered with its part at the first look that finds its
    generation formed: at once, or up to a second after the leader's SyncGroup. If that has
-   not happened within ``coop_sync_wait_ms`` (5 s: a real member whose SyncGroup went
-   unanswered sent its next JoinGroup 5 s after it, with no heartbeat between; one held SyncGroup
-   was answered at its fifth look, 4.2 s or more after it was sent), the answer is
-   REBALANCE_IN_PROGRESS and the member rejoins at once.
+   not happened once 0.8 session timeouts have passed (the source's limit; a real member whose
+   SyncGroup went unanswered sent its next JoinGroup 5 s after it, with no heartbeat between),
+   the answer is REBALANCE_IN_PROGRESS and the member rejoins at once.
 4. A member given its part revokes what it lost and rejoins at once (a new generation: the
    SyncGroups still waiting for the old one can no longer be answered); one that lost nothing
    restarts its heartbeat schedule, the first one an interval after the answer, and learns of
@@ -71,7 +69,7 @@ from zkconsumer.sim.engine import Engine
 from zkconsumer.sim.formation import last_answer
 from zkconsumer.sim.heartbeats import BrokerMember, Window, next_beat
 from zkconsumer.sim.tally import OwnershipLedger, Tally
-from zkconsumer.sim.tansu_eager import PAUSE_S
+from zkconsumer.sim.tansu_eager import LOOK_S, join_hold_s, sync_wait_s
 
 log = logging.getLogger(__name__)
 
@@ -130,9 +128,11 @@ class TansuCooperativeGroup(BrokerGroup):
     def __init__(self, cfg: SimConfig, engine: Engine, rng: random.Random, tally: Tally,
                  ledger: OwnershipLedger) -> None:
         super().__init__(cfg, engine, rng, tally, ledger)
-        self.poll = self.cal.coop_coordinator_poll_ms / 1000.0
-        self.wait = PAUSE_S
-        self.sync_wait = self.cal.coop_sync_wait_ms / 1000.0
+        # the coordinator's looks, from its source (module docstring); the calibration's fitted
+        # coop_coordinator_poll_ms and coop_sync_wait_ms only select this model
+        self.poll = LOOK_S
+        self.wait = join_hold_s(cfg.session_timeout_s)
+        self.sync_wait = sync_wait_s(cfg.session_timeout_s)
         self.view: dict[str, CoordinatorView] = {}
         self.generation = 0
         self.formed: int | None = 0
@@ -154,19 +154,26 @@ class TansuCooperativeGroup(BrokerGroup):
         leader's, not at random phases (the barrier model draws those). The real groups' first
         assignments were 0.07-0.16 s apart at N = 4, 0.15-0.58 s at N = 16 and 0.42-1.0 s at
         N = 64.
+
+        Where the harness ties the event to the formation (the lab's Spark herd runs), the
+        phases are the lab's formation's instead (:meth:`BrokerGroup.formed_phases`: in step
+        per client process, the processes answered Tansu's spread apart, the last the lab's
+        lag before the event), as the records of those runs show them.
         """
         parts = full_assignment(ids, self.cfg.partitions, "range")
         self.leader = self.rng.choice(ids) if ids else None
-        spread = formation_spread(len(ids), self.cal.coop_formation_stagger_ms / 1000.0,
-                                  self.poll)
-        # the leader first, the others within spread of it; where the harness ties the event
-        # to the formation, the last answer lies the harness's lag before it
-        base = last_answer(self.hb, self.rng, self.event_lag_s)
         if self.event_lag_s is not None:
-            base -= spread
-        for mid in ids:
-            offset = 0.0 if mid == self.leader else self.rng.uniform(0.0, spread)
-            m = BrokerMember(mid, phase=base + offset)
+            # the leader formed the group: the member answered first
+            phases = self.formed_phases(ids)
+            self.leader = min(zip(phases, ids, strict=True))[1] if ids else None
+        else:  # the leader first, the others within spread of it
+            spread = formation_spread(len(ids), self.cal.coop_formation_stagger_ms / 1000.0,
+                                      self.poll)
+            base = last_answer(self.hb, self.rng, None)
+            phases = [base + (0.0 if mid == self.leader else self.rng.uniform(0.0, spread))
+                      for mid in ids]
+        for mid, phase in zip(ids, phases, strict=True):
+            m = BrokerMember(mid, phase=phase)
             self.members[mid] = m
             self.ledger.add_member(mid)
             m.owned = set(parts[mid])
