@@ -1,4 +1,5 @@
-"""docs/validation-distributions.md, distribution validation (plans 3 to 6): per cell the real
+"""docs/validation-distributions.md and docs/validation-plan-7.md, distribution validation (plans
+3 to 7): per cell the real
 runs' distribution against the model's draws, the pass count, and one plot per protocol.
 
 Reads committed files only: ``results/scale/validation-plan-N.json`` and the scoring that
@@ -164,3 +165,9 @@ def validation_5(ctx: Context) -> str:
 def validation_6(ctx: Context) -> str:
     """Plan 6's scoring (the Kafka 2.4 profile alone)."""
     return validation_block(ctx, 6)
+
+
+@figure("scale-validation-7", source=f"results/{_scoring(7)}")
+def validation_7(ctx: Context) -> str:
+    """Plan 7's scoring (the whole lab after plan 5's fixes and the Tansu build's rules)."""
+    return validation_block(ctx, 7)

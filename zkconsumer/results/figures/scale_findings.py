@@ -198,17 +198,20 @@ def model_trust(results: Path) -> str:
         checks = json.loads(scores[-1].read_text())["checks"]
         parts.append(f"{sum(c['ok'] for c in checks)} of {len(checks)} held-out cells of the "
                      f"herd model (`{scores[-1].parent.name}`)")
-    for plan, what in ((3, "Tansu, Apache Kafka 2.4.1 and 4.0.2"),
-                       (4, "Tansu, with a source-rule profile beside the fitted one"),
-                       (5, "fresh Tansu and Apache Kafka 2.4.1 runs, formation phases in the "
-                           "broker models"),
-                       (6, "the Kafka 2.4 profile alone, on fresh Apache Kafka 2.4.1 runs")):
+    distributions = "validation-distributions.md"
+    for plan, what, page in (
+            (3, "Tansu, Apache Kafka 2.4.1 and 4.0.2", distributions),
+            (4, "Tansu, with a source-rule profile beside the fitted one", distributions),
+            (5, "fresh Tansu and Apache Kafka 2.4.1 runs, formation phases in the broker "
+                "models", distributions),
+            (6, "the Kafka 2.4 profile alone, on fresh Apache Kafka 2.4.1 runs", distributions),
+            (7, "plan 5's cells on fresh runs, after its fixes and the Tansu build's rules",
+             "validation-plan-7.md")):
         scoring = results / "scale" / f"validation-{plan}" / "scoring" / "scoring.json"
         if scoring.is_file():
             judged = [c for c in json.loads(scoring.read_text())["cells"] if c["judged"]]
             parts.append(f"{sum(c['ok'] for c in judged)} of {len(judged)} judged cells of "
-                         f"plan {plan} (real and model distributions, {what}; "
-                         "[validation-distributions.md](validation-distributions.md))")
+                         f"plan {plan} (real and model distributions, {what}; [{page}]({page}))")
     kafka = results / "comparison" / "kafka-model-check" / "checks.json"
     if kafka.is_file():
         cells = [c for c in json.loads(kafka.read_text())["cells"] if c.get("held_out", True)]
