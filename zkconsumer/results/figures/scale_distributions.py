@@ -16,9 +16,11 @@ from typing import Any
 from zkconsumer.results.distributions import (
     CellScore,
     DistTolerances,
+    Run,
     pass_line,
     score_from_json,
     score_table,
+    sweep_runs,
 )
 from zkconsumer.results.plotting import pyplot, save_svg
 from zkconsumer.results.registry import Context, figure
@@ -171,3 +173,48 @@ def validation_6(ctx: Context) -> str:
 def validation_7(ctx: Context) -> str:
     """Plan 7's scoring (the whole lab after plan 5's fixes and the Tansu build's rules)."""
     return validation_block(ctx, 7)
+
+
+def _runs_said(runs: tuple[Run, ...]) -> str:
+    """Each real run as ``time s / requests`` (``*``: more than one attempt or a conflict;
+    ``-``: did not settle), in seed order."""
+    def one(r: Run) -> str:
+        tts = "-" if r.tts is None else f"{r.tts:.2f}"
+        return f"{tts} / {r.requests:.0f}{'*' if r.multi else ''}"
+    return "; ".join(one(r) for r in runs)
+
+
+def runs_table(ctx: Context, n: int, before: int) -> list[str]:
+    """Plan ``n``'s failing cells, run by run, beside the same cells' runs in plan ``before``."""
+    scores, _ = load_scores(ctx, n)
+    earlier = {(s.key, s.model): s for s in load_scores(ctx, before)[0]}
+    out = [f"| cell (model) | plan {n}: real runs | plan {before}: real runs | model median |",
+           "|---|---|---|---|"]
+    for s in scores:
+        if not s.judged or s.ok:
+            continue
+        k = s.key
+        prior = earlier.get((k, s.model))
+        out.append(f"| {_short_broker(k.broker)} {k.protocol} (`{s.model}`) N = {k.members} "
+                   f"{k.event} | {_runs_said(s.real)} | "
+                   f"{_runs_said(prior.real) if prior else 'not in the plan'} | "
+                   f"{s.sim_tts if s.sim_tts is not None else float('nan'):.2f} / "
+                   f"{s.sim_requests:.0f} |")
+    return out
+
+
+@figure("scale-validation-7-runs", source=f"results/{_scoring(7)}, results/{_scoring(5)}, "
+                                          "results/scale/validation-7/tansu-first")
+def validation_7_runs(ctx: Context) -> str:
+    """Plan 7's failing cells run by run, and the zk-range N = 48 set its amendment set aside."""
+    first = ctx.results / "scale" / "validation-7" / "tansu-first" / "zk-range-n48"
+    by_event: dict[str, list[Run]] = {}
+    for raw, run in sweep_runs(first):
+        by_event.setdefault(raw["event"], []).append(run)
+    aside = "; ".join(f"{event}: {_runs_said(tuple(runs))}" for event, runs in by_event.items())
+    return "\n".join([
+        *runs_table(ctx, 7, 5), "",
+        "Each real run as time to stable (s) / requests, in seed order; `*`: more than one "
+        "attempt or a conflict. Model: the median of its 20 draws (time / requests).", "",
+        f"The `zk-range` N = 48 set made first and set aside by the amendment (unscored, "
+        f"`results/scale/validation-7/tansu-first`): {aside}."])
