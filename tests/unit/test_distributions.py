@@ -125,3 +125,26 @@ def test_a_committed_cell_reads_back_with_the_same_verdicts() -> None:
     back = score_from_json(score.to_json(), DistTolerances(), 5)
     assert back == score
     assert (back.ok, back.flags) == (False, "T")
+
+
+def test_a_run_list_says_each_run_its_time_requests_and_a_star_for_a_second_attempt() -> None:
+    from zkconsumer.results.distributions import Run
+    from zkconsumer.results.figures.scale_distributions import _runs_said
+
+    said = _runs_said((Run(44.0, 1.0, 0.0, 0.271), Run(60.0, 2.0, 0.0, 0.28),
+                       Run(7.0, 1.0, 1.0, 0.0), Run(3.0, 1.0, 0.0, None)))
+    assert said == "0.27 / 44; 0.28 / 60*; 0.00 / 7*; - / 3"
+
+
+def test_plan_7s_run_table_lists_exactly_its_failing_cells() -> None:
+    from zkconsumer.results.figures.scale_distributions import load_scores, runs_table
+    from zkconsumer.results.registry import Context
+
+    ctx = Context(results=REPO / "results", figures=REPO / "docs" / "figures")
+    scores, _ = load_scores(ctx, 7)
+    failing = [s for s in scores if s.judged and not s.ok]
+    rows = runs_table(ctx, 7, 5)[2:]
+    assert len(rows) == len(failing) == 8
+    for row, s in zip(rows, failing, strict=True):
+        assert f"`{s.model}`) N = {s.key.members} {s.key.event}" in row
+        assert row.count(";") == 2 * (len(s.real) - 1)  # five runs in each plan
