@@ -184,22 +184,25 @@ def _runs_said(runs: tuple[Run, ...]) -> str:
     return "; ".join(one(r) for r in runs)
 
 
-def runs_table(ctx: Context, n: int, before: int) -> list[str]:
-    """Plan ``n``'s failing cells, run by run, beside the same cells' runs in plan ``before``."""
+def runs_table(ctx: Context, n: int, before: int | None = None) -> list[str]:
+    """Plan ``n``'s failing cells, run by run, beside the same cells' runs in plan ``before``
+    (if given: an earlier plan with the same cells)."""
     scores, _ = load_scores(ctx, n)
-    earlier = {(s.key, s.model): s for s in load_scores(ctx, before)[0]}
-    out = [f"| cell (model) | plan {n}: real runs | plan {before}: real runs | model median |",
-           "|---|---|---|---|"]
+    earlier = {(s.key, s.model): s for s in load_scores(ctx, before)[0]} if before else {}
+    head = f"| cell (model) | plan {n}: real runs |"
+    out = [head + (f" plan {before}: real runs |" if before else "") + " model median |",
+           "|---|---|---|" + ("---|" if before else "")]
     for s in scores:
         if not s.judged or s.ok:
             continue
         k = s.key
         prior = earlier.get((k, s.model))
-        out.append(f"| {_short_broker(k.broker)} {k.protocol} (`{s.model}`) N = {k.members} "
-                   f"{k.event} | {_runs_said(s.real)} | "
-                   f"{_runs_said(prior.real) if prior else 'not in the plan'} | "
-                   f"{s.sim_tts if s.sim_tts is not None else float('nan'):.2f} / "
-                   f"{s.sim_requests:.0f} |")
+        row = (f"| {_short_broker(k.broker)} {k.protocol} (`{s.model}`) N = {k.members} "
+               f"{k.event} | {_runs_said(s.real)} |")
+        if before:
+            row += f" {_runs_said(prior.real) if prior else 'not in the plan'} |"
+        tts = "-" if s.sim_tts is None else f"{s.sim_tts:.2f}"
+        out.append(row + f" {tts} / {s.sim_requests:.0f} |")
     return out
 
 
@@ -218,3 +221,12 @@ def validation_7_runs(ctx: Context) -> str:
         "attempt or a conflict. Model: the median of its 20 draws (time / requests).", "",
         f"The `zk-range` N = 48 set made first and set aside by the amendment (unscored, "
         f"`results/scale/validation-7/tansu-first`): {aside}."])
+
+
+@figure("scale-validation-8", source=f"results/{_scoring(8)}")
+def validation_8(ctx: Context) -> str:
+    """Plan 8's scoring (plan 7's models at new sizes), and its failing cells run by run."""
+    return "\n".join([validation_block(ctx, 8), "", "The failing cells run by run:", "",
+                      *runs_table(ctx, 8), "",
+                      "Each real run as time to stable (s) / requests, in seed order; `*`: more "
+                      "than one attempt or a conflict. Model: the median of its 20 draws."])

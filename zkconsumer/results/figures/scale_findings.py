@@ -206,7 +206,8 @@ def model_trust(results: Path) -> str:
                 "models", distributions),
             (6, "the Kafka 2.4 profile alone, on fresh Apache Kafka 2.4.1 runs", distributions),
             (7, "plan 5's cells on fresh runs, after its fixes and the Tansu build's rules",
-             "validation-plan-7.md")):
+             "validation-plan-7.md"),
+            (8, "plan 7's models at new sizes, N = 8 and 32", "validation-plan-7.md")):
         scoring = results / "scale" / f"validation-{plan}" / "scoring" / "scoring.json"
         if scoring.is_file():
             judged = [c for c in json.loads(scoring.read_text())["cells"] if c["judged"]]
