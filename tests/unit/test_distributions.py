@@ -129,9 +129,9 @@ def test_a_committed_cell_reads_back_with_the_same_verdicts() -> None:
 
 def test_a_run_list_says_each_run_its_time_requests_and_a_star_for_a_second_attempt() -> None:
     from zkconsumer.results.distributions import Run
-    from zkconsumer.results.figures.scale_distributions import _runs_said
+    from zkconsumer.results.figures.scale_distributions import runs_said
 
-    said = _runs_said((Run(44.0, 1.0, 0.0, 0.271), Run(60.0, 2.0, 0.0, 0.28),
+    said = runs_said((Run(44.0, 1.0, 0.0, 0.271), Run(60.0, 2.0, 0.0, 0.28),
                        Run(7.0, 1.0, 1.0, 0.0), Run(3.0, 1.0, 0.0, None)))
     assert said == "0.27 / 44; 0.28 / 60*; 0.00 / 7*; - / 3"
 

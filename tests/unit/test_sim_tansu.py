@@ -188,7 +188,7 @@ def test_a_join_group_is_held_for_half_the_session_timeout_at_one_second_looks()
     # and a fitted look (250 ms) are not read
     cal = replace(TANSU, broker_join_window_factor=0.7, coop_coordinator_poll_ms=250.0)
     for session_ms, hold in ((6000, 3.0), (12000, 6.0)):
-        group, _ = _run(replace(_lab(4, "leave", cal=cal), session_timeout_ms=session_ms))
+        group, _ = _run(replace(_lab(4, cal=cal), session_timeout_ms=session_ms))
         formed = next(t for t, what, _ in group.history if what == "formed" and t > 0)
         sent = min(t for t in group.view[group.leader].joins if t > 0)
         assert formed - sent == pytest.approx(hold, abs=0.05) == join_hold_s(session_ms / 1000)

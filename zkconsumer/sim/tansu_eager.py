@@ -79,6 +79,8 @@ class TansuEagerGroup(BrokerGroup):
         self._last_join: dict[str, float] = {}
         self._waiting: set[str] = set()
         self._extra_joins: dict[str, int] = {}
+        # (time, member): every SyncGroup answered with a part, for tests and debugging
+        self.answers: list[tuple[float, str]] = []
 
     def setup(self, ids: list[str]) -> None:
         super().setup(ids)
@@ -158,6 +160,7 @@ class TansuEagerGroup(BrokerGroup):
         self.engine.after(self._half() + wait + self._half(), self._join_arrived, m)
 
     def _answered(self, m: BrokerMember, parts: set[int]) -> None:
+        self.answers.append((self.engine.now, m.mid))
         self._waiting.discard(m.mid)
         self._synced(m, parts)  # ends the member's ledger count
 

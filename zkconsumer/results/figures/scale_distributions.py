@@ -175,7 +175,7 @@ def validation_7(ctx: Context) -> str:
     return validation_block(ctx, 7)
 
 
-def _runs_said(runs: tuple[Run, ...]) -> str:
+def runs_said(runs: tuple[Run, ...]) -> str:
     """Each real run as ``time s / requests`` (``*``: more than one attempt or a conflict;
     ``-``: did not settle), in seed order."""
     def one(r: Run) -> str:
@@ -198,9 +198,9 @@ def runs_table(ctx: Context, n: int, before: int | None = None) -> list[str]:
         k = s.key
         prior = earlier.get((k, s.model))
         row = (f"| {_short_broker(k.broker)} {k.protocol} (`{s.model}`) N = {k.members} "
-               f"{k.event} | {_runs_said(s.real)} |")
+               f"{k.event} | {runs_said(s.real)} |")
         if before:
-            row += f" {_runs_said(prior.real) if prior else 'not in the plan'} |"
+            row += f" {runs_said(prior.real) if prior else 'not in the plan'} |"
         tts = "-" if s.sim_tts is None else f"{s.sim_tts:.2f}"
         out.append(row + f" {tts} / {s.sim_requests:.0f} |")
     return out
@@ -214,7 +214,7 @@ def validation_7_runs(ctx: Context) -> str:
     by_event: dict[str, list[Run]] = {}
     for raw, run in sweep_runs(first):
         by_event.setdefault(raw["event"], []).append(run)
-    aside = "; ".join(f"{event}: {_runs_said(tuple(runs))}" for event, runs in by_event.items())
+    aside = "; ".join(f"{event}: {runs_said(tuple(runs))}" for event, runs in by_event.items())
     return "\n".join([
         *runs_table(ctx, 7, 5), "",
         "Each real run as time to stable (s) / requests, in seed order; `*`: more than one "
