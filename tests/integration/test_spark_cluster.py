@@ -126,8 +126,9 @@ def test_spark_submit_runs_the_herd_job_on_the_cluster(runs):
         ("real", "zk-range", "4", "6", "join")
     # the group formed over both tasks, the join was applied and the group settled again
     assert row["tasks"] == "2" and row["settled"] == "true"
-    assert int(row["produced"]) > 0 and row["delivered"] == row["produced"]
-    assert row["lost"] == "0"
+    # nothing lost; every delivery past the produced count is a counted duplicate
+    assert int(row["produced"]) > 0 and row["lost"] == "0"
+    assert int(row["delivered"]) == int(row["produced"]) + int(row["duplicates"])
     assert int(row["coordination_requests"]) > 0
     summary = (sub.out / "summary.md").read_text()
     assert "| real | zk-range | 6 | join | 4 | 1 |" in summary
@@ -143,8 +144,10 @@ def test_spark_submit_runs_the_split_brain_job_on_the_cluster(runs):
     # applicable, formed (no reason given), observed to the end and drained: nothing lost
     assert row["applicable"] == "true" and row["reason"] == ""
     assert row["tasks"] == "2" and row["settled"] == "true" and row["drained"] == "true"
-    assert int(row["produced"]) > 0 and row["delivered"] == row["produced"]
-    assert row["lost"] == "0" and row["lost_for_good"] == "0"
+    # at least once: nothing lost, and a message consumed but not yet committed when its
+    # partition was claimed again (by the same member: not in delivered_twice) may come twice
+    assert int(row["produced"]) > 0 and int(row["delivered"]) >= int(row["produced"])
+    assert row["lost"] == "0" and row["lost_for_good"] == "0" and row["verify_ok"] == "true"
     meta = json.loads((sub.out / "meta.json").read_text())["extra"]
     assert (meta["runs"], meta["failed_runs"], meta["lost_runs"]) == (1, 0, 0)
     _ran_on_both_workers(sub, runs.workers, "zkconsumer-split-brain-real")
