@@ -37,13 +37,8 @@ from zkconsumer.sim.engine import Engine
 from zkconsumer.sim.formation import TANSU as TANSU_FORMATION
 from zkconsumer.sim.formation import formed_phases, processes_of
 from zkconsumer.sim.group import SimulatedGroup
-from zkconsumer.sim.heartbeats import (
-    BrokerMember,
-    Window,
-    count_heartbeats,
-    next_beat,
-    revoke,
-)
+from zkconsumer.sim.heartbeats import BrokerMember, count_heartbeats, next_beat, revoke
+from zkconsumer.sim.sampling import Window
 from zkconsumer.sim.tally import OwnershipLedger, Tally
 
 log = logging.getLogger(__name__)

@@ -29,12 +29,10 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 
 from zkconsumer.sim import costs
+from zkconsumer.sim.sampling import Window
 from zkconsumer.sim.tally import OwnershipLedger, Tally
 
 log = logging.getLogger(__name__)
-
-# A member's counting window, (from, to] (zkconsumer.sim.sampling.SampledWindows.window)
-Window = Callable[[str], tuple[float, float]]
 
 # "Just after" an instant, for a schedule that sends nothing at its start (well above the
 # rounding slack of costs.heartbeats).

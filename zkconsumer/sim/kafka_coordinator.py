@@ -58,7 +58,8 @@ from zkconsumer.sim.broker import BrokerGroup
 from zkconsumer.sim.config import SimConfig
 from zkconsumer.sim.engine import Engine
 from zkconsumer.sim.formation import AT_ONCE
-from zkconsumer.sim.heartbeats import BrokerMember, Window
+from zkconsumer.sim.heartbeats import BrokerMember
+from zkconsumer.sim.sampling import Window
 from zkconsumer.sim.tally import OwnershipLedger, Tally
 
 log = logging.getLogger(__name__)

@@ -32,13 +32,8 @@ from zkconsumer.sim.assignment import sticky_target
 from zkconsumer.sim.config import SimConfig
 from zkconsumer.sim.engine import Engine
 from zkconsumer.sim.group import SimulatedGroup
-from zkconsumer.sim.heartbeats import (
-    BrokerMember,
-    Window,
-    count_heartbeats,
-    next_beat,
-    revoke,
-)
+from zkconsumer.sim.heartbeats import BrokerMember, count_heartbeats, next_beat, revoke
+from zkconsumer.sim.sampling import Window
 from zkconsumer.sim.tally import OwnershipLedger, Tally
 
 log = logging.getLogger(__name__)

@@ -26,10 +26,19 @@ from __future__ import annotations
 
 import math
 import random
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 NEVER = -math.inf
+
+# A member's counting window, (from, to], by member id (SampledWindows.window at one stable
+# instant): what the models' counts take
+Window = Callable[[str], tuple[float, float]]
+
+
+def within(window: tuple[float, float], at: float) -> bool:
+    """Whether a request sent at ``at`` is counted in the (from, to] ``window``."""
+    return window[0] < at <= window[1]
 
 
 @dataclass(frozen=True)
@@ -69,8 +78,7 @@ class SampledWindows:
         return start, end
 
     def counts(self, mid: str, at: float, stable_at: float) -> bool:
-        start, end = self.window(mid, stable_at)
-        return start < at <= end
+        return within(self.window(mid, stable_at), at)
 
 
 def draw_windows(members: Sequence[str], processes: Sequence[int], interval_s: float,

@@ -16,12 +16,11 @@ import random
 from zkconsumer.sim.config import SimConfig
 from zkconsumer.sim.engine import Engine
 from zkconsumer.sim.formation import processes_of
-from zkconsumer.sim.heartbeats import Window
 from zkconsumer.sim.liveness import zk_expiry_for_kill
 from zkconsumer.sim.models import GroupModel, model_for
 from zkconsumer.sim.observation import Observation, run_observed
 from zkconsumer.sim.result import SimResult
-from zkconsumer.sim.sampling import draw_windows
+from zkconsumer.sim.sampling import Window, draw_windows
 from zkconsumer.sim.tally import OwnershipLedger, Tally
 
 log = logging.getLogger(__name__)
@@ -119,11 +118,7 @@ def simulate(config: SimConfig, observation: Observation | None = None) -> SimRe
         window = sampled_windows(config, ids[:config.members], observation, stable_at)
     finish = getattr(model, "finish", None)
     if finish is not None:  # steady-state requests (heartbeats) up to the counting window's end
-        end = stable_at + count_until if stable_at is not None else engine.now
-        if window is None:
-            finish(end)
-        else:
-            finish(end, window)
+        finish(stable_at + count_until if stable_at is not None else engine.now, window)
     broker_requests = tally.broker_requests if window is None else tally.broker_in(window)
     zk_reads, zk_writes = tally.zk_reads, tally.zk_writes
     if ledger.by_fetch and stable_at is not None:  # the real counts' window (tally.py)

@@ -24,6 +24,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
 from zkconsumer.sim.engine import Engine
+from zkconsumer.sim.sampling import Window, within
 
 log = logging.getLogger(__name__)
 
@@ -89,20 +90,16 @@ class Tally:
         self.broker_requests += n
         self.broker_counted += n
 
-    def broker_in(self, window: Callable[[str], tuple[float, float]]) -> int:
+    def broker_in(self, window: Window) -> int:
         """Broker requests inside their member's (from, to] window, plus those added counted.
 
         Needs a ``clock`` from before the first request (else nothing was logged)."""
         windows: dict[str, tuple[float, float]] = {}
         total = self.broker_counted
         for at, mid, n in self.broker_log:
-            if mid is None:
-                total += n
-                continue
-            if mid not in windows:
+            if mid is not None and mid not in windows:
                 windows[mid] = window(mid)
-            lo, hi = windows[mid]
-            total += n if lo < at <= hi else 0
+            total += n if mid is None or within(windows[mid], at) else 0
         return total
 
     def zk_until(self, t: float) -> tuple[int, int]:

@@ -67,7 +67,8 @@ from zkconsumer.sim.broker import BrokerGroup
 from zkconsumer.sim.config import SimConfig
 from zkconsumer.sim.engine import Engine
 from zkconsumer.sim.formation import last_answer
-from zkconsumer.sim.heartbeats import BrokerMember, Window, next_beat
+from zkconsumer.sim.heartbeats import BrokerMember, next_beat
+from zkconsumer.sim.sampling import Window, within
 from zkconsumer.sim.tally import OwnershipLedger, Tally
 from zkconsumer.sim.tansu_eager import LOOK_S, join_hold_s, sync_wait_s
 
@@ -161,6 +162,8 @@ class TansuCooperativeGroup(BrokerGroup):
         lag before the event), as the records of those runs show them.
         """
         parts = full_assignment(ids, self.cfg.partitions, "range")
+        # drawn in both cases: the lab's case replaces it below, but the draw keeps every
+        # later one of the seed's stream where it was
         self.leader = self.rng.choice(ids) if ids else None
         if self.event_lag_s is not None:
             # the leader formed the group: the member answered first
@@ -382,8 +385,8 @@ class TansuCooperativeGroup(BrokerGroup):
         def counted(mid: str, times: list[float]) -> int:
             if window is None:
                 return count_until(times, end)
-            lo, hi = window(mid)
-            return sum(1 for t in times if lo < t <= hi)
+            counting = window(mid)
+            return sum(1 for t in times if within(counting, t))
 
         joins = {mid: counted(mid, v.joins) for mid, v in self.view.items()}
         syncs = sum(counted(mid, v.syncs) for mid, v in self.view.items())

@@ -175,6 +175,10 @@ def validation_7(ctx: Context) -> str:
     return validation_block(ctx, 7)
 
 
+RUNS_LEGEND = ("Each real run as time to stable (s) / requests, in seed order; `*`: more than "
+               "one attempt or a conflict. Model: the median of its 20 draws (time / requests).")
+
+
 def runs_said(runs: tuple[Run, ...]) -> str:
     """Each real run as ``time s / requests`` (``*``: more than one attempt or a conflict;
     ``-``: did not settle), in seed order."""
@@ -216,9 +220,7 @@ def validation_7_runs(ctx: Context) -> str:
         by_event.setdefault(raw["event"], []).append(run)
     aside = "; ".join(f"{event}: {runs_said(tuple(runs))}" for event, runs in by_event.items())
     return "\n".join([
-        *runs_table(ctx, 7, 5), "",
-        "Each real run as time to stable (s) / requests, in seed order; `*`: more than one "
-        "attempt or a conflict. Model: the median of its 20 draws (time / requests).", "",
+        *runs_table(ctx, 7, 5), "", RUNS_LEGEND, "",
         f"The `zk-range` N = 48 set made first and set aside by the amendment (unscored, "
         f"`results/scale/validation-7/tansu-first`): {aside}."])
 
@@ -227,6 +229,4 @@ def validation_7_runs(ctx: Context) -> str:
 def validation_8(ctx: Context) -> str:
     """Plan 8's scoring (plan 7's models at new sizes), and its failing cells run by run."""
     return "\n".join([validation_block(ctx, 8), "", "The failing cells run by run:", "",
-                      *runs_table(ctx, 8), "",
-                      "Each real run as time to stable (s) / requests, in seed order; `*`: more "
-                      "than one attempt or a conflict. Model: the median of its 20 draws."])
+                      *runs_table(ctx, 8), "", RUNS_LEGEND])
