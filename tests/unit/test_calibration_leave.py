@@ -72,9 +72,18 @@ def test_a_leave_without_its_records_is_an_error_not_a_zero():
         leave_from_records([{"k": "lc", "ts": 1.0, "w": "stopping"}], 0.5, 4, None)
 
 
-def test_the_leave_parameters_are_the_medians():
-    samples = [LeaveSample(4, w, s, None) for w, s in [(100, 10), (300, 30), (200, 20.5)]]
-    assert leave_parameters(samples) == {"leave_wake_ms": 200.0, "leave_shutdown_ms": 20.5}
+def test_the_leave_parameters_are_the_idle_mean_wake_and_the_median_shutdowns():
+    idle = [LeaveSample(4, w, s, None) for w, s in [(100, 10), (500, 30), (200, 20.5)]]
+    # the wake is uniform over the loop's wait: its mean estimates the median
+    assert leave_parameters(idle) == {"leave_wake_ms": 266.67, "leave_shutdown_ms": 20.5}
+    busy = [LeaveSample(1, w, s, None, 1.6) for w, s in [(50, 97.0), (60, 101.0), (70, 2.0)]]
+    assert leave_parameters(idle + busy) == {"leave_wake_ms": 266.67, "leave_shutdown_ms": 20.5,
+                                             "fetcher_close_traffic_ms": 97.0}
+
+
+def test_leave_parameters_need_an_idle_leave():
+    with pytest.raises(ValueError, match="idle topic"):
+        leave_parameters([LeaveSample(1, 50.0, 97.0, None, 1.6)])
 
 
 def test_calibrate_records_the_leave_and_the_spread_as_measured():
@@ -104,6 +113,26 @@ def test_the_leave_stop_is_a_uniform_wake_cut_by_traffic_then_the_shutdown():
     assert rng.random() == random.Random(3).random()
 
 
+def test_a_leaver_with_traffic_shuts_down_in_the_measured_close_under_traffic():
+    cal = Calibration(leave_wake_ms=100.0, leave_shutdown_ms=10.0, fetcher_close_traffic_ms=100.0)
+    busy = leave_stop_s(random.Random(3), cal, 1, 24, 40.0, fetcher_s=9.9, jitter=1.1)
+    ref = random.Random(3)
+    assert busy == min(ref.uniform(0.0, 0.2), ref.expovariate(40.0 / 24)) + 0.1 * 1.1
+    # owning nothing (or an idle topic), its client has no fetch in flight: the idle shutdown
+    idle = leave_stop_s(random.Random(3), cal, 0, 24, 40.0, fetcher_s=9.9, jitter=1.0)
+    assert idle == random.Random(3).uniform(0.0, 0.2) + 0.01
+
+
+def test_a_leader_mode_leave_waits_for_the_leavers_wake_as_the_legacy_leave_does():
+    still = {"jitter_cv": 0.0, "fetcher_stop_min_ms": 0.0, "fetcher_stop_max_ms": 0.0}
+    base = simulate(SimConfig("zk-leader-range", 6, 12, "leave", seed=2,
+                              calibration=Calibration(**still)))
+    slow = simulate(SimConfig("zk-leader-range", 6, 12, "leave", seed=2,
+                              calibration=Calibration(leave_shutdown_ms=300.0, **still)))
+    assert slow.time_to_stable_s - base.time_to_stable_s == pytest.approx(0.3, abs=1e-9)
+    assert slow.coordination_requests == base.coordination_requests
+
+
 def test_a_measured_leave_shutdown_delays_a_legacy_leave_by_its_length():
     still = {"jitter_cv": 0.0, "fetcher_stop_min_ms": 0.0, "fetcher_stop_max_ms": 0.0}
     base = simulate(SimConfig("zk-range", 6, 12, "leave", seed=2,
@@ -112,3 +141,17 @@ def test_a_measured_leave_shutdown_delays_a_legacy_leave_by_its_length():
                               calibration=Calibration(leave_shutdown_ms=300.0, **still)))
     assert slow.time_to_stable_s - base.time_to_stable_s == pytest.approx(0.3, abs=1e-9)
     assert slow.coordination_requests == base.coordination_requests
+
+
+def test_calibrate_refuses_too_few_leaves_and_an_unreadable_base(tmp_path, capsys):
+    from zkconsumer.cli.main import main
+
+    out = tmp_path / "cal.json"
+    assert main(["calibrate", "--leave-onto", str(tmp_path / "none.json"), "--leave-repeats",
+                 "1", "--out", str(out)]) == 2
+    assert "--leave-repeats must be >= 2, got 1" in capsys.readouterr().err
+    assert main(["calibrate", "--leave-onto", str(tmp_path / "none.json"), "--out",
+                 str(out)]) == 2
+    err = capsys.readouterr().err
+    assert "--leave-onto" in err and "none.json" in err
+    assert not out.exists()

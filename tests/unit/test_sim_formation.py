@@ -6,8 +6,8 @@ import pytest
 
 from zkconsumer.sim import Calibration, SimConfig, simulate
 from zkconsumer.sim.formation import (
-    ANSWER_LEAD_S,
     AT_ONCE,
+    KAFKA,
     TANSU,
     Spread,
     formed_phases,
@@ -26,25 +26,26 @@ def test_members_of_one_process_run_in_its_start_order_and_the_last_was_answered
         assert gaps == pytest.approx([TANSU.client_start_s] * 4)
     assert TANSU.client_start_s * 24 == pytest.approx(0.1)
     latest = max(ph for v in by_proc.values() for ph in v)
-    assert latest == pytest.approx(-(3.1 + ANSWER_LEAD_S))    # the last answer before the event
+    assert latest == pytest.approx(-3.1)    # the last assignment, the lag before the event
     earliest = min(v[-1] for v in by_proc.values())  # each process's last member
     assert 0.0 <= latest - earliest <= TANSU.late_hi_s
 
 
 def test_kafka_answers_every_process_at_once():
-    phases = formed_phases([0, 1, 2, 0, 1, 2], 2.0, random.Random(1), 3.2, AT_ONCE)
-    assert phases == [pytest.approx(-(3.2 + ANSWER_LEAD_S))] * 6
+    phases = formed_phases([0, 1, 2, 0, 1, 2], 2.0, random.Random(1), 3.2, KAFKA)
+    assert phases == [pytest.approx(-3.2)] * 6
 
 
 def test_the_lab_event_puts_the_next_heartbeat_within_a_second_after_it():
-    # quiet 3 s, 2 s heartbeats: the beat after the event at last answer + 4 s, 0.5-1.0 s later
+    # quiet 3 s, 2 s heartbeats: the beat after the event at the last assignment + 4 s,
+    # 0.65-1.0 s after the event
     lo, hi = lab_event_after_change_s(3.0)
     assert (lo, hi) == pytest.approx((3.0, 3.35))
     for lag in (lo, hi):
         phase = formed_phases([0], 2.0, random.Random(0), lag, AT_ONCE)[0]
         beat = next_beat(BrokerMember("m", phase=phase), 0.0, 2.0)
-        assert beat == pytest.approx(4.0 - lag - ANSWER_LEAD_S)
-        assert 0.5 < beat < 1.0
+        assert beat == pytest.approx(4.0 - lag)
+        assert 0.6 < beat <= 1.0
 
 
 def test_without_a_lag_the_formation_is_at_a_random_instant_of_one_interval():
@@ -80,3 +81,21 @@ def test_a_joiner_with_nothing_to_get_still_revokes_everyone_in_the_lab_timing()
     r = simulate(cfg, Observation())
     assert r.members_paused == 24
     assert 3.5 < r.time_to_stable_s < 5.0
+
+
+def test_a_process_statistics_tick_comes_its_spreads_lead_before_the_answer():
+    rng = random.Random(5)
+    tansu = [TANSU.tick_lead(rng) for _ in range(500)]
+    assert all(lead is not None and 0.006 <= lead <= 0.069 for lead in tansu)
+    kafka = [KAFKA.tick_lead(rng) for _ in range(2000)]
+    unrelated = sum(lead is None for lead in kafka)
+    assert 80 < unrelated < 200  # 11 of 160 task formations
+    assert all(-0.07 <= lead <= 0.2 for lead in kafka if lead is not None)
+    assert all(AT_ONCE.tick_lead(rng) is None for _ in range(50))
+
+
+@pytest.mark.parametrize("bad", [dict(tick_random_share=1.5),
+                                 dict(tick_lead_lo_s=0.2, tick_lead_hi_s=0.1)])
+def test_a_spread_refuses_an_impossible_tick_lead(bad):
+    with pytest.raises(ValueError, match="tick"):
+        Spread(**bad)

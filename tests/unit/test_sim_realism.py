@@ -133,6 +133,15 @@ def test_a_fetcher_stop_waits_for_the_poll_or_the_next_message():
     assert fetcher_stop_s(rng, cal, 32, 128, 0.0) == random.Random(4).uniform(0.0, 0.1) + 0.005
 
 
+def test_a_fetcher_stop_under_traffic_waits_for_the_fetch_in_flight():
+    cal = Calibration(fetcher_stop_min_ms=5.0, fetcher_stop_max_ms=105.0,
+                      fetcher_close_traffic_ms=100.0)
+    assert fetcher_stop_s(random.Random(1), cal, 1, 24, 40.0, jitter=0.9) == pytest.approx(0.09)
+    # no traffic on its partitions: the poll's remainder and the idle close, as without it
+    rng = random.Random(4)
+    assert fetcher_stop_s(rng, cal, 1, 24, 0.0) == random.Random(4).uniform(0.0, 0.1) + 0.005
+
+
 def test_a_restarted_schedule_sends_nothing_at_the_restart():
     # librdkafka restarts its heartbeat timer at the SyncGroup answer: its next beat goes one
     # interval later, nothing at the answer itself

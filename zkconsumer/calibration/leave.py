@@ -13,7 +13,16 @@ Two calibration parameters come from here (``zkconsumer calibrate``):
   closes its watches, stops its rebalancer and auto-commit threads and stops the fetchers) is
   the *shutdown*. The ZooKeeper writes after that (commit, owner deletes, registration) are
   simulated as writes. The topic is idle so that the wake is the loop's whole timeout wait
-  (the simulator shortens it by the traffic of the cell, as it does the fetcher poll).
+  (the simulator shortens it by the traffic of the cell, as it does the fetcher poll): the
+  stop lands uniformly in that wait, so the wake's median is its mean, which scatters less
+  over a few leaves than their median.
+* **The close under traffic.** A fetcher client whose partitions carry messages has a fetch
+  in flight when it is closed, which the broker holds up to ``fetch.wait.max.ms`` (100 ms)
+  unless data comes; an idle one closes at once. So the leaves are measured twice: on the
+  idle topic (the wake, ``leave_shutdown_ms``) and with a producer writing the lab herd's
+  per-partition rate to a one-partition topic (``fetcher_close_traffic_ms``: the shutdown
+  then, the fetcher stop of any member whose partitions carry traffic). On the reference
+  machine the idle shutdown took about 10 ms and the one under traffic about 100.
 * **The spread.** Every duration the simulator samples is its mean times a factor of
   coefficient of variation ``jitter_cv``. :func:`jitter_cv` estimates it from the repeated
   measured durations of ``calibrate`` (reads, creates, watch deliveries, session set-ups, the
@@ -30,6 +39,7 @@ import logging
 import random
 import statistics
 import tempfile
+import threading
 import time
 import uuid
 from collections.abc import Mapping, Sequence
@@ -40,6 +50,9 @@ log = logging.getLogger(__name__)
 
 LEAVE_REPEATS = 8
 LEAVE_PARTITIONS = 4
+# The lab herd's traffic on one partition: Timing.produce_rate (40 messages/s) over the
+# validation plans' 24 partitions.
+TRAFFIC_MESSAGES_PER_S = 40.0 / 24
 # The interquartile range of a normal distribution in standard deviations.
 NORMAL_IQR_SD = 1.349
 
@@ -52,6 +65,7 @@ class LeaveSample:
     wake_ms: float  # stop requested -> its consume loop saw the request
     shutdown_ms: float  # -> its fetchers were stopped (the shutdown before its writes)
     gone_ms: float | None  # -> its registration znode was gone, as a watcher saw it
+    messages_per_s: float = 0.0  # the traffic on its partitions while it ran
 
     def to_dict(self) -> dict[str, float | int | None]:
         return asdict(self)
@@ -101,11 +115,19 @@ def jitter_cv(series: Mapping[str, Sequence[float]]) -> tuple[float, dict[str, f
 
 
 def leave_parameters(samples: Sequence[LeaveSample]) -> dict[str, float]:
-    """``leave_wake_ms`` and ``leave_shutdown_ms``: the medians of the measured leaves."""
-    if not samples:
-        raise ValueError("no measured leaves")
-    return {"leave_wake_ms": round(statistics.median(s.wake_ms for s in samples), 2),
-            "leave_shutdown_ms": round(statistics.median(s.shutdown_ms for s in samples), 2)}
+    """``leave_wake_ms`` (the mean wake of the idle leaves: a uniform wait's median),
+    ``leave_shutdown_ms`` (their median shutdown) and, when some leaves ran under traffic,
+    ``fetcher_close_traffic_ms`` (their median shutdown)."""
+    idle = [s for s in samples if s.messages_per_s <= 0]
+    busy = [s for s in samples if s.messages_per_s > 0]
+    if not idle:
+        raise ValueError("no measured leave on an idle topic")
+    out = {"leave_wake_ms": round(statistics.fmean(s.wake_ms for s in idle), 2),
+           "leave_shutdown_ms": round(statistics.median(s.shutdown_ms for s in idle), 2)}
+    if busy:
+        out["fetcher_close_traffic_ms"] = round(statistics.median(s.shutdown_ms for s in busy),
+                                                2)
+    return out
 
 
 def _records(path: Path) -> list[dict[str, object]]:
@@ -118,7 +140,8 @@ def _records(path: Path) -> list[dict[str, object]]:
 
 
 def leave_from_records(records: Sequence[Mapping[str, object]], requested: float,
-                       partitions: int, gone: float | None) -> LeaveSample:
+                       partitions: int, gone: float | None,
+                       messages_per_s: float = 0.0) -> LeaveSample:
     """One leave from the member's records: its ``stopping`` and its last ``revoked``."""
     stopping = [float(r["ts"]) for r in records  # type: ignore[arg-type]
                 if r.get("k") == "lc" and r.get("w") == "stopping"]
@@ -130,16 +153,19 @@ def leave_from_records(records: Sequence[Mapping[str, object]], requested: float
                            f"revoked after the request: {revoked})")
     return LeaveSample(partitions, round((stopping[0] - requested) * 1000, 3),
                        round((max(revoked) - stopping[0]) * 1000, 3),
-                       None if gone is None else round((gone - requested) * 1000, 3))
+                       None if gone is None else round((gone - requested) * 1000, 3),
+                       messages_per_s)
 
 
 def measure_leaves(zk_connect: str, bootstrap: str, repeats: int = LEAVE_REPEATS,
-                   partitions: int = LEAVE_PARTITIONS, seed: int = 0) -> list[LeaveSample]:
+                   partitions: int = LEAVE_PARTITIONS, seed: int = 0,
+                   messages_per_s: float = 0.0) -> list[LeaveSample]:
     """``repeats`` clean leaves of a lab ``zk-range`` member owning ``partitions`` partitions.
 
     Each member starts alone in a fresh group, owns every partition and fetches; after a
     random pause (seeded, up to a second: the request lands anywhere in the loop's wait) it
-    is stopped as the real mode's leave stops it.
+    is stopped as the real mode's leave stops it. With ``messages_per_s`` a producer writes
+    that many messages a second to each partition the whole time.
     """
     from kazoo.client import KazooClient
 
@@ -156,6 +182,8 @@ def measure_leaves(zk_connect: str, bootstrap: str, repeats: int = LEAVE_REPEATS
     watcher = KazooClient(hosts=zk_connect)
     watcher.start(timeout=10)
     samples: list[LeaveSample] = []
+    traffic = _Traffic(bootstrap, topic, partitions, messages_per_s) if messages_per_s > 0 \
+        else None
     try:
         with tempfile.TemporaryDirectory(prefix="zkconsumer-leave-") as tmp:
             for i in range(repeats):
@@ -186,10 +214,50 @@ def measure_leaves(zk_connect: str, bootstrap: str, repeats: int = LEAVE_REPEATS
                 while not gone and time.monotonic() < end:
                     time.sleep(0.01)
                 sample = leave_from_records(_records(Path(spec.records_path)), requested,
-                                            partitions, gone[0] if gone else None)
+                                            partitions, gone[0] if gone else None,
+                                            messages_per_s)
                 log.info("leave %d: %s", i, sample)
                 samples.append(sample)
     finally:
+        if traffic is not None:
+            traffic.stop()
         watcher.stop()
         watcher.close()
     return samples
+
+
+def measured_leaves(zk_connect: str, bootstrap: str, repeats: int = LEAVE_REPEATS
+                    ) -> list[LeaveSample]:
+    """The calibration's leaves: ``repeats`` on an idle topic of :data:`LEAVE_PARTITIONS`
+    partitions, then ``repeats`` on one partition carrying :data:`TRAFFIC_MESSAGES_PER_S`."""
+    return (measure_leaves(zk_connect, bootstrap, repeats)
+            + measure_leaves(zk_connect, bootstrap, repeats, partitions=1, seed=1,
+                             messages_per_s=TRAFFIC_MESSAGES_PER_S))
+
+
+class _Traffic:
+    """A producer thread writing ``rate`` messages a second to each of ``partitions``."""
+
+    def __init__(self, bootstrap: str, topic: str, partitions: int, rate: float) -> None:
+        from confluent_kafka import Producer
+
+        self._producer = Producer({"bootstrap.servers": bootstrap, "linger.ms": 0})
+        self._topic, self._partitions, self._rate = topic, partitions, rate
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._run, name="calibrate-leave-traffic",
+                                        daemon=True)
+        self._thread.start()
+
+    def _run(self) -> None:
+        period = 1.0 / (self._rate * self._partitions)
+        i = 0
+        while not self._stop.wait(period):
+            self._producer.produce(self._topic, value=str(i).encode(),
+                                   partition=i % self._partitions)
+            self._producer.poll(0)
+            i += 1
+
+    def stop(self) -> None:
+        self._stop.set()
+        self._thread.join(5)
+        self._producer.flush(5)

@@ -55,6 +55,14 @@ def register(sub: Any) -> None:
                         "replaced by it")
     p.add_argument("--join-start-trials", type=int, default=8, metavar="K",
                    help="joins timed by --join-start-onto (default 8)")
+    p.add_argument("--leave-onto", type=Path, default=None, metavar="CALIBRATION",
+                   help="measure only the clean leaves (a lab member's, on an idle topic and "
+                        "under the lab's traffic, ~2 min) and write CALIBRATION with "
+                        "leave_wake_ms, leave_shutdown_ms and fetcher_close_traffic_ms "
+                        "replaced by them")
+    p.add_argument("--leave-repeats", type=int, default=8, metavar="K",
+                   help="leaves per condition (idle, traffic) in the leave measurement "
+                        "(default 8)")
     add_zk_option(p, dest="zookeeper", required=False, default=os.environ.get("ZKCONSUMER_ZK"),
                   note="an existing ZooKeeper (default: ZKCONSUMER_ZK, else an embedded one)")
     add_bootstrap_option(p, note="an existing broker (default: an embedded one)")
@@ -64,7 +72,7 @@ def register(sub: Any) -> None:
 
 def run_calibrate(args: argparse.Namespace) -> int:
     from zkconsumer.calibration.client_cpu import plan_cpu, request_cpu, thread_cpu_parameters
-    from zkconsumer.calibration.leave import jitter_cv, leave_parameters, measure_leaves
+    from zkconsumer.calibration.leave import jitter_cv, leave_parameters, measured_leaves
     from zkconsumer.calibration.measure import (
         calibration_from,
         measure_broker,
@@ -83,6 +91,12 @@ def run_calibrate(args: argparse.Namespace) -> int:
                   f"{args.join_start_trials}", file=sys.stderr)
             return 2
         return _join_start_onto(args)
+    if args.leave_repeats < 2:
+        print(f"zkconsumer: error: --leave-repeats must be >= 2, got {args.leave_repeats}",
+              file=sys.stderr)
+        return 2
+    if args.leave_onto is not None:
+        return _leave_onto(args)
     prov = capture(_command(f"zkconsumer calibrate --out {args.out}"))
     with contextlib.ExitStack() as stack:
         zk, bootstrap = args.zookeeper, args.bootstrap
@@ -114,8 +128,9 @@ def run_calibrate(args: argparse.Namespace) -> int:
         series["broker_request"] = []
         broker_ms = measure_broker(bootstrap, walls=series["broker_request"]) \
             if bootstrap else None
-        leaves = [] if args.no_leave or not bootstrap else measure_leaves(zk, bootstrap)
-    series["leave_shutdown"] = [s.shutdown_ms for s in leaves]
+        leaves = [] if args.no_leave or not bootstrap else measured_leaves(
+            zk, bootstrap, args.leave_repeats)
+    series["leave_shutdown"] = [s.shutdown_ms for s in leaves if s.messages_per_s <= 0]
     jitter, cv_by_series = jitter_cv(series)
     where = "embedded servers" if not args.zookeeper else f"ZooKeeper {zk}"
     services = [r.service_us for r in reads[1:] if r.service_us is not None]  # [0]: warm-up
@@ -224,4 +239,44 @@ def _join_start_onto(args: argparse.Namespace) -> int:
     write_provenance(args.out.parent, dataclasses.replace(prov, broker=broker_name))
     print(f"broker_join_start_ms {median:.2f} (median of {len(samples)}); wrote {args.out}, "
           f"{raw_path}")
+    return 0
+
+
+def _leave_onto(args: argparse.Namespace) -> int:
+    """``--leave-onto``: the base calibration with the clean leaves measured again."""
+    from zkconsumer.calibration.leave import leave_parameters, measured_leaves
+    from zkconsumer.results import capture, write_provenance
+    from zkconsumer.sim import Calibration
+    from zkconsumer.testing.servers import broker_from_env, zookeeper_from_env
+
+    try:
+        base = Calibration.load(args.leave_onto)
+    except (OSError, ValueError) as exc:
+        print(f"zkconsumer: error: --leave-onto: {exc}", file=sys.stderr)
+        return 2
+    prov = capture(_command(f"zkconsumer calibrate --leave-onto {args.leave_onto} "
+                            f"--leave-repeats {args.leave_repeats} --out {args.out}"))
+    with contextlib.ExitStack() as stack:
+        zks = stack.enter_context(zookeeper_from_env(None))
+        broker = stack.enter_context(broker_from_env(zks.connect_string))
+        leaves = measured_leaves(zks.connect_string, broker.bootstrap, args.leave_repeats)
+        broker_name = broker.name
+    params = leave_parameters(leaves)
+    when = time.strftime("%Y-%m-%d %H:%M", time.gmtime())
+    origin = (f"measured by calibrate --leave-onto {when} UTC against an embedded "
+              f"{broker_name} ({os.cpu_count()} cores, load {os.getloadavg()[0]:.1f}): "
+              f"{args.leave_repeats} clean leaves of a lab member on an idle topic and "
+              f"{args.leave_repeats} under the lab's traffic (zkconsumer.calibration.leave)")
+    cal = dataclasses.replace(base, **params,
+                              source=f"{base.source}; {', '.join(sorted(params))} re-measured "
+                                     f"{when} UTC").with_origins(
+        {name: origin for name in params})
+    args.out.parent.mkdir(parents=True, exist_ok=True)
+    cal.save(args.out)
+    raw_path = args.out.with_name(args.out.stem + ".leaves.json")
+    raw_path.write_text(json.dumps({"base": str(args.leave_onto), **params,
+                                    "leaves": [s.to_dict() for s in leaves]}, indent=1) + "\n")
+    write_provenance(args.out.parent, dataclasses.replace(prov, broker=broker_name))
+    print(", ".join(f"{k} {v:g}" for k, v in sorted(params.items()))
+          + f"; wrote {args.out}, {raw_path}")
     return 0

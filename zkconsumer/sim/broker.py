@@ -36,7 +36,7 @@ from zkconsumer.sim.config import SimConfig
 from zkconsumer.sim.engine import Engine
 from zkconsumer.sim.formation import TANSU as TANSU_FORMATION
 from zkconsumer.sim.formation import formed_phases, processes_of
-from zkconsumer.sim.group import SimulatedGroup
+from zkconsumer.sim.group import FormedTicks, SimulatedGroup
 from zkconsumer.sim.heartbeats import BrokerMember, count_heartbeats, next_beat, revoke
 from zkconsumer.sim.sampling import Window
 from zkconsumer.sim.tally import OwnershipLedger, Tally
@@ -86,6 +86,8 @@ class BrokerGroup(SimulatedGroup):
         self._barrier_set = False
         self._target: dict[str, set[int]] = {}
         self._joiner_bounced = 0  # 1 once a joiner's first JoinGroup was bounced (KIP-394)
+        # each member's answer in the round that formed the group (formed_phases)
+        self.formed_at: dict[str, float] = {}
 
     # --- timing ------------------------------------------------------------------------------
 
@@ -109,8 +111,15 @@ class BrokerGroup(SimulatedGroup):
     def formed_phases(self, ids: list[str]) -> list[float]:
         """The members' heartbeat phases in the group the last round formed: in step per
         process, the processes answered :attr:`FORMATION` apart (:mod:`.formation`)."""
-        return formed_phases(processes_of(self.cfg, len(ids)), self.hb, self.rng,
-                             self.event_lag_s, self.FORMATION)
+        phases = formed_phases(processes_of(self.cfg, len(ids)), self.hb, self.rng,
+                               self.event_lag_s, self.FORMATION)
+        self.formed_at = dict(zip(ids, phases, strict=True))
+        return phases
+
+    def formed_ticks(self) -> FormedTicks | None:
+        """The lab's statistics ticks come :attr:`FORMATION`'s lead before the members'
+        formation answers (:mod:`.formation`)."""
+        return (self.formed_at, self.FORMATION.tick_lead) if self.formed_at else None
 
     def setup(self, ids: list[str]) -> None:
         parts = full_assignment(ids, self.cfg.partitions, "range")

@@ -126,6 +126,12 @@ class Calibration:
     # waits the fetcher stop only (fetcher_stop_min_ms/max_ms), as before they were measured.
     leave_wake_ms: float = 0.0
     leave_shutdown_ms: float = 0.0
+    # A fetcher stop while its partitions carry traffic (measured by ``calibrate``: a clean
+    # leave under the lab's per-partition rate): its client closes with a fetch in flight,
+    # which the broker holds up to fetch.wait.max.ms (100 ms) unless data comes. It replaces
+    # the leave's shutdown and a rebalance's fetcher stop (fetcher_stop_min_ms/max_ms) of a
+    # member whose partitions carry traffic. 0 (the default): those apply with traffic too.
+    fetcher_close_traffic_ms: float = 0.0
     # (K, factor): client CPU per request with K clients busy in one process over a lone
     # client's, measured by ``calibrate``; used when ``SimConfig.client_processes`` puts members
     # in shared processes (see client_cpu_scale). Empty: factor 1 whatever K.

@@ -1,21 +1,33 @@
 """Where a formed broker-side group's heartbeat schedules stand when the event comes.
 
-librdkafka restarts a member's heartbeat schedule at its SyncGroup answer, so the round that
-formed a group leaves its members heartbeating in step, not at independent random phases. The
-Spark herd runs of validation plans 3 and 4 (their per-member records; runs this module was
-read from, not runs that judge it) show it exactly: every member of one Spark task revoked
-within about 30 ms of the others, at its task's last assignment + k heartbeat intervals
-- 0.07 s (the answer comes that much before the assignment is recorded). Apache Kafka 2.4.1
-answered both tasks at once (0.00 s apart in 30 of 30 eager and cooperative runs); Tansu 0.6.0
-answered them within 0.11 s in 29 of 44 runs, 0.28-0.35 s apart in 3 and 0.75-0.98 s apart in
-the other 12 (its followers' SyncGroups sent before the leader's are refused and retried at
-their next look).
+librdkafka restarts a member's heartbeat schedule when its assignment is taken (the consumer
+enters its steady state and starts its 500 ms poll-interval timer, which wakes the client
+thread on that grid), so the round that formed a group leaves its members heartbeating in
+step, not at independent random phases. The Spark herd runs' per-member records show it:
+every member of one Spark task revoked within about 30 ms of the others (validation plans 3
+and 4), and each member learnt of the event 2-19 ms (median 5) after its own recorded
+assignment + k heartbeat intervals (the eager runs of plans 7 and 8, Tansu and Apache Kafka:
+the heartbeat, its answer and the callback). Apache Kafka 2.4.1 answered both tasks at once
+(0.00 s apart in 30 of 30 eager and cooperative runs); Tansu 0.6.0 answered them within
+0.11 s in 29 of 44 runs, 0.28-0.35 s apart in 3 and 0.75-0.98 s apart in the other 12 (its
+followers' SyncGroups sent before the leader's are refused and retried at their next look).
+
+The statistics samples the lab counts requests from are tied to the same formation: a client's
+statistics timer runs from its creation, every second, and so do the looks that time its
+requests (Tansu re-applies a waiting request each second from its arrival, and Apache Kafka's
+join completes on a timer a member's request started), so a member's assignment came a few
+milliseconds after one of its own samples: 6-69 ms after it for every one of the 160 Tansu
+task formations of plans 7 and 8, and for Apache Kafka's 160 within 0.07 s before to 0.2 s
+after it in 149 (the rest anywhere). A heartbeat due on that grid is then sent just after a
+sample and counted only by the next one, a second later: where a joiner that gets nothing
+leaves the group stable at once, the members' next heartbeats fall just outside the counting
+window (:mod:`zkconsumer.sim.sampling`). :meth:`Spread.tick_lead` draws that lead.
 
 And the lab applies its event a fixed time after the group's last change: the coordinating
 task polls every 0.25 s and acts once nothing changed for ``quiet_s`` (3 s), so the event came
-2.97-3.40 s after the last assignment in those runs, which with a 2 s heartbeat interval puts
-the group's next heartbeat 0.5-1.0 s after the event in nearly every run: the "members learn of
-a join within about a second" the models with random phases could not reproduce. A model run
+3.0-3.3 s after the last assignment in those runs, which with a 2 s heartbeat interval puts the
+group's next heartbeat 0.7-1.0 s after the event in nearly every run: the "members learn of a
+join within about a second" the models with random phases could not reproduce. A model run
 compared with such a run places the event the same way (``SimConfig.event_after_change_s``,
 :func:`lab_event_after_change_s` for the lab's); otherwise the event is unrelated to the
 formation (its phase uniform over one interval).
@@ -32,9 +44,6 @@ from dataclasses import dataclass
 
 from zkconsumer.sim.config import SimConfig
 
-# A member's SyncGroup answer comes this long before the assignment the records show.
-ANSWER_LEAD_S = 0.07
-
 
 def lab_event_after_change_s(quiet_s: float, poll_s: float = 0.25,
                              read_s: float = 0.1) -> tuple[float, float]:
@@ -48,23 +57,38 @@ def lab_event_after_change_s(quiet_s: float, poll_s: float = 0.25,
 class Spread:
     """How much earlier than the last one the other processes' SyncGroups were answered: within
     ``near_s`` usually, ``late_lo_s``-``late_hi_s`` earlier with probability ``late_share``;
-    and within a process, how far apart its members' schedules run (``client_start_s`` per
+    within a process, how far apart its members' schedules run (``client_start_s`` per
     member, in the order the process created them: librdkafka looks at its heartbeat timer on
-    its client's own one-second tick, which runs from the client's creation)."""
+    its client's own one-second tick, which runs from the client's creation); and how long
+    before its members' answers a process's statistics tick came (``tick_lead_lo_s`` to
+    ``tick_lead_hi_s``, negative: after; a phase unrelated to the answer with probability
+    ``tick_random_share``)."""
 
     near_s: float = 0.0
     late_share: float = 0.0
     late_lo_s: float = 0.0
     late_hi_s: float = 0.0
     client_start_s: float = 0.0
+    tick_lead_lo_s: float = 0.0
+    tick_lead_hi_s: float = 0.0
+    tick_random_share: float = 1.0
 
     def __post_init__(self) -> None:
-        if not 0.0 <= self.late_share <= 1.0:
-            raise ValueError(f"Spread.late_share must be within [0, 1], got {self.late_share}")
+        for name in ("late_share", "tick_random_share"):
+            if not 0.0 <= getattr(self, name) <= 1.0:
+                raise ValueError(f"Spread.{name} must be within [0, 1], got "
+                                 f"{getattr(self, name)}")
         if (min(self.near_s, self.late_lo_s, self.client_start_s) < 0
-                or self.late_hi_s < self.late_lo_s):
-            raise ValueError(f"Spread needs 0 <= near_s and 0 <= late_lo_s <= late_hi_s, got "
-                             f"{self}")
+                or self.late_hi_s < self.late_lo_s or self.tick_lead_hi_s < self.tick_lead_lo_s):
+            raise ValueError(f"Spread needs 0 <= near_s, 0 <= late_lo_s <= late_hi_s and "
+                             f"tick_lead_lo_s <= tick_lead_hi_s, got {self}")
+
+    def tick_lead(self, rng: random.Random) -> float | None:
+        """How long before its members' answers one process's statistics tick came; None: a
+        phase unrelated to them (the caller draws it)."""
+        if rng.random() < self.tick_random_share:
+            return None
+        return rng.uniform(self.tick_lead_lo_s, self.tick_lead_hi_s)
 
     def draw(self, rng: random.Random) -> float:
         if self.late_share and rng.random() < self.late_share:
@@ -72,22 +96,27 @@ class Spread:
         return rng.uniform(0.0, self.near_s)
 
 
-# Apache Kafka's coordinator completes every SyncGroup of a round with the leader's.
+# Unrelated phases: every SyncGroup answered at once, statistics ticks anywhere.
 AT_ONCE = Spread()
+# Apache Kafka's coordinator completes every SyncGroup of a round with the leader's; the
+# statistics ticks from the records above (149 of 160 task formations within -0.07..0.2 s).
+KAFKA = Spread(tick_lead_lo_s=-0.07, tick_lead_hi_s=0.2, tick_random_share=11 / 160)
 # Tansu, from the records above (12 of 44 runs late); its coordinator answers each member on
 # its own, so its members' schedules keep their clients' start order (validation plan 5's
-# records: a Spark task's 24 members sampled their statistics, one tick per client, over 0.1 s).
+# records: a Spark task's 24 members sampled their statistics, one tick per client, over 0.1 s),
+# each answer 6-69 ms after its member's own statistics tick (160 of 160 task formations).
 TANSU = Spread(near_s=0.1, late_share=12 / 44, late_lo_s=0.75, late_hi_s=0.98,
-               client_start_s=0.1 / 24)
+               client_start_s=0.1 / 24, tick_lead_lo_s=0.006, tick_lead_hi_s=0.069,
+               tick_random_share=0.0)
 
 
 def last_answer(interval_s: float, rng: random.Random, event_lag_s: float | None) -> float:
-    """When the formation's last SyncGroup was answered, with the event at time 0:
-    ``event_lag_s`` + :data:`ANSWER_LEAD_S` before it, or a random instant of one interval
-    when the event is unrelated to the formation (``event_lag_s`` None)."""
+    """When the formation's last assignment was taken (its heartbeat schedule restarted), with
+    the event at time 0: ``event_lag_s`` before it, or a random instant of one interval when
+    the event is unrelated to the formation (``event_lag_s`` None)."""
     if event_lag_s is None:
         return rng.uniform(0.0, interval_s)
-    return -(event_lag_s + ANSWER_LEAD_S)
+    return -event_lag_s
 
 
 def formed_phases(processes: list[int], interval_s: float, rng: random.Random,
@@ -95,10 +124,10 @@ def formed_phases(processes: list[int], interval_s: float, rng: random.Random,
     """The heartbeat phase of each member (``processes[i]``: the process hosting member i),
     with the event at time 0.
 
-    The last process's members were answered ``event_lag_s`` + :data:`ANSWER_LEAD_S` before
-    the event (a random instant when ``event_lag_s`` is None), each other process
-    ``spread.draw()`` earlier; the members of one process were answered in the order it
-    created them, ``spread.client_start_s`` apart, its last member at the process's instant.
+    The last process's members were answered ``event_lag_s`` before the event (a random
+    instant when ``event_lag_s`` is None), each other process ``spread.draw()`` earlier; the
+    members of one process were answered in the order it created them,
+    ``spread.client_start_s`` apart, its last member at the process's instant.
     """
     if interval_s <= 0:
         raise ValueError(f"the heartbeat interval must be > 0, got {interval_s}")

@@ -3,10 +3,16 @@
 from __future__ import annotations
 
 import random
+from collections.abc import Callable
 
 from zkconsumer.sim.config import SimConfig
 from zkconsumer.sim.engine import Engine
 from zkconsumer.sim.tally import OwnershipLedger, Tally
+
+# The members' formation answers (member -> instant) and the draw of a process's statistics
+# tick lead before them (zkconsumer.sim.formation.Spread.tick_lead): what ties the lab's
+# samples to the group's heartbeat schedules (zkconsumer.sim.sampling.tied_windows).
+FormedTicks = tuple[dict[str, float], Callable[[random.Random], float | None]]
 
 
 class SimulatedGroup:
@@ -24,3 +30,8 @@ class SimulatedGroup:
         # the event to it (drawn by simulate from SimConfig.event_after_change_s); None: an
         # unrelated instant.
         self.event_lag_s: float | None = None
+
+    def formed_ticks(self) -> FormedTicks | None:
+        """Where the members' statistics ticks stand against the formation; None (the
+        default): unrelated to it, or no formation modelled."""
+        return None

@@ -57,7 +57,7 @@ from zkconsumer.sim import costs
 from zkconsumer.sim.broker import BrokerGroup
 from zkconsumer.sim.config import SimConfig
 from zkconsumer.sim.engine import Engine
-from zkconsumer.sim.formation import AT_ONCE
+from zkconsumer.sim.formation import KAFKA
 from zkconsumer.sim.heartbeats import BrokerMember
 from zkconsumer.sim.sampling import Window
 from zkconsumer.sim.tally import OwnershipLedger, Tally
@@ -121,7 +121,7 @@ class KafkaCoordinatorGroup(BrokerGroup):
 
     # Rule 3: the group's last round answered every SyncGroup at once, so the members'
     # heartbeat schedules share one phase (up to a request's latency, added in setup).
-    FORMATION = AT_ONCE
+    FORMATION = KAFKA
 
     def setup(self, ids: list[str]) -> None:
         super().setup(ids)

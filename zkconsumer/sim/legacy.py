@@ -45,7 +45,7 @@ TOPICS = 1
 
 
 def fetcher_stop_s(rng: random.Random, cal: Calibration, owned: int, partitions: int,
-                   messages_per_s: float) -> float:
+                   messages_per_s: float, jitter: float = 1.0) -> float:
     """How long stopping a member's fetcher threads takes (``stop_connections``).
 
     The fetcher thread checks its stop flag only when ``consume(1, POLL_S)`` returns: on its
@@ -53,11 +53,15 @@ def fetcher_stop_s(rng: random.Random, cal: Calibration, owned: int, partitions:
     then the client closes (``fetcher_stop_min_ms``). With traffic the wait also ends at the
     member's next message: Poisson at its share of the topic's rate, so the rest of the wait is
     the shorter of the poll's remainder and an exponential draw (drawn only when there is
-    traffic, so an idle group's random stream is unchanged).
+    traffic, so an idle group's random stream is unchanged). But a client whose partitions
+    carry traffic has a fetch in flight when it closes, and waits for it: with the measured
+    ``fetcher_close_traffic_ms`` that is the stop (times ``jitter``).
     """
+    rate = messages_per_s * owned / partitions if partitions else 0.0
+    if rate > 0 and cal.fetcher_close_traffic_ms > 0:
+        return cal.fetcher_close_traffic_ms / 1000.0 * jitter
     close_s = cal.fetcher_stop_min_ms / 1000.0
     wait_s = rng.uniform(0.0, (cal.fetcher_stop_max_ms - cal.fetcher_stop_min_ms) / 1000.0)
-    rate = messages_per_s * owned / partitions if partitions else 0.0
     if rate > 0:
         wait_s = min(wait_s, rng.expovariate(rate))
     return close_s + wait_s
@@ -72,7 +76,8 @@ def leave_stop_s(rng: random.Random, cal: Calibration, owned: int, partitions: i
     the consumer timeout: a uniform wait whose median is ``leave_wake_ms`` (the timeout's
     phase), cut short by the first message (Poisson at its share of the topic's rate, drawn
     only with traffic), then its shutdown stops the fetchers (``leave_shutdown_ms`` times
-    ``jitter``). Without it, the fetcher stop ``fetcher_s`` alone.
+    ``jitter``; ``fetcher_close_traffic_ms`` when its partitions carry traffic and it was
+    measured). Without it, the fetcher stop ``fetcher_s`` alone.
     """
     if cal.leave_wake_ms <= 0 and cal.leave_shutdown_ms <= 0:
         return fetcher_s
@@ -80,7 +85,9 @@ def leave_stop_s(rng: random.Random, cal: Calibration, owned: int, partitions: i
     rate = messages_per_s * owned / partitions if partitions else 0.0
     if rate > 0:
         wake_s = min(wake_s, rng.expovariate(rate))
-    return wake_s + cal.leave_shutdown_ms / 1000.0 * jitter
+    shutdown_ms = cal.fetcher_close_traffic_ms if rate > 0 and cal.fetcher_close_traffic_ms > 0 \
+        else cal.leave_shutdown_ms
+    return wake_s + shutdown_ms / 1000.0 * jitter
 
 
 class MemberState(enum.Enum):
@@ -241,8 +248,9 @@ class LegacyGroup(SimulatedGroup):
             return self.cal.idle_fetcher_stop_ms / 1000.0
         m.fetching = False
         self.ledger.fetch(m.mid, ())  # the stop is asked now; no new fetch starts after it
+        jitter = self.zk.jitter() if self.cal.fetcher_close_traffic_ms > 0 else 1.0
         return fetcher_stop_s(self.rng, self.cal, len(m.registry), self.cfg.partitions,
-                              self.cfg.messages_per_s)
+                              self.cfg.messages_per_s, jitter)
 
     def _commits(self, m: LegacyMember) -> list[int]:
         if not self.cfg.auto_commit:

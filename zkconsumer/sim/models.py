@@ -15,6 +15,7 @@ from typing import Protocol
 from zkconsumer.sim.broker import BrokerGroup
 from zkconsumer.sim.config import SimConfig
 from zkconsumer.sim.engine import Engine
+from zkconsumer.sim.group import FormedTicks
 from zkconsumer.sim.kafka_coordinator import KafkaCoordinatorGroup
 from zkconsumer.sim.kip848 import Kip848Group
 from zkconsumer.sim.leader import LeaderGroup
@@ -27,6 +28,7 @@ from zkconsumer.sim.tansu_eager import TansuEagerGroup
 class GroupModel(Protocol):
     event_lag_s: float | None
 
+    def formed_ticks(self) -> FormedTicks | None: ...
     def setup(self, ids: list[str]) -> None: ...
     def join(self, mid: str) -> None: ...
     def leave(self, mid: str) -> None: ...

@@ -18,6 +18,11 @@ falls inside it for some tasks only. Averaged margins (``sampled_count_margins``
 fraction of every member instead, which is right on average for requests spread in time and
 wrong for bursts.
 
+Where the group's formation is modelled (:mod:`zkconsumer.sim.formation`), the samples are not
+at random phases: a member's statistics tick came shortly before its formation answer, so its
+heartbeats, due on the answer's grid, go just after a sample and are counted by the next one
+(:func:`tied_windows`). Otherwise each process's phase is uniform (:func:`draw_windows`).
+
 A joiner's client is created at the event: its first sample comes one interval later, and a
 window that ends before that counts nothing of it.
 """
@@ -26,7 +31,7 @@ from __future__ import annotations
 
 import math
 import random
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 
 NEVER = -math.inf
@@ -93,4 +98,25 @@ def draw_windows(members: Sequence[str], processes: Sequence[int], interval_s: f
         if p not in by_process:
             by_process[p] = rng.uniform(0.0, interval_s)
         phases[mid] = by_process[p]
+    return SampledWindows(interval_s, after_s, phases)
+
+
+def tied_windows(members: Sequence[str], processes: Sequence[int], answers: Mapping[str, float],
+                 tick_lead: Callable[[random.Random], float | None], interval_s: float,
+                 after_s: float, seed: int) -> SampledWindows:
+    """Phases tied to the formation: each process draws one lead (``tick_lead``, e.g.
+    :meth:`zkconsumer.sim.formation.Spread.tick_lead`), and each of its members samples that
+    long before its own answer (``answers``), every interval; a process whose lead is None
+    samples at a uniform phase as in :func:`draw_windows`. The same stream as
+    :func:`draw_windows`, so the model's other draws do not move."""
+    rng = random.Random(seed * 7919 + 43)
+    leads: dict[int, float | None] = {}
+    free: dict[int, float] = {}
+    phases = {}
+    for mid, p in zip(members, processes, strict=True):
+        if p not in leads:
+            leads[p] = tick_lead(rng)
+            free[p] = rng.uniform(0.0, interval_s)
+        lead = leads[p]
+        phases[mid] = free[p] if lead is None else answers[mid] - lead
     return SampledWindows(interval_s, after_s, phases)

@@ -20,7 +20,7 @@ from zkconsumer.sim.liveness import zk_expiry_for_kill
 from zkconsumer.sim.models import GroupModel, model_for
 from zkconsumer.sim.observation import Observation, run_observed
 from zkconsumer.sim.result import SimResult
-from zkconsumer.sim.sampling import Window, draw_windows
+from zkconsumer.sim.sampling import Window, draw_windows, tied_windows
 from zkconsumer.sim.tally import OwnershipLedger, Tally
 
 log = logging.getLogger(__name__)
@@ -53,13 +53,22 @@ def pick_victim(rng: random.Random, ids: list[str], rank: int | None) -> str:
 
 
 def sampled_windows(config: SimConfig, members: list[str], observation: Observation,
-                    stable_at: float) -> Window:
+                    stable_at: float, model: GroupModel) -> Window:
     """Each broker member's counting window as the lab's statistics samples make it
-    (:mod:`zkconsumer.sim.sampling`): one statistics phase per client process, drawn from a
-    stream of its own; a joiner's samples start at the event."""
-    assert observation.sample_interval_s is not None
-    windows = draw_windows(members, processes_of(config, len(members)),
-                           observation.sample_interval_s, observation.count_after_s, config.seed)
+    (:mod:`zkconsumer.sim.sampling`): tied to the group's formation where the model formed
+    it (``model.formed_ticks()``), else one phase per client process, drawn from a stream of
+    its own; a joiner's samples start at the event."""
+    interval = observation.sample_interval_s
+    assert interval is not None
+    processes = processes_of(config, len(members))
+    ticks = model.formed_ticks()
+    if ticks is None:
+        windows = draw_windows(members, processes, interval, observation.count_after_s,
+                               config.seed)
+    else:
+        answers, lead = ticks
+        windows = tied_windows(members, processes, answers, lead, interval,
+                               observation.count_after_s, config.seed)
     return lambda mid: windows.window(mid, stable_at)
 
 
@@ -115,7 +124,8 @@ def simulate(config: SimConfig, observation: Observation | None = None) -> SimRe
         count_until = observation.count_after_s  # the observer's own counting window
     window = None
     if sampled and stable_at is not None:
-        window = sampled_windows(config, ids[:config.members], observation, stable_at)
+        window = sampled_windows(config, ids[:config.members], observation, stable_at,
+                                 model)
     finish = getattr(model, "finish", None)
     if finish is not None:  # steady-state requests (heartbeats) up to the counting window's end
         finish(stable_at + count_until if stable_at is not None else engine.now, window)

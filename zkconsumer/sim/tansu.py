@@ -175,6 +175,7 @@ class TansuCooperativeGroup(BrokerGroup):
             base = last_answer(self.hb, self.rng, None)
             phases = [base + (0.0 if mid == self.leader else self.rng.uniform(0.0, spread))
                       for mid in ids]
+            self.formed_at = dict(zip(ids, phases, strict=True))
         for mid, phase in zip(ids, phases, strict=True):
             m = BrokerMember(mid, phase=phase)
             self.members[mid] = m
