@@ -21,19 +21,27 @@ def test_a_joiner_sends_its_join_group_within_a_second_of_its_creation(zk_connec
     assert median == pytest.approx(sum(sent) / 2)
 
 
-def test_join_start_onto_replaces_only_that_parameter_and_says_where_it_came_from(tmp_path):
-    base = Calibration(broker_join_start_ms=900.0, broker_join_window_factor=0.7,
-                       source="a base")
+def remeasured(tmp_path, argv: list[str], raw_suffix: str,
+               base: Calibration) -> tuple[Calibration, dict]:
+    """Run ``calibrate ARGV --out`` onto ``base`` (saved as base.json): the calibration it
+    wrote and the samples beside it."""
     base.save(tmp_path / "base.json")
     out = tmp_path / "cal" / "calibration.json"
-    assert main(["calibrate", "--join-start-onto", str(tmp_path / "base.json"),
-                 "--join-start-trials", "1", "--out", str(out)]) == 0
-    cal = Calibration.load(out)
-    raw = json.loads((out.parent / "calibration.join-start.json").read_text())
+    assert main(["calibrate", argv[0], str(tmp_path / "base.json"), *argv[1:],
+                 "--out", str(out)]) == 0
+    assert (out.parent / "meta.json").is_file()
+    return Calibration.load(out), json.loads((out.parent / f"calibration{raw_suffix}")
+                                             .read_text())
+
+
+def test_join_start_onto_replaces_only_that_parameter_and_says_where_it_came_from(tmp_path):
+    cal, raw = remeasured(tmp_path, ["--join-start-onto", "--join-start-trials", "1"],
+                          ".join-start.json",
+                          Calibration(broker_join_start_ms=900.0, broker_join_window_factor=0.7,
+                                      source="a base"))
     assert cal.broker_join_start_ms == raw["broker_join_start_ms"] < 1000.0
     assert cal.origin("broker_join_start_ms").startswith("measured by calibrate --join-start")
     assert cal.broker_join_window_factor == 0.7 and cal.source.startswith("a base; ")
-    assert (out.parent / "meta.json").is_file()
 
 
 def test_join_start_onto_names_a_bad_base(tmp_path, capsys):
@@ -42,3 +50,19 @@ def test_join_start_onto_names_a_bad_base(tmp_path, capsys):
                  "--out", str(tmp_path / "out.json")])
     assert code == 2
     assert "bad.json: expected a JSON object, got list" in capsys.readouterr().err
+
+
+def test_leave_onto_measures_idle_and_traffic_leaves_and_replaces_only_theirs(tmp_path):
+    cal, raw = remeasured(tmp_path, ["--leave-onto", "--leave-repeats", "3"], ".leaves.json",
+                          Calibration(leave_wake_ms=1.0, leave_shutdown_ms=2.0,
+                                      broker_join_start_ms=900.0, source="a base"))
+    idle = [x for x in raw["leaves"] if x["messages_per_s"] == 0]
+    busy = [x for x in raw["leaves"] if x["messages_per_s"] > 0]
+    assert (len(idle), len(busy)) == (3, 3)
+    assert all(x["partitions"] == 1 for x in busy) and all(x["partitions"] == 4 for x in idle)
+    assert cal.leave_wake_ms == round(sum(x["wake_ms"] for x in idle) / 3, 2)
+    assert cal.leave_shutdown_ms == round(sorted(x["shutdown_ms"] for x in idle)[1], 2)
+    assert cal.fetcher_close_traffic_ms == round(sorted(x["shutdown_ms"] for x in busy)[1], 2)
+    for name in ("leave_wake_ms", "leave_shutdown_ms", "fetcher_close_traffic_ms"):
+        assert cal.origin(name).startswith("measured by calibrate --leave-onto")
+    assert cal.broker_join_start_ms == 900.0 and cal.source.startswith("a base; ")

@@ -123,21 +123,13 @@ def test_a_leaver_with_traffic_shuts_down_in_the_measured_close_under_traffic():
     assert idle == random.Random(3).uniform(0.0, 0.2) + 0.01
 
 
-def test_a_leader_mode_leave_waits_for_the_leavers_wake_as_the_legacy_leave_does():
+@pytest.mark.parametrize("protocol", ["zk-range", "zk-leader-range"])
+def test_a_measured_leave_shutdown_delays_a_leave_by_its_length(protocol):
+    # the leader mode's leaver runs the same lab member and connector shutdown
     still = {"jitter_cv": 0.0, "fetcher_stop_min_ms": 0.0, "fetcher_stop_max_ms": 0.0}
-    base = simulate(SimConfig("zk-leader-range", 6, 12, "leave", seed=2,
+    base = simulate(SimConfig(protocol, 6, 12, "leave", seed=2,
                               calibration=Calibration(**still)))
-    slow = simulate(SimConfig("zk-leader-range", 6, 12, "leave", seed=2,
-                              calibration=Calibration(leave_shutdown_ms=300.0, **still)))
-    assert slow.time_to_stable_s - base.time_to_stable_s == pytest.approx(0.3, abs=1e-9)
-    assert slow.coordination_requests == base.coordination_requests
-
-
-def test_a_measured_leave_shutdown_delays_a_legacy_leave_by_its_length():
-    still = {"jitter_cv": 0.0, "fetcher_stop_min_ms": 0.0, "fetcher_stop_max_ms": 0.0}
-    base = simulate(SimConfig("zk-range", 6, 12, "leave", seed=2,
-                              calibration=Calibration(**still)))
-    slow = simulate(SimConfig("zk-range", 6, 12, "leave", seed=2,
+    slow = simulate(SimConfig(protocol, 6, 12, "leave", seed=2,
                               calibration=Calibration(leave_shutdown_ms=300.0, **still)))
     assert slow.time_to_stable_s - base.time_to_stable_s == pytest.approx(0.3, abs=1e-9)
     assert slow.coordination_requests == base.coordination_requests

@@ -17,6 +17,7 @@ import os
 import statistics
 import sys
 import time
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -198,85 +199,79 @@ def _tick_ms(zks: Any) -> float | None:
     return values.get("tickTime")
 
 
-def _join_start_onto(args: argparse.Namespace) -> int:
-    """``--join-start-onto``: the base calibration with the joiner's start measured."""
-    from zkconsumer.admin import create_topic
-    from zkconsumer.calibration.join_start import measure_join_start
+@dataclasses.dataclass(frozen=True)
+class _Remeasured:
+    """What an ``--*-onto`` measurement replaces on its base calibration."""
+
+    params: dict[str, float]  # parameter -> the new value
+    detail: str  # what was measured, for each parameter's origin
+    raw: dict[str, Any]  # the samples, written beside the calibration
+
+
+def _remeasure_onto(args: argparse.Namespace, flag: str, base_path: Path, options: str,
+                    raw_suffix: str, measure: Callable[[str, str], _Remeasured]) -> int:
+    """``flag``: the base calibration at ``base_path`` with what ``measure(zk, bootstrap)``
+    measured on embedded servers replacing its parameters; the samples beside it."""
     from zkconsumer.results import capture, write_provenance
     from zkconsumer.sim import Calibration
     from zkconsumer.testing.servers import broker_from_env, zookeeper_from_env
 
     try:
-        base = Calibration.load(args.join_start_onto)
+        base = Calibration.load(base_path)
     except (OSError, ValueError) as exc:
-        print(f"zkconsumer: error: --join-start-onto: {exc}", file=sys.stderr)
+        print(f"zkconsumer: error: {flag}: {exc}", file=sys.stderr)
         return 2
-    prov = capture(_command(f"zkconsumer calibrate --join-start-onto {args.join_start_onto} "
-                            f"--out {args.out}"))
+    prov = capture(_command(f"zkconsumer calibrate {flag} {base_path}{options} --out {args.out}"))
     with contextlib.ExitStack() as stack:
         zks = stack.enter_context(zookeeper_from_env(None))
         broker = stack.enter_context(broker_from_env(zks.connect_string))
-        median, samples = measure_join_start(
-            broker.bootstrap,
-            lambda topic, n: create_topic(zks.connect_string, topic, n,
-                                          bootstrap=broker.bootstrap),
-            trials=args.join_start_trials)
+        got = measure(zks.connect_string, broker.bootstrap)
         broker_name = broker.name
     when = time.strftime("%Y-%m-%d %H:%M", time.gmtime())
-    origin = (f"measured by calibrate --join-start-onto {when} UTC against an embedded "
-              f"{broker_name} ({os.cpu_count()} cores, load {os.getloadavg()[0]:.1f}): median "
-              f"of {len(samples)} joiners, consumer created to JoinGroup sent "
-              "(zkconsumer.calibration.join_start)")
-    cal = dataclasses.replace(base, broker_join_start_ms=round(median, 2),
-                              source=f"{base.source}; broker_join_start_ms re-measured {when} "
-                                     "UTC").with_origins({"broker_join_start_ms": origin})
+    origin = (f"measured by calibrate {flag} {when} UTC against an embedded {broker_name} "
+              f"({os.cpu_count()} cores, load {os.getloadavg()[0]:.1f}): {got.detail}")
+    cal = dataclasses.replace(
+        base, **got.params,
+        source=f"{base.source}; {', '.join(sorted(got.params))} re-measured {when} UTC"
+    ).with_origins({name: origin for name in got.params})
     args.out.parent.mkdir(parents=True, exist_ok=True)
     cal.save(args.out)
-    raw_path = args.out.with_name(args.out.stem + ".join-start.json")
-    raw_path.write_text(json.dumps({"base": str(args.join_start_onto),
-                                    "broker_join_start_ms": round(median, 2),
-                                    "joins": [s.to_dict() for s in samples]}, indent=1) + "\n")
+    raw_path = args.out.with_name(args.out.stem + raw_suffix)
+    raw_path.write_text(json.dumps({"base": str(base_path), **got.params, **got.raw},
+                                   indent=1) + "\n")
     write_provenance(args.out.parent, dataclasses.replace(prov, broker=broker_name))
-    print(f"broker_join_start_ms {median:.2f} (median of {len(samples)}); wrote {args.out}, "
-          f"{raw_path}")
+    print(", ".join(f"{k} {v:g}" for k, v in sorted(got.params.items()))
+          + f"; wrote {args.out}, {raw_path}")
     return 0
+
+
+def _join_start_onto(args: argparse.Namespace) -> int:
+    """``--join-start-onto``: the base calibration with the joiner's start measured."""
+    from zkconsumer.admin import create_topic
+    from zkconsumer.calibration.join_start import measure_join_start
+
+    def measure(zk: str, bootstrap: str) -> _Remeasured:
+        median, samples = measure_join_start(
+            bootstrap, lambda topic, n: create_topic(zk, topic, n, bootstrap=bootstrap),
+            trials=args.join_start_trials)
+        return _Remeasured({"broker_join_start_ms": round(median, 2)},
+                           f"median of {len(samples)} joiners, consumer created to JoinGroup "
+                           "sent (zkconsumer.calibration.join_start)",
+                           {"joins": [s.to_dict() for s in samples]})
+    return _remeasure_onto(args, "--join-start-onto", args.join_start_onto, "",
+                           ".join-start.json", measure)
 
 
 def _leave_onto(args: argparse.Namespace) -> int:
     """``--leave-onto``: the base calibration with the clean leaves measured again."""
     from zkconsumer.calibration.leave import leave_parameters, measured_leaves
-    from zkconsumer.results import capture, write_provenance
-    from zkconsumer.sim import Calibration
-    from zkconsumer.testing.servers import broker_from_env, zookeeper_from_env
 
-    try:
-        base = Calibration.load(args.leave_onto)
-    except (OSError, ValueError) as exc:
-        print(f"zkconsumer: error: --leave-onto: {exc}", file=sys.stderr)
-        return 2
-    prov = capture(_command(f"zkconsumer calibrate --leave-onto {args.leave_onto} "
-                            f"--leave-repeats {args.leave_repeats} --out {args.out}"))
-    with contextlib.ExitStack() as stack:
-        zks = stack.enter_context(zookeeper_from_env(None))
-        broker = stack.enter_context(broker_from_env(zks.connect_string))
-        leaves = measured_leaves(zks.connect_string, broker.bootstrap, args.leave_repeats)
-        broker_name = broker.name
-    params = leave_parameters(leaves)
-    when = time.strftime("%Y-%m-%d %H:%M", time.gmtime())
-    origin = (f"measured by calibrate --leave-onto {when} UTC against an embedded "
-              f"{broker_name} ({os.cpu_count()} cores, load {os.getloadavg()[0]:.1f}): "
-              f"{args.leave_repeats} clean leaves of a lab member on an idle topic and "
-              f"{args.leave_repeats} under the lab's traffic (zkconsumer.calibration.leave)")
-    cal = dataclasses.replace(base, **params,
-                              source=f"{base.source}; {', '.join(sorted(params))} re-measured "
-                                     f"{when} UTC").with_origins(
-        {name: origin for name in params})
-    args.out.parent.mkdir(parents=True, exist_ok=True)
-    cal.save(args.out)
-    raw_path = args.out.with_name(args.out.stem + ".leaves.json")
-    raw_path.write_text(json.dumps({"base": str(args.leave_onto), **params,
-                                    "leaves": [s.to_dict() for s in leaves]}, indent=1) + "\n")
-    write_provenance(args.out.parent, dataclasses.replace(prov, broker=broker_name))
-    print(", ".join(f"{k} {v:g}" for k, v in sorted(params.items()))
-          + f"; wrote {args.out}, {raw_path}")
-    return 0
+    def measure(zk: str, bootstrap: str) -> _Remeasured:
+        leaves = measured_leaves(zk, bootstrap, args.leave_repeats)
+        return _Remeasured(leave_parameters(leaves),
+                           f"{args.leave_repeats} clean leaves of a lab member on an idle topic "
+                           f"and {args.leave_repeats} under the lab's traffic "
+                           "(zkconsumer.calibration.leave)",
+                           {"leaves": [s.to_dict() for s in leaves]})
+    return _remeasure_onto(args, "--leave-onto", args.leave_onto,
+                           f" --leave-repeats {args.leave_repeats}", ".leaves.json", measure)

@@ -9,6 +9,7 @@ results/scale/validation-N/scoring`` wrote (``scoring.json``: every real run and
 
 from __future__ import annotations
 
+import dataclasses
 import json
 from pathlib import Path
 from typing import Any
@@ -230,3 +231,61 @@ def validation_8(ctx: Context) -> str:
     """Plan 8's scoring (plan 7's models at new sizes), and its failing cells run by run."""
     return "\n".join([validation_block(ctx, 8), "", "The failing cells run by run:", "",
                       *runs_table(ctx, 8), "", RUNS_LEGEND])
+
+
+def calibration_6_leaves(ctx: Context) -> str:
+    """What calibration-6 measured of the clean leaves (idle and under the lab's traffic)."""
+    raw = json.loads((ctx.results / "scale" / "calibration-6" / "calibration.leaves.json")
+                     .read_text())
+    idle = [x for x in raw["leaves"] if not x["messages_per_s"]]
+    busy = [x for x in raw["leaves"] if x["messages_per_s"]]
+
+    def span(xs: list[dict[str, Any]], key: str) -> str:
+        v = sorted(x[key] for x in xs)
+        return f"{v[0]:.0f}-{v[-1]:.0f} ms"
+    return (f"The leaves calibration-6 measured (`results/scale/calibration-6`, `zkconsumer "
+            f"calibrate --leave-onto`): {len(idle)} on an idle topic, wake "
+            f"{span(idle, 'wake_ms')} (mean {raw['leave_wake_ms']:.0f} ms, the "
+            f"`leave_wake_ms`), shutdown {span(idle, 'shutdown_ms')} (median "
+            f"{raw['leave_shutdown_ms']:.0f} ms); {len(busy)} with "
+            f"{busy[0]['messages_per_s']:.2f} messages a second on the member's one partition, "
+            f"shutdown {span(busy, 'shutdown_ms')} (median "
+            f"{raw['fetcher_close_traffic_ms']:.0f} ms, the `fetcher_close_traffic_ms`).")
+
+
+def replication(ctx: Context, n: int, before: int) -> tuple[list[CellScore], list[CellScore]]:
+    """Plan ``before``'s real runs scored as if they were the model of plan ``n``'s real runs
+    (same cells, same checks and tolerances), and plan ``n``'s own model scores: how far two
+    run sets of the lab at identical settings agree, the ceiling of any model's pass rate."""
+    scores, _ = load_scores(ctx, n)
+    earlier = {(s.key, s.model): s for s in load_scores(ctx, before)[0]}
+    return ([dataclasses.replace(s, sim=earlier[(s.key, s.model)].real,
+                                 model=f"plan {before}'s runs") for s in scores], scores)
+
+
+def replication_said(ctx: Context, n: int, before: int) -> str:
+    """One paragraph: plan ``before``'s runs as a prediction of plan ``n``'s, and how many of
+    the model's failing cells are cells where the run sets themselves disagree."""
+    runs, model = replication(ctx, n, before)
+    disagree = [r for r in runs if r.judged and not r.ok]
+    failing = [m for m in model if m.judged and not m.ok]
+    both = [m for m, r in zip(model, runs, strict=True) if m.judged and not m.ok and not r.ok]
+    cells = "; ".join(f"{_short_broker(r.key.broker)} {r.key.protocol} N = {r.key.members} "
+                      f"{r.key.event} ({'T' if not r.tts_ok else ''}"
+                      f"{'R' if not r.requests_ok else ''}{'M' if not r.multi_ok else ''})"
+                      for r in disagree)
+    return (f"**The lab against itself.** Plan {before}'s real runs, scored as if they were "
+            f"the model of plan {n}'s (the same cells, checks and tolerances): "
+            f"{pass_line(runs)}. The cells where the two run sets, made a day apart at "
+            f"identical settings, disagree: {cells}. {len(both)} of the model's "
+            f"{len(failing)} failing cells are among them.")
+
+
+@figure("scale-validation-9", source=f"results/{_scoring(9)}, results/{_scoring(7)}, "
+                                     "results/scale/calibration-6")
+def validation_9(ctx: Context) -> str:
+    """Plan 9's scoring (plan 7's cells again), its failing cells beside plan 7's runs, and
+    the leaves its calibration measured."""
+    return "\n".join([validation_block(ctx, 9), "", replication_said(ctx, 9, 7), "",
+                      "The failing cells run by run, beside plan 7's runs of the same cells:", "",
+                      *runs_table(ctx, 9, 7), "", RUNS_LEGEND, "", calibration_6_leaves(ctx)])

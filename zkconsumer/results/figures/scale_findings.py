@@ -207,7 +207,9 @@ def model_trust(results: Path) -> str:
             (6, "the Kafka 2.4 profile alone, on fresh Apache Kafka 2.4.1 runs", distributions),
             (7, "plan 5's cells on fresh runs, after its fixes and the Tansu build's rules",
              "validation-plan-7.md"),
-            (8, "plan 7's models at new sizes, N = 8 and 32", "validation-plan-7.md")):
+            (8, "plan 7's models at new sizes, N = 8 and 32", "validation-plan-7.md"),
+            (9, "plan 7's cells on fresh runs, with the formation-tied statistics ticks and the "
+                "leaves measured under traffic", "validation-plan-9.md")):
         scoring = results / "scale" / f"validation-{plan}" / "scoring" / "scoring.json"
         if scoring.is_file():
             judged = [c for c in json.loads(scoring.read_text())["cells"] if c["judged"]]
