@@ -10,7 +10,7 @@ import pytest
 from zkconsumer.sim import SimConfig, simulate
 from zkconsumer.sim.heartbeats import BrokerMember, count_heartbeats
 from zkconsumer.sim.observation import Observation
-from zkconsumer.sim.sampling import NEVER, SampledWindows, draw_windows, tied_windows, within
+from zkconsumer.sim.sampling import NEVER, SampledWindows, draw_windows, within
 from zkconsumer.sim.tally import Tally
 
 WINDOWS = SampledWindows(interval_s=1.0, after_s=1.3, phases={"a": 0.5, "b": 0.9})
@@ -92,7 +92,8 @@ def test_a_beat_due_just_after_a_tick_is_counted_by_the_next_sample():
     # on the answer's grid goes just after a sample: a window closing before the next
     # sample does not count it, wherever the event falls
     answers = {"m0": -3.2, "m1": -3.1}
-    w = tied_windows(["m0", "m1"], [0, 0], answers, lambda rng: 0.01, 1.0, 1.3, seed=3)
+    w = draw_windows(["m0", "m1"], [0, 0], 1.0, 1.3, seed=3, answers=answers,
+                     tick_lead=lambda rng: 0.01)
     assert w.phases == pytest.approx({"m0": -3.21, "m1": -3.11})
     beats = {"m0": -3.2 + 4.0, "m1": -3.1 + 4.0}     # the next beats after the event
     for mid, beat in beats.items():
@@ -101,7 +102,8 @@ def test_a_beat_due_just_after_a_tick_is_counted_by_the_next_sample():
 
 
 def test_a_process_without_a_lead_samples_at_a_phase_of_its_own():
-    w = tied_windows(["m0", "m1", "m2"], [0, 1, 0], {"m0": -3.2, "m1": -3.2, "m2": -3.1},
-                     lambda rng: None if rng.random() < 2 else 0.0, 1.0, 1.3, seed=3)
+    w = draw_windows(["m0", "m1", "m2"], [0, 1, 0], 1.0, 1.3, seed=3,
+                     answers={"m0": -3.2, "m1": -3.2, "m2": -3.1},
+                     tick_lead=lambda rng: None if rng.random() < 2 else 0.0)
     assert w.phases["m0"] == w.phases["m2"] != w.phases["m1"]
     assert all(0.0 <= ph < 1.0 for ph in w.phases.values())

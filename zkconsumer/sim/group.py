@@ -11,7 +11,7 @@ from zkconsumer.sim.tally import OwnershipLedger, Tally
 
 # The members' formation answers (member -> instant) and the draw of a process's statistics
 # tick lead before them (zkconsumer.sim.formation.Spread.tick_lead): what ties the lab's
-# samples to the group's heartbeat schedules (zkconsumer.sim.sampling.tied_windows).
+# samples to the group's heartbeat schedules (zkconsumer.sim.sampling.draw_windows).
 FormedTicks = tuple[dict[str, float], Callable[[random.Random], float | None]]
 
 

@@ -33,7 +33,7 @@ from zkconsumer.sim.assignment import full_assignment, sticky_target
 from zkconsumer.sim.config import SimConfig
 from zkconsumer.sim.engine import Cpu, Engine
 from zkconsumer.sim.group import SimulatedGroup
-from zkconsumer.sim.legacy import leave_stop_s
+from zkconsumer.sim.legacy import leave_stop_s, traffic_close_s
 from zkconsumer.sim.tally import OwnershipLedger, Tally
 from zkconsumer.sim.zkmodel import ZkServer, member_cpus
 
@@ -373,7 +373,8 @@ class LeaderGroup(SimulatedGroup):
     def _fetcher_stop(self, m: LeaderMember, leaving: bool = False) -> float:
         if m.owned and not leaving:
             self.tally.paused.add(m.mid)
-        if m.owned and self.cfg.messages_per_s > 0 and self.cal.fetcher_close_traffic_ms > 0:
-            # a fetch in flight, as in the legacy mode (zkconsumer.sim.legacy.fetcher_stop_s)
-            return self.cal.fetcher_close_traffic_ms / 1000.0 * self.zk.jitter()
+        close = traffic_close_s(self.cal, len(m.owned), self.cfg.partitions,
+                                self.cfg.messages_per_s)
+        if close is not None:  # a fetch in flight, as in the legacy mode
+            return close * self.zk.jitter()
         return self.rng.uniform(self.cal.fetcher_stop_min_ms, self.cal.fetcher_stop_max_ms) / 1000.0

@@ -44,6 +44,21 @@ log = logging.getLogger(__name__)
 TOPICS = 1
 
 
+def traffic_close_s(cal: Calibration, owned: int, partitions: int,
+                    messages_per_s: float) -> float | None:
+    """A fetcher stop that waits for a fetch in flight: ``fetcher_close_traffic_ms`` (in
+    seconds, before any jitter) when the member's partitions carry traffic and it was
+    measured; None otherwise (the stop is the poll's remainder and the idle close)."""
+    if cal.fetcher_close_traffic_ms > 0 and member_rate(owned, partitions, messages_per_s) > 0:
+        return cal.fetcher_close_traffic_ms / 1000.0
+    return None
+
+
+def member_rate(owned: int, partitions: int, messages_per_s: float) -> float:
+    """The member's share of the topic's message rate (``owned`` of ``partitions``)."""
+    return messages_per_s * owned / partitions if partitions else 0.0
+
+
 def fetcher_stop_s(rng: random.Random, cal: Calibration, owned: int, partitions: int,
                    messages_per_s: float, jitter: float = 1.0) -> float:
     """How long stopping a member's fetcher threads takes (``stop_connections``).
@@ -57,9 +72,10 @@ def fetcher_stop_s(rng: random.Random, cal: Calibration, owned: int, partitions:
     carry traffic has a fetch in flight when it closes, and waits for it: with the measured
     ``fetcher_close_traffic_ms`` that is the stop (times ``jitter``).
     """
-    rate = messages_per_s * owned / partitions if partitions else 0.0
-    if rate > 0 and cal.fetcher_close_traffic_ms > 0:
-        return cal.fetcher_close_traffic_ms / 1000.0 * jitter
+    close = traffic_close_s(cal, owned, partitions, messages_per_s)
+    if close is not None:
+        return close * jitter
+    rate = member_rate(owned, partitions, messages_per_s)
     close_s = cal.fetcher_stop_min_ms / 1000.0
     wait_s = rng.uniform(0.0, (cal.fetcher_stop_max_ms - cal.fetcher_stop_min_ms) / 1000.0)
     if rate > 0:
@@ -82,12 +98,12 @@ def leave_stop_s(rng: random.Random, cal: Calibration, owned: int, partitions: i
     if cal.leave_wake_ms <= 0 and cal.leave_shutdown_ms <= 0:
         return fetcher_s
     wake_s = rng.uniform(0.0, 2 * cal.leave_wake_ms / 1000.0)
-    rate = messages_per_s * owned / partitions if partitions else 0.0
+    rate = member_rate(owned, partitions, messages_per_s)
     if rate > 0:
         wake_s = min(wake_s, rng.expovariate(rate))
-    shutdown_ms = cal.fetcher_close_traffic_ms if rate > 0 and cal.fetcher_close_traffic_ms > 0 \
-        else cal.leave_shutdown_ms
-    return wake_s + shutdown_ms / 1000.0 * jitter
+    close = traffic_close_s(cal, owned, partitions, messages_per_s)
+    shutdown_s = cal.leave_shutdown_ms / 1000.0 if close is None else close
+    return wake_s + shutdown_s * jitter
 
 
 class MemberState(enum.Enum):

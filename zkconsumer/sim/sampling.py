@@ -21,7 +21,8 @@ wrong for bursts.
 Where the group's formation is modelled (:mod:`zkconsumer.sim.formation`), the samples are not
 at random phases: a member's statistics tick came shortly before its formation answer, so its
 heartbeats, due on the answer's grid, go just after a sample and are counted by the next one
-(:func:`tied_windows`). Otherwise each process's phase is uniform (:func:`draw_windows`).
+(:func:`draw_windows` with the formation's answers). Otherwise each process's phase is
+uniform.
 
 A joiner's client is created at the event: its first sample comes one interval later, and a
 window that ends before that counts nothing of it.
@@ -87,36 +88,26 @@ class SampledWindows:
 
 
 def draw_windows(members: Sequence[str], processes: Sequence[int], interval_s: float,
-                 after_s: float, seed: int) -> SampledWindows:
-    """Phases for the group that is there before the event: one per process, shared by its
-    members (``processes[i]`` hosts ``members[i]``), drawn from a stream of their own so the
-    model's other draws do not move."""
-    rng = random.Random(seed * 7919 + 43)
-    by_process: dict[int, float] = {}
-    phases = {}
-    for mid, p in zip(members, processes, strict=True):
-        if p not in by_process:
-            by_process[p] = rng.uniform(0.0, interval_s)
-        phases[mid] = by_process[p]
-    return SampledWindows(interval_s, after_s, phases)
+                 after_s: float, seed: int, answers: Mapping[str, float] | None = None,
+                 tick_lead: Callable[[random.Random], float | None] | None = None
+                 ) -> SampledWindows:
+    """Phases for the group that is there before the event, drawn from a stream of their own
+    so the model's other draws do not move (``processes[i]`` hosts ``members[i]``).
 
-
-def tied_windows(members: Sequence[str], processes: Sequence[int], answers: Mapping[str, float],
-                 tick_lead: Callable[[random.Random], float | None], interval_s: float,
-                 after_s: float, seed: int) -> SampledWindows:
-    """Phases tied to the formation: each process draws one lead (``tick_lead``, e.g.
-    :meth:`zkconsumer.sim.formation.Spread.tick_lead`), and each of its members samples that
-    long before its own answer (``answers``), every interval; a process whose lead is None
-    samples at a uniform phase as in :func:`draw_windows`. The same stream as
-    :func:`draw_windows`, so the model's other draws do not move."""
+    Untied (no ``tick_lead``): one uniform phase per process, shared by its members. Tied to
+    the formation: each process draws one lead (``tick_lead``, e.g.
+    :meth:`zkconsumer.sim.formation.Spread.tick_lead`) and each of its members samples that
+    long before its own answer (``answers``); a process whose lead is None keeps its uniform
+    phase.
+    """
     rng = random.Random(seed * 7919 + 43)
     leads: dict[int, float | None] = {}
     free: dict[int, float] = {}
     phases = {}
     for mid, p in zip(members, processes, strict=True):
-        if p not in leads:
-            leads[p] = tick_lead(rng)
+        if p not in free:
+            leads[p] = tick_lead(rng) if tick_lead is not None else None
             free[p] = rng.uniform(0.0, interval_s)
         lead = leads[p]
-        phases[mid] = free[p] if lead is None else answers[mid] - lead
+        phases[mid] = free[p] if lead is None or answers is None else answers[mid] - lead
     return SampledWindows(interval_s, after_s, phases)

@@ -20,7 +20,7 @@ from zkconsumer.sim.liveness import zk_expiry_for_kill
 from zkconsumer.sim.models import GroupModel, model_for
 from zkconsumer.sim.observation import Observation, run_observed
 from zkconsumer.sim.result import SimResult
-from zkconsumer.sim.sampling import Window, draw_windows, tied_windows
+from zkconsumer.sim.sampling import Window, draw_windows
 from zkconsumer.sim.tally import OwnershipLedger, Tally
 
 log = logging.getLogger(__name__)
@@ -60,15 +60,9 @@ def sampled_windows(config: SimConfig, members: list[str], observation: Observat
     its own; a joiner's samples start at the event."""
     interval = observation.sample_interval_s
     assert interval is not None
-    processes = processes_of(config, len(members))
-    ticks = model.formed_ticks()
-    if ticks is None:
-        windows = draw_windows(members, processes, interval, observation.count_after_s,
-                               config.seed)
-    else:
-        answers, lead = ticks
-        windows = tied_windows(members, processes, answers, lead, interval,
-                               observation.count_after_s, config.seed)
+    answers, lead = model.formed_ticks() or (None, None)
+    windows = draw_windows(members, processes_of(config, len(members)), interval,
+                           observation.count_after_s, config.seed, answers, lead)
     return lambda mid: windows.window(mid, stable_at)
 
 
