@@ -66,3 +66,30 @@ def test_leave_onto_measures_idle_and_traffic_leaves_and_replaces_only_theirs(tm
     for name in ("leave_wake_ms", "leave_shutdown_ms", "fetcher_close_traffic_ms"):
         assert cal.origin(name).startswith("measured by calibrate --leave-onto")
     assert cal.broker_join_start_ms == 900.0 and cal.source.startswith("a base; ")
+
+
+def test_rebalance_cpu_onto_measures_a_join_into_a_crowd_and_replaces_only_its_parameter(
+        tmp_path):
+    cal, raw = remeasured(tmp_path, ["--rebalance-cpu-onto", "--rebalance-cpu-repeats", "1"],
+                          ".rebalance-cpu.json",
+                          Calibration(client_read_cpu_ms=0.2, client_write_cpu_ms=0.3,
+                                      client_cpu_scale_by_clients=((4.0, 2.0), (32.0, 4.0)),
+                                      broker_join_start_ms=900.0, source="a base"))
+    [sample] = raw["rebalances"]
+    # the 24 members and the joiner all rebalanced, with the reads and writes of a legacy
+    # rebalance (each reads the group, claims its partitions), well inside the 3 s window
+    assert (sample["members"], sample["rebalanced"]) == (25, 25)
+    assert sample["reads"] >= 25 * 3 and sample["writes"] >= 24
+    assert 0.0 < sample["wall_ms"] < 3000.0 and sample["cpu_ms"] > 0.0
+    scale = Calibration(client_cpu_scale_by_clients=((4.0, 2.0), (32.0, 4.0))).client_cpu_scale(25)
+    expected = (sample["cpu_ms"] - (sample["reads"] * 0.2 + sample["writes"] * 0.3) * scale) / 25
+    assert cal.rebalance_cpu_ms == raw["rebalance_cpu_ms"] == round(max(0.0, expected), 2)
+    assert cal.origin("rebalance_cpu_ms").startswith("measured by calibrate --rebalance-cpu-onto")
+    assert cal.broker_join_start_ms == 900.0 and cal.source.startswith("a base; ")
+
+
+def test_rebalance_cpu_onto_refuses_no_repeats(tmp_path, capsys):
+    code = main(["calibrate", "--rebalance-cpu-onto", str(tmp_path / "base.json"),
+                 "--rebalance-cpu-repeats", "0", "--out", str(tmp_path / "out.json")])
+    assert code == 2
+    assert "--rebalance-cpu-repeats must be >= 1, got 0" in capsys.readouterr().err

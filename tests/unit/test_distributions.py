@@ -148,3 +148,34 @@ def test_plan_7s_run_table_lists_exactly_its_failing_cells() -> None:
     for row, s in zip(rows, failing, strict=True):
         assert f"`{s.model}`) N = {s.key.members} {s.key.event}" in row
         assert row.count(";") == 2 * (len(s.real) - 1)  # five runs in each plan
+
+
+def test_a_run_set_scored_as_the_model_of_itself_passes_every_judged_cell() -> None:
+    from zkconsumer.results.figures.scale_distributions import replication
+    from zkconsumer.results.registry import Context
+
+    ctx = Context(results=REPO / "results", figures=REPO / "docs" / "figures")
+    runs, model = replication(ctx, 9, (9,))
+    judged = [r for r in runs if r.judged]
+    assert len(judged) == 28 and all(r.ok for r in judged)
+    assert [m.key for m in model] == [r.key for r in runs]
+
+
+def test_earlier_run_sets_pool_into_one_prediction_per_cell() -> None:
+    from zkconsumer.results.figures.scale_distributions import (
+        load_scores,
+        replication,
+        replication_said,
+    )
+    from zkconsumer.results.registry import Context
+
+    ctx = Context(results=REPO / "results", figures=REPO / "docs" / "figures")
+    runs, _ = replication(ctx, 9, (7, 9))
+    seven = {(s.key, s.model): s.real for s in load_scores(ctx, 7)[0]}
+    nine = {(s.key, s.model): s.real for s in load_scores(ctx, 9)[0]}
+    assert {r.model for r in runs} == {"the runs of plans 7 and 9"}
+    for r, (key, model) in zip(runs, nine, strict=True):
+        assert r.sim == seven[(key, model)] + nine[(key, model)]
+        assert len(r.sim) == 10
+    said = replication_said(ctx, 9, (7, 9))
+    assert said.startswith("**The lab against itself.** The real runs of plans 7 and 9 pooled,")

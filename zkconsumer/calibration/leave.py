@@ -130,8 +130,12 @@ def leave_parameters(samples: Sequence[LeaveSample]) -> dict[str, float]:
     return out
 
 
-def _records(path: Path) -> list[dict[str, object]]:
-    out = []
+def read_records(path: Path) -> list[dict[str, object]]:
+    """A member's records file, line by line (a line cut short by a stop is skipped; no file:
+    nothing recorded)."""
+    out: list[dict[str, object]] = []
+    if not path.is_file():
+        return out
     with open(path, encoding="utf-8") as fh:
         for line in fh:
             with contextlib.suppress(ValueError):
@@ -182,7 +186,7 @@ def measure_leaves(zk_connect: str, bootstrap: str, repeats: int = LEAVE_REPEATS
     watcher = KazooClient(hosts=zk_connect)
     watcher.start(timeout=10)
     samples: list[LeaveSample] = []
-    traffic = _Traffic(bootstrap, topic, partitions, messages_per_s) if messages_per_s > 0 \
+    traffic = Traffic(bootstrap, topic, partitions, messages_per_s) if messages_per_s > 0 \
         else None
     try:
         with tempfile.TemporaryDirectory(prefix="zkconsumer-leave-") as tmp:
@@ -213,7 +217,7 @@ def measure_leaves(zk_connect: str, bootstrap: str, repeats: int = LEAVE_REPEATS
                 end = time.monotonic() + 10
                 while not gone and time.monotonic() < end:
                     time.sleep(0.01)
-                sample = leave_from_records(_records(Path(spec.records_path)), requested,
+                sample = leave_from_records(read_records(Path(spec.records_path)), requested,
                                             partitions, gone[0] if gone else None,
                                             messages_per_s)
                 log.info("leave %d: %s", i, sample)
@@ -235,7 +239,7 @@ def measured_leaves(zk_connect: str, bootstrap: str, repeats: int = LEAVE_REPEAT
                              messages_per_s=TRAFFIC_MESSAGES_PER_S))
 
 
-class _Traffic:
+class Traffic:
     """A producer thread writing ``rate`` messages a second to each of ``partitions``."""
 
     def __init__(self, bootstrap: str, topic: str, partitions: int, rate: float) -> None:

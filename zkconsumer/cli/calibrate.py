@@ -64,6 +64,13 @@ def register(sub: Any) -> None:
     p.add_argument("--leave-repeats", type=int, default=8, metavar="K",
                    help="leaves per condition (idle, traffic) in the leave measurement "
                         "(default 8)")
+    p.add_argument("--rebalance-cpu-onto", type=Path, default=None, metavar="CALIBRATION",
+                   help="measure only a legacy member's CPU per rebalance beyond its ZooKeeper "
+                        "requests (a lab member joining 24 others in this process under the "
+                        "lab's traffic, 3 times, ~1 min) and write CALIBRATION with "
+                        "rebalance_cpu_ms set to it")
+    p.add_argument("--rebalance-cpu-repeats", type=int, default=3, metavar="K",
+                   help="joins measured by --rebalance-cpu-onto (default 3)")
     add_zk_option(p, dest="zookeeper", required=False, default=os.environ.get("ZKCONSUMER_ZK"),
                   note="an existing ZooKeeper (default: ZKCONSUMER_ZK, else an embedded one)")
     add_bootstrap_option(p, note="an existing broker (default: an embedded one)")
@@ -98,6 +105,12 @@ def run_calibrate(args: argparse.Namespace) -> int:
         return 2
     if args.leave_onto is not None:
         return _leave_onto(args)
+    if args.rebalance_cpu_onto is not None:
+        if args.rebalance_cpu_repeats < 1:
+            print(f"zkconsumer: error: --rebalance-cpu-repeats must be >= 1, got "
+                  f"{args.rebalance_cpu_repeats}", file=sys.stderr)
+            return 2
+        return _rebalance_cpu_onto(args)
     prov = capture(_command(f"zkconsumer calibrate --out {args.out}"))
     with contextlib.ExitStack() as stack:
         zk, bootstrap = args.zookeeper, args.bootstrap
@@ -275,3 +288,30 @@ def _leave_onto(args: argparse.Namespace) -> int:
                            {"leaves": [s.to_dict() for s in leaves]})
     return _remeasure_onto(args, "--leave-onto", args.leave_onto,
                            f" --leave-repeats {args.leave_repeats}", ".leaves.json", measure)
+
+
+def _rebalance_cpu_onto(args: argparse.Namespace) -> int:
+    """``--rebalance-cpu-onto``: the base calibration with a legacy member's CPU per rebalance
+    beyond its requests measured (in the base's per-request CPU and crowd factor)."""
+    from zkconsumer.calibration.rebalance_cpu import (
+        CROWD_MEMBERS,
+        measure_rebalance_cpu,
+        rebalance_cpu_parameters,
+    )
+    from zkconsumer.sim import Calibration
+
+    def measure(zk: str, bootstrap: str) -> _Remeasured:
+        base = Calibration.load(args.rebalance_cpu_onto)
+        samples = measure_rebalance_cpu(zk, bootstrap, repeats=args.rebalance_cpu_repeats)
+        params = rebalance_cpu_parameters(samples, base.client_read_cpu_ms,
+                                          base.client_write_cpu_ms, base.client_cpu_scale)
+        return _Remeasured(params,
+                           f"median of {len(samples)} joins into {CROWD_MEMBERS} lab zk-range "
+                           "members in one process under the lab's traffic: process CPU after "
+                           "the join less a quiet window's, less the requests at the base's "
+                           "per-request CPU and crowd factor, per member that rebalanced "
+                           "(zkconsumer.calibration.rebalance_cpu)",
+                           {"rebalances": [s.to_dict() for s in samples]})
+    return _remeasure_onto(args, "--rebalance-cpu-onto", args.rebalance_cpu_onto,
+                           f" --rebalance-cpu-repeats {args.rebalance_cpu_repeats}",
+                           ".rebalance-cpu.json", measure)

@@ -132,6 +132,12 @@ class Calibration:
     # the leave's shutdown and a rebalance's fetcher stop (fetcher_stop_min_ms/max_ms) of a
     # member whose partitions carry traffic. 0 (the default): those apply with traffic too.
     fetcher_close_traffic_ms: float = 0.0
+    # A legacy member's CPU per rebalance beyond its ZooKeeper requests (measured by
+    # ``calibrate --rebalance-cpu-onto``: zkconsumer.calibration.rebalance_cpu): its fetchers'
+    # clients stopped and started again, its listeners' records, the thread handoffs of a
+    # crowded process. Charged once per rebalance on the member's process, before its first
+    # attempt. 0 (the default): not charged.
+    rebalance_cpu_ms: float = 0.0
     # (K, factor): client CPU per request with K clients busy in one process over a lone
     # client's, measured by ``calibrate``; used when ``SimConfig.client_processes`` puts members
     # in shared processes (see client_cpu_scale). Empty: factor 1 whatever K.

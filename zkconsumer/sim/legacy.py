@@ -243,7 +243,17 @@ class LegacyGroup(SimulatedGroup):
             m.cpu, lambda: self.zk.arm_watch(m.mid), lambda _: self._synced(m)))
 
     def _synced(self, m: LegacyMember) -> None:
+        """The rebalance begins: the member's CPU beyond its requests (``rebalance_cpu_ms``,
+        measured in a crowd of lab members; none when it is 0, and no draw then), then the
+        first attempt."""
         m.attempt = 0
+        extra_s = self.cal.rebalance_cpu_ms / 1000.0
+        if extra_s > 0:
+            m.cpu.run(extra_s * self.zk.jitter(), self._first_attempt, m)
+        else:
+            self._first_attempt(m)
+
+    def _first_attempt(self, m: LegacyMember) -> None:
         if self.cfg.rebalance_max_retries == 0:
             self._give_up(m)
         else:

@@ -21,13 +21,14 @@ from zkconsumer.sim.calibration import Calibration, parameter_names
 
 log = logging.getLogger(__name__)
 
-# Written by ``calibrate`` (zkconsumer.calibration: measure, server, leave, client_cpu).
+# Written by ``calibrate`` (zkconsumer.calibration: measure, server, leave, client_cpu,
+# rebalance_cpu).
 MEASURED = (
     "client_read_cpu_ms", "zk_read_latency_ms", "client_write_cpu_ms", "zk_write_latency_ms",
     "zk_write_service_ms", "watch_delivery_ms", "zk_connect_ms", "session_expiry_factor",
     "broker_request_ms", "client_cpu_scale_by_clients", "zk_read_service_us", "zk_tick_ms",
     "jitter_cv", "leave_wake_ms", "leave_shutdown_ms", "plan_us_per_member",
-    "fetcher_close_traffic_ms",
+    "fetcher_close_traffic_ms", "rebalance_cpu_ms",
 )
 
 # Fitted by ``spark fit`` (zkconsumer.spark.herd.fit.FIT_GRIDS): the broker's group timings, which

@@ -253,19 +253,30 @@ def calibration_6_leaves(ctx: Context) -> str:
             f"{raw['fetcher_close_traffic_ms']:.0f} ms, the `fetcher_close_traffic_ms`).")
 
 
-def replication(ctx: Context, n: int, before: int) -> tuple[list[CellScore], list[CellScore]]:
-    """Plan ``before``'s real runs scored as if they were the model of plan ``n``'s real runs
-    (same cells, same checks and tolerances), and plan ``n``'s own model scores: how far two
-    run sets of the lab at identical settings agree, the ceiling of any model's pass rate."""
+def replication(ctx: Context, n: int, before: tuple[int, ...]
+                ) -> tuple[list[CellScore], list[CellScore]]:
+    """The real runs of the plans ``before`` (pooled), scored as if they were the model of
+    plan ``n``'s real runs (same cells, same checks and tolerances), and plan ``n``'s own model
+    scores: how far run sets of the lab at identical settings agree, the ceiling of any
+    model's pass rate."""
     scores, _ = load_scores(ctx, n)
-    earlier = {(s.key, s.model): s for s in load_scores(ctx, before)[0]}
-    return ([dataclasses.replace(s, sim=earlier[(s.key, s.model)].real,
-                                 model=f"plan {before}'s runs") for s in scores], scores)
+    pooled: dict[tuple[Any, str], tuple[Run, ...]] = {}
+    for plan in before:
+        for s in load_scores(ctx, plan)[0]:
+            pooled[(s.key, s.model)] = pooled.get((s.key, s.model), ()) + s.real
+    name = (f"plan {before[0]}'s runs" if len(before) == 1
+            else f"the runs of plans {_plans_said(before)}")
+    return ([dataclasses.replace(s, sim=pooled[(s.key, s.model)], model=name) for s in scores],
+            scores)
 
 
-def replication_said(ctx: Context, n: int, before: int) -> str:
-    """One paragraph: plan ``before``'s runs as a prediction of plan ``n``'s, and how many of
-    the model's failing cells are cells where the run sets themselves disagree."""
+def _plans_said(plans: tuple[int, ...]) -> str:
+    return " and ".join(str(p) for p in plans)
+
+
+def replication_said(ctx: Context, n: int, before: tuple[int, ...]) -> str:
+    """One paragraph: the runs of the plans ``before`` as a prediction of plan ``n``'s, and
+    how many of the model's failing cells are cells where the run sets themselves disagree."""
     runs, model = replication(ctx, n, before)
     disagree = [r for r in runs if r.judged and not r.ok]
     failing = [m for m in model if m.judged and not m.ok]
@@ -273,12 +284,13 @@ def replication_said(ctx: Context, n: int, before: int) -> str:
     cells = "; ".join(f"{_short_broker(r.key.broker)} {r.key.protocol} N = {r.key.members} "
                       f"{r.key.event} ({'T' if not r.tts_ok else ''}"
                       f"{'R' if not r.requests_ok else ''}{'M' if not r.multi_ok else ''})"
-                      for r in disagree)
-    return (f"**The lab against itself.** Plan {before}'s real runs, scored as if they were "
-            f"the model of plan {n}'s (the same cells, checks and tolerances): "
-            f"{pass_line(runs)}. The cells where the two run sets, made a day apart at "
-            f"identical settings, disagree: {cells}. {len(both)} of the model's "
-            f"{len(failing)} failing cells are among them.")
+                      for r in disagree) or "none"
+    whose = (f"Plan {before[0]}'s real runs" if len(before) == 1
+             else f"The real runs of plans {_plans_said(before)} pooled")
+    return (f"**The lab against itself.** {whose}, scored as if they were the model of plan "
+            f"{n}'s (the same cells, checks and tolerances): {pass_line(runs)}. The cells where "
+            f"the run sets, made on different days at identical settings, disagree: {cells}. "
+            f"{len(both)} of the model's {len(failing)} failing cells are among them.")
 
 
 @figure("scale-validation-9", source=f"results/{_scoring(9)}, results/{_scoring(7)}, "
@@ -286,6 +298,16 @@ def replication_said(ctx: Context, n: int, before: int) -> str:
 def validation_9(ctx: Context) -> str:
     """Plan 9's scoring (plan 7's cells again), its failing cells beside plan 7's runs, and
     the leaves its calibration measured."""
-    return "\n".join([validation_block(ctx, 9), "", replication_said(ctx, 9, 7), "",
+    return "\n".join([validation_block(ctx, 9), "", replication_said(ctx, 9, (7,)), "",
                       "The failing cells run by run, beside plan 7's runs of the same cells:", "",
                       *runs_table(ctx, 9, 7), "", RUNS_LEGEND, "", calibration_6_leaves(ctx)])
+
+
+@figure("scale-validation-10", source=f"results/{_scoring(10)}, results/{_scoring(9)}, "
+                                      f"results/{_scoring(7)}")
+def validation_10(ctx: Context) -> str:
+    """Plan 10's scoring (plan 9's models on 10 runs a cell), the earlier run sets of the same
+    cells pooled as a prediction of its runs, and its failing cells run by run."""
+    return "\n".join([validation_block(ctx, 10), "", replication_said(ctx, 10, (7, 9)), "",
+                      "The failing cells run by run:", "", *runs_table(ctx, 10), "",
+                      RUNS_LEGEND])

@@ -209,7 +209,8 @@ def model_trust(results: Path) -> str:
              "validation-plan-7.md"),
             (8, "plan 7's models at new sizes, N = 8 and 32", "validation-plan-7.md"),
             (9, "plan 7's cells on fresh runs, with the formation-tied statistics ticks and the "
-                "leaves measured under traffic", "validation-plan-9.md")):
+                "leaves measured under traffic", "validation-plan-9.md"),
+            (10, "plan 9's models unchanged, on 10 fresh runs a cell", "validation-plan-10.md")):
         scoring = results / "scale" / f"validation-{plan}" / "scoring" / "scoring.json"
         if scoring.is_file():
             judged = [c for c in json.loads(scoring.read_text())["cells"] if c["judged"]]
