@@ -49,28 +49,25 @@ def register(sub: Any) -> None:
     p.add_argument("--no-leave", action="store_true",
                    help="skip the clean-leave measurement (8 leaves of a lab zk-range member, "
                         "~60 s; needs a broker)")
-    p.add_argument("--join-start-onto", type=Path, default=None, metavar="CALIBRATION",
-                   help="measure only a broker-side joiner's start (its first JoinGroup after "
-                        "the consumer is created, 8 joins into groups of 4 on an embedded "
-                        "broker, ~2 min) and write CALIBRATION with broker_join_start_ms "
-                        "replaced by it")
-    p.add_argument("--join-start-trials", type=int, default=8, metavar="K",
-                   help="joins timed by --join-start-onto (default 8)")
-    p.add_argument("--leave-onto", type=Path, default=None, metavar="CALIBRATION",
-                   help="measure only the clean leaves (a lab member's, on an idle topic and "
-                        "under the lab's traffic, ~2 min) and write CALIBRATION with "
-                        "leave_wake_ms, leave_shutdown_ms and fetcher_close_traffic_ms "
-                        "replaced by them")
-    p.add_argument("--leave-repeats", type=int, default=8, metavar="K",
-                   help="leaves per condition (idle, traffic) in the leave measurement "
-                        "(default 8)")
-    p.add_argument("--rebalance-cpu-onto", type=Path, default=None, metavar="CALIBRATION",
-                   help="measure only a legacy member's CPU per rebalance beyond its ZooKeeper "
-                        "requests (a lab member joining 24 others in this process under the "
-                        "lab's traffic, 3 times, ~1 min) and write CALIBRATION with "
-                        "rebalance_cpu_ms set to it")
-    p.add_argument("--rebalance-cpu-repeats", type=int, default=3, metavar="K",
-                   help="joins measured by --rebalance-cpu-onto (default 3)")
+    # One measurement onto a base calibration: (flag, what it measures and replaces,
+    # its count option, the count's default, what the count counts).
+    for flag, what, count, default, counted in (
+            ("--join-start-onto", "a broker-side joiner's start (its first JoinGroup after the "
+             "consumer is created, joins into groups of 4 on an embedded broker, ~2 min): "
+             "broker_join_start_ms", "--join-start-trials", 8,
+             "joins timed by --join-start-onto"),
+            ("--leave-onto", "the clean leaves (a lab member's, on an idle topic and under the "
+             "lab's traffic, ~2 min): leave_wake_ms, leave_shutdown_ms and "
+             "fetcher_close_traffic_ms", "--leave-repeats", 8,
+             "leaves per condition (idle, traffic), by --leave-onto and by a whole run"),
+            ("--rebalance-cpu-onto", "a legacy member's CPU per rebalance beyond its ZooKeeper "
+             "requests (a lab member joining 24 others in this process under the lab's "
+             "traffic, ~1 min): rebalance_cpu_ms", "--rebalance-cpu-repeats", 3,
+             "joins measured by --rebalance-cpu-onto")):
+        p.add_argument(flag, type=Path, default=None, metavar="CALIBRATION",
+                       help=f"measure only {what}, and write CALIBRATION with those replaced")
+        p.add_argument(count, type=int, default=default, metavar="K",
+                       help=f"{counted} (default {default})")
     add_zk_option(p, dest="zookeeper", required=False, default=os.environ.get("ZKCONSUMER_ZK"),
                   note="an existing ZooKeeper (default: ZKCONSUMER_ZK, else an embedded one)")
     add_bootstrap_option(p, note="an existing broker (default: an embedded one)")
@@ -93,23 +90,17 @@ def run_calibrate(args: argparse.Namespace) -> int:
     if args.samples < 10:
         print("zkconsumer: error: --samples must be >= 10", file=sys.stderr)
         return 2
-    if args.join_start_onto is not None:
-        if args.join_start_trials < 1:
-            print(f"zkconsumer: error: --join-start-trials must be >= 1, got "
-                  f"{args.join_start_trials}", file=sys.stderr)
+    for option, least in (("join_start_trials", 1), ("leave_repeats", 2),
+                          ("rebalance_cpu_repeats", 1)):
+        if getattr(args, option) < least:
+            print(f"zkconsumer: error: --{option.replace('_', '-')} must be >= {least}, got "
+                  f"{getattr(args, option)}", file=sys.stderr)
             return 2
+    if args.join_start_onto is not None:
         return _join_start_onto(args)
-    if args.leave_repeats < 2:
-        print(f"zkconsumer: error: --leave-repeats must be >= 2, got {args.leave_repeats}",
-              file=sys.stderr)
-        return 2
     if args.leave_onto is not None:
         return _leave_onto(args)
     if args.rebalance_cpu_onto is not None:
-        if args.rebalance_cpu_repeats < 1:
-            print(f"zkconsumer: error: --rebalance-cpu-repeats must be >= 1, got "
-                  f"{args.rebalance_cpu_repeats}", file=sys.stderr)
-            return 2
         return _rebalance_cpu_onto(args)
     prov = capture(_command(f"zkconsumer calibrate --out {args.out}"))
     with contextlib.ExitStack() as stack:
