@@ -71,10 +71,12 @@ def test_a_sample_reads_every_members_rebalance_end_and_requests_off_its_records
                       {"k": "co", "ts": 100.3, "w": "attempt"},
                       {"k": "tl", "ts": 100.35, "w": "revoked", "ps": [1]}],
                "m1": [*member(100.9, {}, {"getData": 10, "delete": 2, "create": 2}),
-                      {"k": "co", "ts": 100.05, "w": "attempt"}],
+                      {"k": "co", "ts": 100.05, "w": "attempt"},
+                      {"k": "tl", "ts": 103.0, "w": "revoked", "ps": [2]}],
                "m2": member(None, {"getData": 3}, {"getData": 3})}
     s = sample_from_records(records, joined, 321.0)
-    # m0's first attempt to its first revoke after it: 70 ms; m1 had no fetchers to stop
+    # m0's first attempt to its first revoke after it: 70 ms; m1 (a joiner) had no fetchers
+    # to stop: its revoke at 103 s came after its rebalance ended, at the members' stop
     assert s == RebalanceCpuSample(members=3, rebalanced=2, reads=20, writes=6, cpu_ms=321.0,
                                    wall_ms=900.0, closes_ms=(70.0,))
     with pytest.raises(RuntimeError, match="no member recorded a rebalance after the join"):

@@ -132,15 +132,17 @@ def sample_from_records(records: Mapping[str, Sequence[Mapping[str, Any]]], join
 
 
 def _close_ms(recs: Sequence[Mapping[str, Any]], joined: float) -> float | None:
-    """A member's first attempt after ``joined`` until its first ``revoked`` after it (None:
-    it had no fetchers to stop, or recorded no attempt)."""
-    attempts = sorted(float(r["ts"]) for r in recs if r.get("k") == "co"
-                      and r.get("w") == "attempt" and float(r["ts"]) >= joined)
+    """A member's first attempt after ``joined`` until its first ``revoked`` after it and
+    before its rebalance ended (None: it had no fetchers to stop, as a joiner, or recorded no
+    attempt)."""
+    def times(kind: str, what: str, after: float) -> list[float]:
+        return sorted(float(r["ts"]) for r in recs
+                      if r.get("k") == kind and r.get("w") == what and float(r["ts"]) >= after)
+    attempts = times("co", "attempt", joined)
     if not attempts:
         return None
-    revoked = sorted(float(r["ts"]) for r in recs
-                     if r.get("k") == "tl" and r.get("w") == "revoked"
-                     and float(r["ts"]) >= attempts[0])
+    ended = times("co", "rebalance_succeeded", attempts[0])
+    revoked = [t for t in times("tl", "revoked", attempts[0]) if not ended or t <= ended[0]]
     return round((revoked[0] - attempts[0]) * 1000, 3) if revoked else None
 
 

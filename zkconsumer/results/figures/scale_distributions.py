@@ -24,6 +24,7 @@ from zkconsumer.results.distributions import (
     sweep_runs,
 )
 from zkconsumer.results.plotting import pyplot, save_svg
+from zkconsumer.results.provenance import read_provenance
 from zkconsumer.results.registry import Context, figure
 from zkconsumer.scenarios.protocols import PROTOCOL_TABLE
 from zkconsumer.sim import Calibration
@@ -278,19 +279,21 @@ def replication_said(ctx: Context, n: int, before: tuple[int, ...]) -> str:
     """One paragraph: the runs of the plans ``before`` as a prediction of plan ``n``'s, and
     how many of the model's failing cells are cells where the run sets themselves disagree."""
     runs, model = replication(ctx, n, before)
-    disagree = [r for r in runs if r.judged and not r.ok]
     failing = [m for m in model if m.judged and not m.ok]
     both = [m for m, r in zip(model, runs, strict=True) if m.judged and not m.ok and not r.ok]
-    cells = "; ".join(f"{_short_broker(r.key.broker)} {r.key.protocol} N = {r.key.members} "
-                      f"{r.key.event} ({'T' if not r.tts_ok else ''}"
+    cells = "; ".join(f"{_short_broker(r.key.broker)} {r.key.protocol}"
+                      f"{'' if m.model == r.key.protocol else f' (`{m.model}`)'} "
+                      f"N = {r.key.members} {r.key.event} ({'T' if not r.tts_ok else ''}"
                       f"{'R' if not r.requests_ok else ''}{'M' if not r.multi_ok else ''})"
-                      for r in disagree) or "none"
+                      for m, r in zip(model, runs, strict=True) if r.judged and not r.ok
+                      ) or "none"
     whose = (f"Plan {before[0]}'s real runs" if len(before) == 1
              else f"The real runs of plans {_plans_said(before)} pooled")
     return (f"**The lab against itself.** {whose}, scored as if they were the model of plan "
             f"{n}'s (the same cells, checks and tolerances): {pass_line(runs)}. The cells where "
             f"the run sets, made on different days at identical settings, disagree: {cells}. "
-            f"{len(both)} of the model's {len(failing)} failing cells are among them.")
+            f"{len(both)} of the model's {len(failing)} failing cells "
+            f"{'is' if len(both) == 1 else 'are'} among them.")
 
 
 @figure("scale-validation-9", source=f"results/{_scoring(9)}, results/{_scoring(7)}, "
@@ -311,3 +314,35 @@ def validation_10(ctx: Context) -> str:
     return "\n".join([validation_block(ctx, 10), "", replication_said(ctx, 10, (7, 9)), "",
                       "The failing cells run by run:", "", *runs_table(ctx, 10), "",
                       RUNS_LEGEND])
+
+
+@figure("scale-rebalance-cpu", source="results/scale/calibration-7")
+def rebalance_cpu(ctx: Context) -> str:
+    """What ``calibrate --rebalance-cpu-onto`` measured: per join into the crowd, its CPU, its
+    requests' CPU in the model, the rest per member, and the members' fetcher stops."""
+    from zkconsumer.calibration.rebalance_cpu import RebalanceCpuSample, extra_cpu_ms
+
+    folder = ctx.results / "scale" / "calibration-7"
+    raw = json.loads((folder / "calibration.rebalance-cpu.json").read_text())
+    base = Calibration.load(ctx.results / raw["base"].removeprefix("results/"))
+    out = ["| join | members | rebalanced | reads / writes | process CPU s | its requests in the "
+           "model s | the rest per member ms | join to stable s | fetcher stops ms: median "
+           "(min–max) |", "|---|---|---|---|---|---|---|---|---|"]
+    for i, r in enumerate(raw["rebalances"], 1):
+        sample = RebalanceCpuSample(**{**r, "closes_ms": tuple(r["closes_ms"])})
+        scale = base.client_cpu_scale(sample.members)
+        requests_s = (sample.reads * base.client_read_cpu_ms
+                      + sample.writes * base.client_write_cpu_ms) * scale / 1000
+        rest = extra_cpu_ms(sample, base.client_read_cpu_ms, base.client_write_cpu_ms, scale)
+        closes = sorted(sample.closes_ms)
+        said = (f"{closes[len(closes) // 2]:.0f} ({closes[0]:.0f}–{closes[-1]:.0f})"
+                if closes else "—")
+        out.append(f"| {i} | {sample.members} | {sample.rebalanced} | {sample.reads:,} / "
+                   f"{sample.writes} | {sample.cpu_ms / 1000:.2f} | {requests_s:.2f} | "
+                   f"{rest:+.1f} | {sample.wall_ms / 1000:.2f} | {said} |")
+    out += ["", f"`rebalance_cpu_ms` = {raw['rebalance_cpu_ms']:g} (the median of the rest, "
+            f"never below 0), onto `{raw['base']}` (per-request CPU "
+            f"{base.client_read_cpu_ms:g} ms a read, {base.client_write_cpu_ms:g} ms a write, "
+            f"times its crowd factor at the members in the process). Re-run: "
+            f"`{read_provenance(folder).command}`."]
+    return "\n".join(out)
