@@ -45,23 +45,27 @@ def test_the_parameter_is_the_median_extra_at_each_samples_crowd_factor_never_be
         rebalance_cpu_parameters([], 0.5, 0.0, lambda k: 1.0)
 
 
-def test_requests_grow_from_the_last_sample_before_the_join_to_the_first_after_the_end():
+def test_requests_grow_from_the_last_sample_before_the_join_to_the_last_in_the_window():
     samples = [(1.0, {"getData": 5, "create": 1}), (9.0, {"getData": 7, "create": 1}),
                (11.0, {"getData": 20, "getChildren": 3, "create": 4, "setData": 9}),
                (13.0, {"getData": 99, "create": 50})]
-    # from the sample at 9 to the one at 11; setData (a commit) is not a coordination request
-    assert requests_between(samples, 10.0, 10.5) == (16, 3)
+    # from the sample at 9 to the one at 11 (the one at 13 is after the window: the stop's);
+    # setData (a commit) is not a coordination request
+    assert requests_between(samples, 10.0, 12.0) == (16, 3)
     # a joiner has no sample before the join: its requests count from 0
-    assert requests_between(samples[2:], 10.0, 10.5) == (23, 4)
+    assert requests_between(samples[2:], 10.0, 12.0) == (23, 4)
 
 
-def test_a_sample_reads_every_members_rebalance_end_and_requests_off_its_records():
-    joined = 100.0
+def test_a_sample_reads_the_members_records_inside_the_window_only():
+    joined, until = 100.0, 103.0
 
     def member(end: float | None, before: dict[str, int], after: dict[str, int]) -> list[dict]:
         recs: list[dict] = [{"k": "rq", "ts": 99.5, "c": before},
                             {"k": "co", "ts": 90.0, "w": "rebalance_succeeded"},
-                            {"k": "rq", "ts": 101.5, "c": after}]
+                            {"k": "rq", "ts": 101.5, "c": after},
+                            # the stop after the window: a rebalance and requests not counted
+                            {"k": "co", "ts": 103.4, "w": "rebalance_succeeded"},
+                            {"k": "rq", "ts": 103.5, "c": {"getData": 500, "delete": 90}}]
         if end is not None:
             recs.append({"k": "co", "ts": end, "w": "rebalance_succeeded"})
         return recs
@@ -72,15 +76,15 @@ def test_a_sample_reads_every_members_rebalance_end_and_requests_off_its_records
                       {"k": "tl", "ts": 100.35, "w": "revoked", "ps": [1]}],
                "m1": [*member(100.9, {}, {"getData": 10, "delete": 2, "create": 2}),
                       {"k": "co", "ts": 100.05, "w": "attempt"},
-                      {"k": "tl", "ts": 103.0, "w": "revoked", "ps": [2]}],
+                      {"k": "tl", "ts": 103.2, "w": "revoked", "ps": [2]}],
                "m2": member(None, {"getData": 3}, {"getData": 3})}
-    s = sample_from_records(records, joined, 321.0)
+    s = sample_from_records(records, joined, until, 321.0)
     # m0's first attempt to its first revoke after it: 70 ms; m1 (a joiner) had no fetchers
-    # to stop: its revoke at 103 s came after its rebalance ended, at the members' stop
+    # to stop: its revoke came after the window, at the members' stop
     assert s == RebalanceCpuSample(members=3, rebalanced=2, reads=20, writes=6, cpu_ms=321.0,
                                    wall_ms=900.0, closes_ms=(70.0,))
-    with pytest.raises(RuntimeError, match="no member recorded a rebalance after the join"):
-        sample_from_records({"m2": records["m2"]}, joined, 1.0)
+    with pytest.raises(RuntimeError, match="no member recorded a rebalance in the window"):
+        sample_from_records({"m2": records["m2"]}, joined, until, 1.0)
 
 
 def _tts(cal: Calibration, processes: int) -> float:

@@ -87,16 +87,18 @@ def rebalance_cpu_parameters(samples: Sequence[RebalanceCpuSample], read_cpu_ms:
 
 
 def requests_between(samples: Sequence[tuple[float, Mapping[str, int]]], start: float,
-                     end: float) -> tuple[int, int]:
+                     until: float) -> tuple[int, int]:
     """(reads, writes) a member's cumulative counter samples grew by from the last sample at or
-    before ``start`` (none: from 0) to the first at or after ``end`` (none: the last)."""
-    ordered = sorted(samples, key=lambda x: x[0])
-    before: Mapping[str, int] = {}
-    for ts, counts in ordered:
-        if ts > start:
-            break
-        before = counts
-    after = next((c for ts, c in ordered if ts >= end), ordered[-1][1] if ordered else {})
+    before ``start`` (none: from 0, a member that started later) to the last at or before
+    ``until`` (commits are not among them)."""
+    def last(t: float) -> Mapping[str, int]:
+        at: Mapping[str, int] = {}
+        for ts, counts in sorted(samples, key=lambda x: x[0]):
+            if ts > t:
+                break
+            at = counts
+        return at
+    before, after = last(start), last(until)
 
     def grew(ops: Sequence[str]) -> int:
         return sum(max(0, int(after.get(op, 0)) - int(before.get(op, 0))) for op in ops)
@@ -104,31 +106,30 @@ def requests_between(samples: Sequence[tuple[float, Mapping[str, int]]], start: 
 
 
 def sample_from_records(records: Mapping[str, Sequence[Mapping[str, Any]]], joined: float,
-                        cpu_ms: float) -> RebalanceCpuSample:
-    """One sample from every member's records (member -> its records, in any order)."""
+                        until: float, cpu_ms: float) -> RebalanceCpuSample:
+    """One sample from every member's records (member -> its records, in any order), read
+    over the measured window ``[joined, until]`` only: what the members did when they were
+    stopped after it is not the join's."""
     ends = []
     closes = []
     reads = writes = 0
-    counted: list[tuple[str, list[tuple[float, Mapping[str, int]]]]] = []
-    for member, recs in records.items():
-        done = [float(r["ts"]) for r in recs
-                if r.get("k") == "co" and r.get("w") == "rebalance_succeeded"
-                and float(r["ts"]) >= joined]
+    for recs in records.values():
+        inside = [r for r in recs if joined <= float(r["ts"]) <= until]
+        done = [float(r["ts"]) for r in inside
+                if r.get("k") == "co" and r.get("w") == "rebalance_succeeded"]
         if done:
             ends.append(max(done))
-        close = _close_ms(recs, joined)
+        close = _close_ms(inside, joined)
         if close is not None:
             closes.append(close)
-        counted.append((member, [(float(r["ts"]), r["c"]) for r in recs if r.get("k") == "rq"]))
-    if not ends:
-        raise RuntimeError("no member recorded a rebalance after the join")
-    end = max(ends)
-    for _member, samples in counted:
-        r, w = requests_between(samples, joined, end)
+        r, w = requests_between([(float(x["ts"]), x["c"]) for x in recs if x.get("k") == "rq"],
+                                joined, until)
         reads += r
         writes += w
+    if not ends:
+        raise RuntimeError("no member recorded a rebalance in the window after the join")
     return RebalanceCpuSample(len(records), len(ends), reads, writes, round(cpu_ms, 3),
-                              round((end - joined) * 1000, 3), tuple(sorted(closes)))
+                              round((max(ends) - joined) * 1000, 3), tuple(sorted(closes)))
 
 
 def _close_ms(recs: Sequence[Mapping[str, Any]], joined: float) -> float | None:
@@ -198,11 +199,12 @@ def measure_rebalance_cpu(zk_connect: str, bootstrap: str, members: int = CROWD_
                     joiner.start()
                     handles.append(joiner)
                     time.sleep(window_s)
-                    c2 = time.process_time()
+                    c2, ended = time.process_time(), time.time()
                 finally:
                     _stop_all(handles)
                 recs = {h.spec.member: read_records(Path(h.spec.records_path)) for h in handles}
-                sample = sample_from_records(recs, joined, ((c2 - c1) - (c1 - c0)) * 1000)
+                sample = sample_from_records(recs, joined, ended,
+                                             ((c2 - c1) - (c1 - c0)) * 1000)
                 log.info("rebalance %d: %s", i, sample)
                 out.append(sample)
     finally:
