@@ -83,6 +83,7 @@ def test_rebalance_cpu_onto_measures_a_join_into_a_crowd_and_replaces_only_its_p
     assert 0.0 < sample["wall_ms"] < 3000.0 and sample["cpu_ms"] > 0.0
     scale = Calibration(client_cpu_scale_by_clients=((4.0, 2.0), (32.0, 4.0))).client_cpu_scale(25)
     expected = (sample["cpu_ms"] - (sample["reads"] * 0.2 + sample["writes"] * 0.3) * scale) / 25
+    assert sample["rest_ms"] == pytest.approx(expected, abs=1e-3)
     assert cal.rebalance_cpu_ms == raw["rebalance_cpu_ms"] == round(max(0.0, expected), 2)
     assert cal.origin("rebalance_cpu_ms").startswith("measured by calibrate --rebalance-cpu-onto")
     assert cal.broker_join_start_ms == 900.0 and cal.source.startswith("a base; ")

@@ -7,6 +7,7 @@ import pytest
 
 from zkconsumer.calibration.rebalance_cpu import (
     RebalanceCpuSample,
+    costed,
     extra_cpu_ms,
     rebalance_cpu_parameters,
     requests_between,
@@ -21,6 +22,14 @@ def test_the_extra_is_the_cpu_the_requests_do_not_explain_per_member_that_rebala
     # requests: (1000 * 0.2 + 200 * 0.3) * 4 = 1040 ms; the rest over 25 members
     assert extra_cpu_ms(s, 0.2, 0.3, 4.0) == pytest.approx(460.0 / 25)
     assert extra_cpu_ms(s, 0.2, 0.3, 8.0) == pytest.approx((1500.0 - 2080.0) / 25)
+
+
+def test_a_sample_is_written_with_its_requests_cost_and_the_rest_per_member():
+    s = RebalanceCpuSample(25, 25, 1000, 200, 1500.0, 800.0, (90.0, 120.0))
+    assert costed(s, 0.2, 0.3, 4.0) == {
+        "members": 25, "rebalanced": 25, "reads": 1000, "writes": 200, "cpu_ms": 1500.0,
+        "wall_ms": 800.0, "closes_ms": [90.0, 120.0], "requests_cpu_ms": 1040.0,
+        "rest_ms": 18.4}
 
 
 def test_a_sample_where_nobody_rebalanced_is_refused():

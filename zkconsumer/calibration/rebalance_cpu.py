@@ -75,6 +75,15 @@ def extra_cpu_ms(sample: RebalanceCpuSample, read_cpu_ms: float, write_cpu_ms: f
     return (sample.cpu_ms - requests_ms) / sample.rebalanced
 
 
+def costed(sample: RebalanceCpuSample, read_cpu_ms: float, write_cpu_ms: float,
+           scale: float) -> dict[str, Any]:
+    """The sample as written beside the calibration, with what its requests cost in the
+    model (``requests_cpu_ms``) and the rest per member that rebalanced (``rest_ms``)."""
+    requests_ms = (sample.reads * read_cpu_ms + sample.writes * write_cpu_ms) * scale
+    return {**sample.to_dict(), "requests_cpu_ms": round(requests_ms, 3),
+            "rest_ms": round(extra_cpu_ms(sample, read_cpu_ms, write_cpu_ms, scale), 3)}
+
+
 def rebalance_cpu_parameters(samples: Sequence[RebalanceCpuSample], read_cpu_ms: float,
                              write_cpu_ms: float,
                              scale_at: Callable[[int], float]) -> dict[str, float]:

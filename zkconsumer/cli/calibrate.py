@@ -286,6 +286,7 @@ def _rebalance_cpu_onto(args: argparse.Namespace) -> int:
     beyond its requests measured (in the base's per-request CPU and crowd factor)."""
     from zkconsumer.calibration.rebalance_cpu import (
         CROWD_MEMBERS,
+        costed,
         measure_rebalance_cpu,
         rebalance_cpu_parameters,
     )
@@ -302,7 +303,10 @@ def _rebalance_cpu_onto(args: argparse.Namespace) -> int:
                            "the join less a quiet window's, less the requests at the base's "
                            "per-request CPU and crowd factor, per member that rebalanced "
                            "(zkconsumer.calibration.rebalance_cpu)",
-                           {"rebalances": [s.to_dict() for s in samples]})
+                           {"rebalances": [costed(s, base.client_read_cpu_ms,
+                                                  base.client_write_cpu_ms,
+                                                  base.client_cpu_scale(s.members))
+                                           for s in samples]})
     return _remeasure_onto(args, "--rebalance-cpu-onto", args.rebalance_cpu_onto,
                            f" --rebalance-cpu-repeats {args.rebalance_cpu_repeats}",
                            ".rebalance-cpu.json", measure)

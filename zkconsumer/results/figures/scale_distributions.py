@@ -320,8 +320,6 @@ def validation_10(ctx: Context) -> str:
 def rebalance_cpu(ctx: Context) -> str:
     """What ``calibrate --rebalance-cpu-onto`` measured: per join into the crowd, its CPU, its
     requests' CPU in the model, the rest per member, and the members' fetcher stops."""
-    from zkconsumer.calibration.rebalance_cpu import RebalanceCpuSample, extra_cpu_ms
-
     folder = ctx.results / "scale" / "calibration-7"
     raw = json.loads((folder / "calibration.rebalance-cpu.json").read_text())
     base = Calibration.load(ctx.results / raw["base"].removeprefix("results/"))
@@ -329,17 +327,13 @@ def rebalance_cpu(ctx: Context) -> str:
            "model s | the rest per member ms | join to stable s | fetcher stops ms: median "
            "(min–max) |", "|---|---|---|---|---|---|---|---|---|"]
     for i, r in enumerate(raw["rebalances"], 1):
-        sample = RebalanceCpuSample(**{**r, "closes_ms": tuple(r["closes_ms"])})
-        scale = base.client_cpu_scale(sample.members)
-        requests_s = (sample.reads * base.client_read_cpu_ms
-                      + sample.writes * base.client_write_cpu_ms) * scale / 1000
-        rest = extra_cpu_ms(sample, base.client_read_cpu_ms, base.client_write_cpu_ms, scale)
-        closes = sorted(sample.closes_ms)
+        closes = sorted(r["closes_ms"])
         said = (f"{closes[len(closes) // 2]:.0f} ({closes[0]:.0f}–{closes[-1]:.0f})"
                 if closes else "—")
-        out.append(f"| {i} | {sample.members} | {sample.rebalanced} | {sample.reads:,} / "
-                   f"{sample.writes} | {sample.cpu_ms / 1000:.2f} | {requests_s:.2f} | "
-                   f"{rest:+.1f} | {sample.wall_ms / 1000:.2f} | {said} |")
+        out.append(f"| {i} | {r['members']} | {r['rebalanced']} | {r['reads']:,} / "
+                   f"{r['writes']} | {r['cpu_ms'] / 1000:.2f} | "
+                   f"{r['requests_cpu_ms'] / 1000:.2f} | {r['rest_ms']:+.1f} | "
+                   f"{r['wall_ms'] / 1000:.2f} | {said} |")
     out += ["", f"`rebalance_cpu_ms` = {raw['rebalance_cpu_ms']:g} (the median of the rest, "
             f"never below 0), onto `{raw['base']}` (per-request CPU "
             f"{base.client_read_cpu_ms:g} ms a read, {base.client_write_cpu_ms:g} ms a write, "
