@@ -45,6 +45,7 @@ import uuid
 from collections.abc import Mapping, Sequence
 from dataclasses import asdict, dataclass
 from pathlib import Path
+from typing import Any
 
 log = logging.getLogger(__name__)
 
@@ -199,13 +200,11 @@ def measure_leaves(zk_connect: str, bootstrap: str, repeats: int = LEAVE_REPEATS
                                   timing=Timing())
                 handle = ThreadMember(spec)
                 handle.start()
-                owners = [paths.owner(group, topic, p) for p in range(partitions)]
-                deadline = time.monotonic() + 60
-                while not all(watcher.exists(o) for o in owners):
-                    if time.monotonic() > deadline or not handle.alive():
-                        handle.stop()
-                        raise RuntimeError(f"the measured member did not own {topic} in 60 s")
-                    time.sleep(0.05)
+                try:
+                    wait_owned(watcher, group, topic, partitions, [handle], 60.0)
+                except RuntimeError:
+                    handle.stop()
+                    raise
                 time.sleep(1.0 + rng.random())
                 ids = watcher.get_children(paths.consumer_ids(group))
                 gone: list[float] = []
@@ -228,6 +227,21 @@ def measure_leaves(zk_connect: str, bootstrap: str, repeats: int = LEAVE_REPEATS
         watcher.stop()
         watcher.close()
     return samples
+
+
+def wait_owned(watcher: Any, group: str, topic: str, partitions: int,
+               handles: Sequence[Any], timeout_s: float) -> None:
+    """Until every partition of ``topic`` has an owner znode in ``group``; an error naming the
+    topic if that takes over ``timeout_s`` or a measured member's thread ends first."""
+    from zkconsumer.zk import paths
+
+    owners = [paths.owner(group, topic, p) for p in range(partitions)]
+    deadline = time.monotonic() + timeout_s
+    while not all(watcher.exists(o) for o in owners):
+        if time.monotonic() > deadline or not all(h.alive() for h in handles):
+            raise RuntimeError(f"the measured group did not own every partition of {topic} "
+                               f"within {timeout_s:.0f} s")
+        time.sleep(0.05)
 
 
 def measured_leaves(zk_connect: str, bootstrap: str, repeats: int = LEAVE_REPEATS

@@ -64,6 +64,12 @@ class RebalanceCpuSample:
         return {**asdict(self), "closes_ms": list(self.closes_ms)}
 
 
+def requests_cpu_ms(sample: RebalanceCpuSample, read_cpu_ms: float, write_cpu_ms: float,
+                    scale: float) -> float:
+    """What the sample's requests cost in the model: ``scale`` times the per-request CPU."""
+    return (sample.reads * read_cpu_ms + sample.writes * write_cpu_ms) * scale
+
+
 def extra_cpu_ms(sample: RebalanceCpuSample, read_cpu_ms: float, write_cpu_ms: float,
                  scale: float) -> float:
     """The sample's CPU per rebalancing member beyond its requests at ``scale`` times the
@@ -71,15 +77,15 @@ def extra_cpu_ms(sample: RebalanceCpuSample, read_cpu_ms: float, write_cpu_ms: f
     factor says)."""
     if sample.rebalanced <= 0:
         raise ValueError("a sample with no member that rebalanced measures nothing")
-    requests_ms = (sample.reads * read_cpu_ms + sample.writes * write_cpu_ms) * scale
-    return (sample.cpu_ms - requests_ms) / sample.rebalanced
+    return ((sample.cpu_ms - requests_cpu_ms(sample, read_cpu_ms, write_cpu_ms, scale))
+            / sample.rebalanced)
 
 
 def costed(sample: RebalanceCpuSample, read_cpu_ms: float, write_cpu_ms: float,
            scale: float) -> dict[str, Any]:
     """The sample as written beside the calibration, with what its requests cost in the
     model (``requests_cpu_ms``) and the rest per member that rebalanced (``rest_ms``)."""
-    requests_ms = (sample.reads * read_cpu_ms + sample.writes * write_cpu_ms) * scale
+    requests_ms = requests_cpu_ms(sample, read_cpu_ms, write_cpu_ms, scale)
     return {**sample.to_dict(), "requests_cpu_ms": round(requests_ms, 3),
             "rest_ms": round(extra_cpu_ms(sample, read_cpu_ms, write_cpu_ms, scale), 3)}
 
@@ -165,11 +171,10 @@ def measure_rebalance_cpu(zk_connect: str, bootstrap: str, members: int = CROWD_
     from kazoo.client import KazooClient
 
     from zkconsumer.admin import create_topic
-    from zkconsumer.calibration.leave import Traffic, read_records
+    from zkconsumer.calibration.leave import Traffic, read_records, wait_owned
     from zkconsumer.lab.drivers import MemberSpec
     from zkconsumer.lab.handles import ThreadMember
     from zkconsumer.scenarios.timing import Timing
-    from zkconsumer.zk import paths
 
     if members < 1 or repeats < 1 or window_s <= 0:
         raise ValueError(f"members and repeats must be >= 1 and the window > 0, got "
@@ -197,8 +202,7 @@ def measure_rebalance_cpu(zk_connect: str, bootstrap: str, members: int = CROWD_
                 try:
                     for h in handles:
                         h.start()
-                    _wait_owned(watcher, [paths.owner(group, topic, p) for p in
-                                          range(partitions)], handles, topic)
+                    wait_owned(watcher, group, topic, partitions, handles, 90.0)
                     time.sleep(QUIET_S)
                     c0 = time.process_time()
                     time.sleep(window_s)
@@ -221,16 +225,6 @@ def measure_rebalance_cpu(zk_connect: str, bootstrap: str, members: int = CROWD_
         watcher.stop()
         watcher.close()
     return out
-
-
-def _wait_owned(watcher: Any, owners: Sequence[str], handles: Sequence[Any], topic: str,
-                timeout_s: float = 90.0) -> None:
-    deadline = time.monotonic() + timeout_s
-    while not all(watcher.exists(o) for o in owners):
-        if time.monotonic() > deadline or not all(h.alive() for h in handles):
-            raise RuntimeError(f"the measured group did not own every partition of {topic} "
-                               f"within {timeout_s:.0f} s")
-        time.sleep(0.1)
 
 
 def _stop_all(handles: Sequence[Any]) -> None:
