@@ -109,6 +109,22 @@ TANSU = Spread(near_s=0.1, late_share=12 / 44, late_lo_s=0.75, late_hi_s=0.98,
                client_start_s=0.1 / 24, tick_lead_lo_s=0.006, tick_lead_hi_s=0.069,
                tick_random_share=0.0)
 
+# KIP-848 (Apache Kafka 4.0.2, librdkafka; zkconsumer.sim.kip848): a member's heartbeat
+# interval restarts at every heartbeat it sends, so a formed group's schedules stand within a
+# moment of its last change (5 % to 95 % of the members of the fitting runs,
+# results/scale/kip848-fit: each member's last formation record against the group's last
+# change), and a member's statistics tick (its client's one-second timer, from the client's
+# creation) came shortly before its schedule (the same records: its last sample before its
+# last formation record, 5 % to 95 %): the client's first heartbeat follows its creation by
+# the coordinator lookup.
+KIP848_SCHEDULES_S = (-0.14, 0.01)
+# ... but a member the formation gave nothing (more members than partitions: the last clients
+# created) never acknowledged anything, so its schedule is its first heartbeat's, which came
+# after the group's last change (the same runs at N = 48: the idle members that took a leaver's
+# partition, 9 of 10 within this span; the tenth 0.24 s after it).
+KIP848_IDLE_SCHEDULES_S = (0.02, 0.11)
+KIP848 = Spread(tick_lead_lo_s=0.01, tick_lead_hi_s=0.22, tick_random_share=0.0)
+
 
 def last_answer(interval_s: float, rng: random.Random, event_lag_s: float | None) -> float:
     """When the formation's last assignment was taken (its heartbeat schedule restarted), with

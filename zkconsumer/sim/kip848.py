@@ -1,25 +1,41 @@
-"""A KIP-848-style group (``group.protocol=consumer``), modelled from the KIP.
+"""A KIP-848 group (``group.protocol=consumer``): Apache Kafka 4.0's coordinator and
+librdkafka's member, from their sources.
 
-The simulator's ``kip848`` rows carry ``simulated_only``: the model was written when no broker
-here implemented ConsumerGroupHeartbeat (Tansu 0.6.0 gives no assignment and no error), and it
-is not fitted. The real KIP-848 runs are the lab's ``consumer-uniform`` and ``consumer-range``
-on Apache Kafka 4.0.2 (``docs/kip848.md``); validation plan 3 judged this model against the
-``consumer-uniform`` ones and it failed (``docs/validation.md``). The model follows the KIP's
-reconciliation:
+The lab's real KIP-848 runs are ``consumer-uniform`` and ``consumer-range`` on Apache Kafka
+4.0.2 (``docs/kip848.md``). This model (the simulator's ``kip848``) follows the rules of the
+4.0 group coordinator (``GroupMetadataManager.consumerGroupHeartbeat``,
+``CurrentAssignmentBuilder``) and of librdkafka's consumer-protocol member (``rdkafka_cgrp.c``):
 
-* the coordinator owns the assignment: on a join, a leave or a session timeout it bumps the group
-  epoch and computes a new target with its server-side assignor (``uniform``, modelled by
-  :func:`~zkconsumer.sim.assignment.sticky_target`), taking ``assign_us_per_member`` per member;
-* there is no barrier: each member learns its new target from its own next heartbeat; a member
-  that must give partitions up revokes just those (commit, stop fetching) and acknowledges at
-  once with an extra heartbeat; a partition becomes assignable when its previous owner has
-  acknowledged, and the new owner gets it from its next heartbeat, then fetches its offset;
-* members whose target does not change do nothing but heartbeat; nobody ever creates or
-  contends for anything, so there are no conflicts.
+* the coordinator owns the assignment: a join bumps the group epoch and the target is computed
+  in that same heartbeat with the server-side assignor (``uniform``, modelled by
+  :func:`~zkconsumer.sim.assignment.sticky_target`: the members holding most keep the larger
+  quotas, so a member that joins a group with more members than partitions gets nothing and
+  nothing moves), taking ``assign_us_per_member`` per member. A leave frees the leaver's
+  partitions at once and the target follows at the next heartbeat of any member, which is no
+  later than the first recipient's own: the model computes it at the leave;
+* there is no barrier and no push: each member learns its new target from its own next
+  heartbeat, sent one broker-given interval (``group.consumer.heartbeat.interval.ms``) after
+  the member's previous heartbeat of any kind; a member that must give partitions up revokes
+  just those (commit, stop fetching) and acknowledges at once with an extra heartbeat (only
+  that acknowledgement releases them); a partition still owned is never handed out, so its new
+  owner gets it at its own next heartbeat after the release, fetches its offset and
+  acknowledges it with an extra heartbeat too;
+* members whose target does not change only see the epoch; nobody contends for anything, so
+  there are no conflicts.
+
+*Formation*: every heartbeat a member sends restarts its interval, so the schedules a formed
+group runs are set by the members' first heartbeats and the acknowledgements of the formation,
+all within a moment of the group's last change. Where the harness applies its event a set time
+after that change (the lab's quiet rule, ``SimConfig.event_after_change_s``), each member's
+schedule is drawn within :data:`~zkconsumer.sim.formation.KIP848_SCHEDULES_S` of it (a member
+the formation gave nothing: :data:`~zkconsumer.sim.formation.KIP848_IDLE_SCHEDULES_S`), and
+each client process's statistics ticks come :data:`~zkconsumer.sim.formation.KIP848`'s lead
+before its members' schedules (the spreads the formation records of the KIP-848 fitting runs
+on Apache Kafka 4.0.2 showed). Otherwise the schedules and ticks are at random phases.
 
 Requests: one ConsumerGroupHeartbeat per member per interval (counted over lifetimes at the end),
-the joiner's first, the acknowledgements, OffsetCommit per revoking member and OffsetFetch per
-member given partitions.
+the joiner's FindCoordinator and first heartbeat, the acknowledgements, OffsetCommit per revoking
+member and OffsetFetch per member given partitions.
 """
 
 from __future__ import annotations
@@ -31,12 +47,19 @@ from zkconsumer.sim import costs
 from zkconsumer.sim.assignment import sticky_target
 from zkconsumer.sim.config import SimConfig
 from zkconsumer.sim.engine import Engine
-from zkconsumer.sim.group import SimulatedGroup
+from zkconsumer.sim.formation import KIP848 as KIP848_FORMATION
+from zkconsumer.sim.formation import KIP848_IDLE_SCHEDULES_S, KIP848_SCHEDULES_S
+from zkconsumer.sim.group import FormedTicks, SimulatedGroup
 from zkconsumer.sim.heartbeats import BrokerMember, count_heartbeats, next_beat, revoke
 from zkconsumer.sim.sampling import Window
 from zkconsumer.sim.tally import OwnershipLedger, Tally
 
 log = logging.getLogger(__name__)
+
+# A joiner's first heartbeat after its client is created (bootstrap metadata, FindCoordinator,
+# then the heartbeat): the fitting runs' joins were stable this long after one interval
+# (median of N = 12, 5000 and 1000 ms heartbeats, results/scale/kip848-fit).
+JOINER_START_S = 0.06
 
 
 class Kip848Group(SimulatedGroup):
@@ -51,17 +74,36 @@ class Kip848Group(SimulatedGroup):
         self.free: set[int] = set()
         self.epoch = 0
 
-    def _half(self) -> float:
+    def _jitter(self) -> float:
         cv = self.cal.jitter_cv
-        j = 1.0 if cv <= 0 else min(3.0, max(0.2, self.rng.gauss(1.0, cv)))
-        return self.cal.broker_request_ms / 2000.0 * j
+        return 1.0 if cv <= 0 else min(3.0, max(0.2, self.rng.gauss(1.0, cv)))
+
+    def _half(self) -> float:
+        return self.cal.broker_request_ms / 2000.0 * self._jitter()
 
     # --- set-up and the event ------------------------------------------------------------------
+
+    def formed_phase(self, idle: bool) -> float:
+        """A formed member's heartbeat schedule, with the event at 0: tied to the group's last
+        change where the harness applies its event a set time after it (``event_lag_s``; a
+        member given nothing, ``idle``, stands later), else anywhere in one interval (module
+        docstring, *Formation*)."""
+        if self.event_lag_s is None:
+            return self.rng.uniform(0.0, self.hb)
+        span = KIP848_IDLE_SCHEDULES_S if idle else KIP848_SCHEDULES_S
+        return -self.event_lag_s + self.rng.uniform(*span)
+
+    def formed_ticks(self) -> FormedTicks | None:
+        """Each process's statistics ticks come a lead before its members' schedules, where
+        the schedules are tied to the formation (module docstring, *Formation*)."""
+        if self.event_lag_s is None:
+            return None
+        return ({mid: m.phase for mid, m in self.members.items()}, KIP848_FORMATION.tick_lead)
 
     def setup(self, ids: list[str]) -> None:
         target = sticky_target({}, ids, self.cfg.partitions)
         for mid in ids:
-            m = BrokerMember(mid, phase=self.rng.uniform(0.0, self.hb))
+            m = BrokerMember(mid, phase=self.formed_phase(idle=not target[mid]))
             self.members[mid] = m
             self.ledger.add_member(mid)
             m.owned = set(target[mid])
@@ -76,7 +118,7 @@ class Kip848Group(SimulatedGroup):
         self.ledger.add_member(mid)
         self.ledger.begin()
         self.tally.broker(costs.FIND_COORDINATOR, mid)  # its heartbeats: count_heartbeats
-        self.engine.after(self.cal.broker_join_start_ms / 1000.0 + self._half(), self._joined, m)
+        self.engine.after(JOINER_START_S * self._jitter() + self._half(), self._joined, m)
 
     def _joined(self, m: BrokerMember) -> None:
         m.phase = m.since = self.engine.now  # its heartbeats run from its first one
@@ -173,9 +215,13 @@ class Kip848Group(SimulatedGroup):
             self.tally.broker(costs.OFFSET_FETCH_REQUEST, m.mid)
             m.inflight += 1
             self.engine.after(2 * self._half(), self._resume, m, gain)
+        if gain and not revoke:  # the new partitions taken: acknowledged at once
+            self.tally.broker(costs.CONSUMER_GROUP_HEARTBEAT, m.mid)
+            m.rephase(self.engine.now + 2 * self._half(), beat_now=False)
         if revoke:
             delay = self._revoke(m, revoke)
             self.tally.broker(costs.CONSUMER_GROUP_HEARTBEAT, m.mid)  # the acknowledgement
+            m.rephase(self.engine.now + delay)  # any heartbeat sent restarts the interval
             m.inflight += 1
             self.engine.after(delay + self._half(), self._acknowledged, m, revoke)
         m.inflight -= 1

@@ -133,8 +133,9 @@ def compare_sim_config(protocol: str, key: CellKey, session_timeout_ms: int, see
 
 
 def draw(run_set: RunSet, key: CellKey, plan: DistPlan, cal: Calibration,
-         tasks: int) -> tuple[str, tuple[Run, ...]]:
-    """The model's draws of one cell (seeds 0 .. sim_draws - 1)."""
+         tasks: int, heartbeat_ms: int | None = None) -> tuple[str, tuple[Run, ...]]:
+    """The model's draws of one cell (seeds 0 .. sim_draws - 1); ``heartbeat_ms``: the KIP-848
+    heartbeat interval the real runs' broker gave (:func:`recorded_heartbeat_ms`)."""
     protocol = model_protocol(run_set, key.protocol)
     out = []
     for seed in range(plan.sim_draws):
@@ -143,7 +144,7 @@ def draw(run_set: RunSet, key: CellKey, plan: DistPlan, cal: Calibration,
                                      run_set.consumer_heartbeat_interval_ms)
         else:
             cfg = lab_sim_config(protocol, key.members, key.partitions, key.event, seed, cal,
-                                 plan.session_timeout_ms, tasks, Timing())
+                                 plan.session_timeout_ms, tasks, Timing(), heartbeat_ms)
         r = simulate(cfg, None if run_set.by_compare else HERD_OBSERVATION)
         out.append(Run(float(r.coordination_requests), float(r.rebalance_attempts),
                        float(r.conflicts), r.time_to_stable_s))
@@ -164,11 +165,23 @@ def real_runs(repo: Path, run_set: RunSet, key: CellKey) -> tuple[tuple[Run, ...
     return tuple(run for _, run in rows), tasks
 
 
+def recorded_heartbeat_ms(repo: Path, run_set: RunSet, key: CellKey) -> int | None:
+    """The KIP-848 groups' heartbeat interval a Spark herd run set's broker gave its members
+    (its ``meta.json``, written by ``spark herd --mode real`` on Apache Kafka 4); ``None`` where
+    the members set their own (classic groups, ZooKeeper)."""
+    meta = repo / run_set.folder / f"{key.protocol}-n{key.members}" / "meta.json"
+    if run_set.by_compare or not meta.is_file():
+        return None
+    hb = json.loads(meta.read_text()).get("extra", {}).get("consumer_heartbeat_interval_ms")
+    return None if hb is None else int(hb)
+
+
 def score_plan(plan: DistPlan, repo: Path, cal: Calibration) -> list[CellScore]:
     scores = []
     for run_set, key in plan.cells():
         real, tasks = real_runs(repo, run_set, key)
-        model, sim = draw(run_set, key, plan, cal, tasks)
+        model, sim = draw(run_set, key, plan, cal, tasks,
+                          recorded_heartbeat_ms(repo, run_set, key))
         scores.append(CellScore(key, model, real, sim, plan.tolerances, plan.real_seeds))
     return scores
 

@@ -162,17 +162,22 @@ def sampled_count_margins(sample_interval_s: float) -> tuple[float, float]:
 
 def lab_sim_config(protocol: str, members: int, partitions: int, event: str, seed: int,
                    cal: Calibration, session_timeout_ms: int, tasks: int,
-                   timing: Timing) -> SimConfig:
+                   timing: Timing, heartbeat_interval_ms: int | None = None) -> SimConfig:
     """The simulator's settings for one cell of a Spark herd run (``spark herd --mode real``):
     the lab's timeouts, heartbeat, member naming and victim, the real counts' sampling margins
     ``tasks`` client processes, and the event applied once the group was quiet for
-    ``timing.quiet_s`` (the coordinating task's rule)."""
+    ``timing.quiet_s`` (the coordinating task's rule).
+
+    ``heartbeat_interval_ms`` is the interval the run's broker gave its members where the broker
+    owns it (a KIP-848 group: ``group.consumer.heartbeat.interval.ms``, recorded in the run's
+    ``meta.json``); otherwise the lab's client setting, a third of the session."""
     count_from, count_until = sampled_count_margins(timing.request_sample_interval_s)
     return SimConfig(protocol, members, partitions, event, seed=seed, calibration=cal,
                      session_timeout_ms=session_timeout_ms,
                      rebalance_backoff_ms=timing.rebalance_backoff_ms,
                      rebalance_max_retries=timing.rebalance_max_retries,
-                     heartbeat_interval_ms=lab_heartbeat_interval_ms(session_timeout_ms),
+                     heartbeat_interval_ms=heartbeat_interval_ms
+                     or lab_heartbeat_interval_ms(session_timeout_ms),
                      member_order=LAB_MEMBER_ORDER, victim_rank=LAB_VICTIM_RANK,
                      count_from_s=count_from, count_until_s=count_until,
                      messages_per_s=timing.produce_rate,
