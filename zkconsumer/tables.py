@@ -18,6 +18,15 @@ def median(values: Iterable[float | int | None]) -> float | None:
     return statistics.median(present) if present else None
 
 
+def nearest_rank(values: Iterable[float], share: float) -> float | None:
+    """The value at ``share`` (0 to 1) of the sorted values, by nearest rank (no
+    interpolation: always one of the values); None when there is none."""
+    ordered = sorted(values)
+    if not ordered:
+        return None
+    return ordered[min(len(ordered) - 1, int(share * len(ordered)))]
+
+
 def fmt(value: Any, digits: int | None = None, *, thousands: bool = False,
         missing: str = "—") -> str:
     """One table cell.

@@ -5,6 +5,7 @@
         --seeds 3 --out DIR [--master URL] [--tasks K]
     zkconsumer spark validate --real DIR [--calibration FILE] [--out FILE]
     zkconsumer spark request-types --raw DIR [--raw DIR ...] --out FILE.csv
+    zkconsumer spark formation-spread --raw DIR [--raw DIR ...] --out FILE.csv
     zkconsumer spark validate-split-brain --real DIR [--real DIR ...] --out DIR
     zkconsumer spark cluster start [--workers 2]
 
@@ -84,6 +85,17 @@ def register(sub: Any) -> None:
     type_arguments(types)
     types.set_defaults(func=run_request_types)
 
+    from zkconsumer.spark.herd.formation_spread import add_arguments as spread_arguments
+
+    spread = verbs.add_parser(
+        "formation-spread", help="where a formed KIP-848 group's heartbeat schedules stood",
+        description="From the local records of real KIP-848 runs (Apache Kafka 4): each "
+                    "member's heartbeat schedule against the formation's last change, the idle "
+                    "members' grants, the statistics ticks' lead and the event's lag; writes "
+                    "one CSV row per measurement and prints their 5 %, median and 95 %.")
+    spread_arguments(spread)
+    spread.set_defaults(func=run_formation_spread)
+
     from zkconsumer.spark.splitbrain.job import add_arguments as split_arguments
 
     split = verbs.add_parser(
@@ -137,6 +149,12 @@ def run_split_brain(args: argparse.Namespace) -> int:
 
 def run_validate_split_brain(args: argparse.Namespace) -> int:
     from zkconsumer.spark.splitbrain.validate import run
+
+    return _bad_input_exits_2(run, args)
+
+
+def run_formation_spread(args: argparse.Namespace) -> int:
+    from zkconsumer.spark.herd.formation_spread import run
 
     return _bad_input_exits_2(run, args)
 

@@ -18,9 +18,10 @@ def add_broker_arguments(p: argparse.ArgumentParser) -> None:
     """``--broker`` and ``--consumer-heartbeat-ms``."""
     add_broker_option(p)
     p.add_argument("--consumer-heartbeat-ms", type=int, default=None, metavar="MS",
-                   help="real: heartbeat interval of the KIP-848 (consumer-*) groups, set on "
-                        "the Apache Kafka 4 broker --broker starts "
-                        "(group.consumer.heartbeat.interval.ms; default: the broker's, 5000)")
+                   help="heartbeat interval of the KIP-848 groups: real, the consumer-* "
+                        "groups', set on the Apache Kafka 4 broker --broker starts "
+                        "(group.consumer.heartbeat.interval.ms); sim, the kip848 model's "
+                        "(default: the broker's, 5000)")
 
 
 def broker_command(args: argparse.Namespace) -> list[str]:

@@ -41,7 +41,8 @@ def parse_ints(text: str) -> tuple[int, ...]:
 
 def recorded_common_options(args: argparse.Namespace) -> list[str]:
     """The options both jobs take that a recorded command ends with when given: the simulated
-    placement, the Spark master, and (real mode) the broker and its KIP-848 heartbeat."""
+    placement, the Spark master, (real mode) the broker and the KIP-848 heartbeat, or (sim mode)
+    the KIP-848 model's heartbeat when given."""
     from zkconsumer.spark.brokers import broker_command
 
     parts: list[str] = []
@@ -51,4 +52,6 @@ def recorded_common_options(args: argparse.Namespace) -> list[str]:
         parts += ["--master", args.master]
     if args.mode == "real":
         parts += broker_command(args)
+    elif getattr(args, "consumer_heartbeat_ms", None) is not None:
+        parts += ["--consumer-heartbeat-ms", str(args.consumer_heartbeat_ms)]
     return parts

@@ -14,6 +14,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from zkconsumer.scenarios.protocols import PROTOCOL_TABLE
 from zkconsumer.sim import Calibration, SimConfig, simulate
 from zkconsumer.sim.placement import Placement, parse_placement
 from zkconsumer.spark.herd.grid import Cell
@@ -38,6 +39,9 @@ class SimSettings:
     offsets_changed: float = 0.0
     # Offset commits are not counted as coordination requests (the real rows leave them out).
     auto_commit: bool = False
+    # The KIP-848 groups' heartbeat interval: a broker setting (Apache Kafka 4's default); the
+    # classic groups keep the simulator's client interval.
+    consumer_heartbeat_interval_ms: int = 5000
 
     def placement_for(self, cell: Cell) -> Placement | None:
         """The cell's placement: its members after the event (a joiner is placed too)."""
@@ -54,7 +58,9 @@ class SimSettings:
                          rebalance_max_retries=self.rebalance_max_retries,
                          client_processes=self.client_processes,
                          placement=self.placement_for(cell),
-                         offsets_changed=self.offsets_changed, auto_commit=self.auto_commit)
+                         offsets_changed=self.offsets_changed, auto_commit=self.auto_commit,
+                         **({"heartbeat_interval_ms": self.consumer_heartbeat_interval_ms}
+                            if PROTOCOL_TABLE[cell.protocol].kip848 else {}))
 
 
 def simulate_cell(cell: Cell, settings: SimSettings) -> dict[str, Any]:

@@ -1,0 +1,66 @@
+"""Where a formed KIP-848 group's schedules stood, from a run's records (spark formation-spread)."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from zkconsumer.spark.herd.formation_spread import (
+    broker_heartbeat_ms,
+    quantiles,
+    spread_rows,
+    wrap,
+)
+
+WINDOW = {"run_id": "r1", "members": 3, "event": "leave", "event_ts": 110.0}
+
+
+def rec(kind: str, ts: float, member: str, what: str | None = None) -> dict:
+    return {"kind": kind, "ts": ts, "member": member, "what": what}
+
+
+def test_wrap_puts_an_offset_within_half_an_interval():
+    assert wrap(4.9, 5.0) == pytest.approx(-0.1)
+    assert wrap(0.2, 1.0) == pytest.approx(0.2)
+    assert wrap(-2.4, 1.0) == pytest.approx(-0.4)
+
+
+def test_each_member_is_placed_against_the_formations_last_change():
+    records = [
+        rec("lc", 100.0, "a", "starting"), rec("lc", 100.0, "b", "starting"),
+        rec("lc", 100.1, "c", "starting"),
+        rec("rq", 100.25, "a"), rec("tl", 100.3, "a", "assigned"),
+        rec("rq", 101.94, "b"), rec("tl", 102.0, "b", "assigned"),
+        rec("tl", 105.25, "a", "revoked"),   # a's last record: the last change
+        rec("tl", 112.0, "b", "assigned"),   # after the event: not the formation's
+        rec("tl", 111.9, "c", "assigned"),   # c held nothing: its grant after the event
+    ]
+    rows = spread_rows(records, WINDOW, heartbeat_ms=5000)
+    got = {(r["kind"], r["member"]): r["seconds"] for r in rows}
+    assert got[("event_lag", "")] == pytest.approx(4.75)
+    assert got[("schedule", "a")] == 0.0
+    assert got[("schedule", "b")] == pytest.approx(1.75)  # 102.0 + 5 s, after 105.25
+    assert got[("tick_lead", "a")] == pytest.approx(0.0)  # 105.25 - 100.25, modulo 1 s
+    assert got[("tick_lead", "b")] == pytest.approx(0.06)
+    assert got[("idle_grant", "c")] == pytest.approx(wrap(111.9 - 105.25, 5.0))
+    assert all(r["run_id"] == "r1" and r["heartbeat_ms"] == 5000 for r in rows)
+
+
+def test_a_run_without_a_formation_record_gives_no_rows():
+    assert spread_rows([rec("lc", 100.0, "a", "starting")], WINDOW, 5000) == []
+
+
+def test_quantiles_are_nearest_rank():
+    rows = [{"kind": "schedule", "seconds": s / 100} for s in range(100)]
+    assert quantiles(rows, "schedule") == (100, 0.05, 0.5, 0.95)
+    assert quantiles(rows, "tick_lead") == (0, None, None, None)
+
+
+def test_a_sweep_without_a_kip848_heartbeat_is_refused_naming_it(tmp_path):
+    (tmp_path / "meta.json").write_text(json.dumps({"extra": {"mode": "real"}}))
+    with pytest.raises(ValueError, match="no KIP-848 heartbeat interval"):
+        broker_heartbeat_ms(tmp_path)
+    (tmp_path / "meta.json").write_text(json.dumps(
+        {"extra": {"consumer_heartbeat_interval_ms": 1000}}))
+    assert broker_heartbeat_ms(tmp_path) == 1000

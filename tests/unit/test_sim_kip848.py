@@ -1,0 +1,95 @@
+"""The KIP-848 model's timing: schedules tied to the formation, the broker's heartbeat interval,
+and the joiner that waits for its own next heartbeat (zkconsumer.sim.kip848)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from zkconsumer.results.distributions import CellKey
+from zkconsumer.sim import SimConfig, simulate
+from zkconsumer.sim.formation import KIP848_IDLE_SCHEDULES_S, KIP848_SCHEDULES_S
+from zkconsumer.sim.kip848 import JOINER_START_S
+from zkconsumer.spark.herd.scoring import RunSet, recorded_heartbeat_ms
+
+LAG_S = 3.2  # the event this long after the formation's last change
+
+
+def _kip848(members: int, event: str, seed: int, hb_ms: int = 5000,
+            tied: bool = True) -> SimConfig:
+    return SimConfig("kip848", members, 24, event, seed=seed, heartbeat_interval_ms=hb_ms,
+                     session_timeout_ms=6000, member_order="start", victim_rank=0,
+                     event_after_change_s=(LAG_S, LAG_S) if tied else None)
+
+
+@pytest.mark.parametrize("hb_ms", [5000, 1000])
+def test_a_leave_is_taken_at_the_recipients_next_heartbeat_after_the_formation(hb_ms):
+    """12 members over 24 partitions: the leaver's two go to members that held two, at their
+    own next heartbeat, which the formation set just before its last change."""
+    hb = hb_ms / 1000.0
+    lo, hi = KIP848_SCHEDULES_S
+    for seed in range(10):
+        t = simulate(_kip848(12, "leave", seed, hb_ms)).time_to_stable_s
+        next_beat = -LAG_S % hb
+        assert next_beat + lo - 0.01 <= t <= next_beat + hi + 0.01, (seed, t)
+
+
+def test_a_member_the_formation_gave_nothing_heartbeats_after_the_last_change():
+    """48 members over 24 partitions: the leaver's partition goes to an idle member, whose
+    schedule is its first heartbeat's, after the last change."""
+    lo, hi = KIP848_IDLE_SCHEDULES_S
+    times = [simulate(_kip848(48, "leave", seed)).time_to_stable_s for seed in range(10)]
+    assert all(1.8 + lo - 0.01 <= t <= 1.8 + hi + 0.01 for t in times), times
+
+
+def test_a_joiner_gets_its_partition_at_its_own_next_heartbeat():
+    """The owner releases it within the first interval; nothing hastens the joiner's next
+    heartbeat, one interval after its first."""
+    for hb_ms in (5000, 1000):
+        for seed in range(5):
+            r = simulate(_kip848(12, "join", seed, hb_ms))
+            assert hb_ms / 1000 < r.time_to_stable_s < hb_ms / 1000 + 3 * JOINER_START_S
+            assert r.members_paused == 1 and r.conflicts == 0
+
+
+def test_a_joiner_of_a_group_with_more_members_than_partitions_moves_nothing():
+    for seed in range(5):
+        r = simulate(_kip848(48, "join", seed))
+        assert r.members_paused == 0 and r.max_unowned_s == 0.0
+        assert r.time_to_stable_s < 3 * JOINER_START_S  # the joiner's first heartbeat only
+
+
+def test_without_the_formation_the_schedules_are_anywhere_in_the_interval():
+    times = {round(simulate(_kip848(12, "leave", seed, tied=False)).time_to_stable_s, 1)
+             for seed in range(20)}
+    assert max(times) - min(times) > 2.0  # spread over the 5 s interval
+
+
+def test_the_scorer_draws_with_the_heartbeat_interval_the_runs_broker_gave(tmp_path: Path):
+    run_set = RunSet("kafka-4.0", "apache-kafka-4.0.2", "runs", ("consumer-uniform",),
+                     "spark herd --mode real")
+    key = CellKey("kafka-4.0", "apache-kafka-4.0.2", "consumer-uniform", 12, 24, "join")
+    folder = tmp_path / "runs" / "consumer-uniform-n12"
+    folder.mkdir(parents=True)
+    assert recorded_heartbeat_ms(tmp_path, run_set, key) is None  # no meta.json: the lab's
+    (folder / "meta.json").write_text(json.dumps(
+        {"extra": {"consumer_heartbeat_interval_ms": 1000}}))
+    assert recorded_heartbeat_ms(tmp_path, run_set, key) == 1000
+    (folder / "meta.json").write_text(json.dumps({"extra": {"mode": "real"}}))
+    assert recorded_heartbeat_ms(tmp_path, run_set, key) is None  # a classic group's run
+
+
+def test_the_sweep_draws_kip848_with_the_brokers_heartbeat_and_classic_with_the_clients():
+    from zkconsumer.spark.herd.grid import Cell
+    from zkconsumer.spark.herd.sweep import SimSettings
+
+    settings = SimSettings()
+    kip = settings.config(Cell("kip848", 64, 128, "join", 0))
+    eager = settings.config(Cell("eager-range", 64, 128, "join", 0))
+    assert kip.heartbeat_interval_ms == 5000  # Apache Kafka 4's group.consumer default
+    client_default = SimConfig("eager-range", 4, 8, "join").heartbeat_interval_ms
+    assert eager.heartbeat_interval_ms == client_default
+    assert SimSettings(consumer_heartbeat_interval_ms=1000).config(
+        Cell("kip848", 64, 128, "join", 0)).heartbeat_interval_ms == 1000

@@ -1,0 +1,127 @@
+"""docs/validation-plan-11.md: the KIP-848 profile against Apache Kafka 4.0.2.
+
+Reads committed files only: validation plan 11's scoring (held-out runs), the fitting runs'
+scoring (``results/scale/kip848-fit/scoring``, in sample) and the formation spread the model's
+spans were read from (``results/scale/kip848-fit/formation-spread.csv``, written by ``zkconsumer
+spark formation-spread``).
+"""
+
+from __future__ import annotations
+
+import csv
+import json
+from pathlib import Path
+
+from zkconsumer.results.distributions import (
+    CellScore,
+    DistTolerances,
+    pass_line,
+    score_from_json,
+    score_table,
+)
+from zkconsumer.results.figures.scale_distributions import (
+    RUNS_LEGEND,
+    load_scores,
+    plot_protocol,
+    runs_table,
+)
+from zkconsumer.results.provenance import read_provenance
+from zkconsumer.results.registry import Context, figure
+from zkconsumer.sim.formation import KIP848, KIP848_IDLE_SCHEDULES_S, KIP848_SCHEDULES_S
+from zkconsumer.sim.kip848 import JOINER_START_S
+from zkconsumer.tables import nearest_rank
+
+FIT = "scale/kip848-fit"
+SPREAD = f"{FIT}/formation-spread.csv"
+HELD_OUT = 11
+
+
+def _sets_tables(scores: list[CellScore], heartbeats: dict[str, int]) -> list[str]:
+    """One table per run set (the sets share a broker and differ by its heartbeat)."""
+    out: list[str] = []
+    for name in dict.fromkeys(s.key.set_name for s in scores):
+        cells = [s for s in scores if s.key.set_name == name]
+        out += [f"*Run set `{name}`: KIP-848 heartbeat {heartbeats[name]} ms* "
+                f"({pass_line(cells)})", "", *score_table(cells), ""]
+    return out
+
+
+def set_heartbeats(repo: Path, plan_path: Path) -> dict[str, int]:
+    """Each run set's KIP-848 heartbeat interval, as its runs' ``meta.json`` recorded it."""
+    plan = json.loads(plan_path.read_text())
+    out = {}
+    for s in plan["sets"]:
+        metas = sorted((repo / s["folder"]).glob("*/meta.json"))
+        hbs = {json.loads(m.read_text())["extra"]["consumer_heartbeat_interval_ms"]
+               for m in metas}
+        if len(hbs) != 1:
+            raise ValueError(f"{s['folder']}: its runs name {sorted(hbs)} heartbeat intervals "
+                             "(one expected)")
+        out[s["name"]] = int(hbs.pop())
+    return out
+
+
+def _fit_scores(ctx: Context) -> list[CellScore]:
+    data = json.loads((ctx.results / FIT / "scoring" / "scoring.json").read_text())
+    tol = DistTolerances(**data["tolerance_values"])
+    return [score_from_json(c, tol, int(data["real_seeds"])) for c in data["cells"]]
+
+
+@figure("scale-validation-11", source=f"results/scale/validation-{HELD_OUT}/scoring")
+def validation_11(ctx: Context) -> str:
+    """Plan 11's scoring, one table per heartbeat, the plot, and any failing cell run by run."""
+    scores, data = load_scores(ctx, HELD_OUT)
+    repo = ctx.results.parent
+    heartbeats = set_heartbeats(repo, ctx.results / f"scale/validation-plan-{HELD_OUT}.json")
+    prov = data["provenance"]
+    out = [f"**{pass_line(scores)}** (target: 80 %). Tolerances: {data['tolerances']}.", "",
+           *_sets_tables(scores, heartbeats),
+           f"Real: every run of the cell on Apache Kafka 4.0.2 (median, interquartile range, "
+           f"and the Wilson 95 % interval of the share with more than one attempt or a "
+           f"conflict); model: {data['sim_draws']} seeded draws of `kip848` with the heartbeat "
+           f"interval the runs' broker gave. Scored at revision `{prov['revision'][:12]}`. "
+           f"Re-run: `{prov['command']}`.", ""]
+    if any(s.judged and not s.ok for s in scores):
+        out += ["The failing cells run by run:", "", *runs_table(ctx, HELD_OUT), "",
+                RUNS_LEGEND, ""]
+    name = f"validation-{HELD_OUT}-consumer-uniform.svg"
+    plot_protocol(scores, "consumer-uniform", ctx.figures / name)
+    out.append(f"![consumer-uniform on Apache Kafka 4.0.2: real runs (filled) vs `kip848` "
+               f"draws (open)](figures/{name})")
+    return "\n".join(out)
+
+
+@figure("kip848-fit", source=f"results/{FIT}")
+def kip848_fit(ctx: Context) -> str:
+    """What the model's formation spans were read from, and how it scored on those runs."""
+    with open(ctx.results / SPREAD, newline="") as fh:
+        rows = list(csv.DictReader(fh))
+    said = {
+        "schedule": ("a member's schedule against the formation's last change",
+                     f"{KIP848_SCHEDULES_S[0]:+.2f} to {KIP848_SCHEDULES_S[1]:+.2f} s"),
+        "idle_grant": ("a member given nothing: its grant after the event, against the "
+                       "last change", f"{KIP848_IDLE_SCHEDULES_S[0]:+.2f} to "
+                       f"{KIP848_IDLE_SCHEDULES_S[1]:+.2f} s"),
+        "tick_lead": ("its statistics sample before its schedule",
+                      f"{KIP848.tick_lead_lo_s:.2f} to {KIP848.tick_lead_hi_s:.2f} s"),
+        "event_lag": ("the event after the last change (the lab's quiet rule; the model "
+                      "draws it as for every protocol)", "3.00 to 3.35 s"),
+    }
+    out = ["| measured on the fitting runs | n | 5 % | median | 95 % | the model |",
+           "|---|---|---|---|---|---|"]
+    for kind, (what, model) in said.items():
+        values = [float(r["seconds"]) for r in rows if r["kind"] == kind]
+        lo, mid, hi = (nearest_rank(values, q) for q in (0.05, 0.5, 0.95))
+        if lo is None or mid is None or hi is None:
+            raise ValueError(f"results/{SPREAD}: no {kind} rows")
+        out.append(f"| {what} | {len(values)} | {lo:+.3f} s | {mid:+.3f} s | {hi:+.3f} s | "
+                   f"{model} |")
+    fit = _fit_scores(ctx)
+    runs = len({r["run_id"] for r in rows})
+    out += ["", f"From {runs} fitting runs (`results/{FIT}`: Apache Kafka 4.0.2, "
+            f"`consumer-uniform`, N = 12 and 48, P = 24, join and leave, heartbeats 5000 and "
+            f"1000 ms), re-run: `{read_provenance(ctx.results / FIT).command}`. The joiner's "
+            f"start-up in the model: {JOINER_START_S * 1000:.0f} ms. In sample, the model "
+            f"scores {pass_line(fit)} on these runs (`results/{FIT}/scoring`): a fit, not a "
+            f"validation."]
+    return "\n".join(out)
