@@ -111,17 +111,17 @@ TANSU = Spread(near_s=0.1, late_share=12 / 44, late_lo_s=0.75, late_hi_s=0.98,
 
 # KIP-848 (Apache Kafka 4.0.2, librdkafka; zkconsumer.sim.kip848): a member's heartbeat
 # interval restarts at every heartbeat it sends, so a formed group's schedules stand within a
-# moment of its last change (5 % to 95 % of the members of the fitting runs,
-# results/scale/kip848-fit: each member's last formation record against the group's last
-# change), and a member's statistics tick (its client's one-second timer, from the client's
-# creation) came shortly before its schedule (the same records: its last sample before its
-# last formation record, 5 % to 95 %): the client's first heartbeat follows its creation by
-# the coordinator lookup.
+# moment of its last change, and a member's statistics tick (its client's one-second timer,
+# from the client's creation) comes shortly before its schedule: the client's first heartbeat
+# follows its creation by the coordinator lookup. Read off the fitting runs' records
+# (results/scale/kip848-fit/formation-spread.csv, `zkconsumer spark formation-spread`): the
+# schedules' span is the 5 % to 95 % of the members of the 5000 ms runs, the ticks' lead that of
+# every fitting run's members.
 KIP848_SCHEDULES_S = (-0.14, 0.01)
 # ... but a member the formation gave nothing (more members than partitions: the last clients
 # created) never acknowledged anything, so its schedule is its first heartbeat's, which came
-# after the group's last change (the same runs at N = 48: the idle members that took a leaver's
-# partition, 9 of 10 within this span; the tenth 0.24 s after it).
+# after the group's last change (the 5000 ms runs at N = 48: the idle members that took a
+# leaver's partition, 7 of 7 within this span; at 1000 ms one of 5 came later).
 KIP848_IDLE_SCHEDULES_S = (0.02, 0.11)
 KIP848 = Spread(tick_lead_lo_s=0.01, tick_lead_hi_s=0.22, tick_random_share=0.0)
 

@@ -57,8 +57,8 @@ from zkconsumer.sim.tally import OwnershipLedger, Tally
 log = logging.getLogger(__name__)
 
 # A joiner's first heartbeat after its client is created (bootstrap metadata, FindCoordinator,
-# then the heartbeat): the fitting runs' joins were stable this long after one interval
-# (median of N = 12, 5000 and 1000 ms heartbeats, results/scale/kip848-fit).
+# then the heartbeat): the fitting runs' N = 12 joins were stable this long after one interval
+# (their median at 5000 and at 1000 ms: results/scale/kip848-fit/hb*/consumer-uniform-n12).
 JOINER_START_S = 0.06
 
 

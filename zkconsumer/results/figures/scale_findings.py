@@ -35,7 +35,7 @@ SIM = "scale/sim-sweep"
 FIX = "splitbrain/fix-leader-watch"
 DESIGNS = {"zk-range": "legacy", "zk-leader-range": "leader mode",
            "eager-range": "broker, eager", "cooperative-sticky": "broker, cooperative",
-           "kip848": "KIP-848 (simulated only)"}
+           "kip848": "KIP-848 (model)"}
 BROKER_NAMES = {"tansu-0.6.0": "Tansu 0.6.0", "apache-kafka-0.10.2.2": "Kafka 0.10.2"}
 
 
@@ -210,7 +210,9 @@ def model_trust(results: Path) -> str:
             (8, "plan 7's models at new sizes, N = 8 and 32", "validation-plan-7.md"),
             (9, "plan 7's cells on fresh runs, with the formation-tied statistics ticks and the "
                 "leaves measured under traffic", "validation-plan-9.md"),
-            (10, "plan 9's models unchanged, on 10 fresh runs a cell", "validation-plan-10.md")):
+            (10, "plan 9's models unchanged, on 10 fresh runs a cell", "validation-plan-10.md"),
+            (11, "the KIP-848 profile on Apache Kafka 4.0.2, heartbeats of 5000 and 1000 ms",
+             "validation-plan-11.md")):
         scoring = results / "scale" / f"validation-{plan}" / "scoring" / "scoring.json"
         if scoring.is_file():
             judged = [c for c in json.loads(scoring.read_text())["cells"] if c["judged"]]
