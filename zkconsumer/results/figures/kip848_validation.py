@@ -91,7 +91,10 @@ def validation_11(ctx: Context) -> str:
         out += ["The failing cells run by run:", "", *runs_table(ctx, HELD_OUT), "",
                 RUNS_LEGEND, ""]
     name = f"validation-{HELD_OUT}-consumer-uniform.svg"
-    plot_protocol(scores, "consumer-uniform", ctx.figures / name)
+    plot_protocol(scores, "consumer-uniform", ctx.figures / name,
+                  label_of=lambda s: (f"{heartbeats[s.key.set_name]} ms heartbeat\n"
+                                      f"N={s.key.members} {s.key.event}"),
+                  legend_loc="center right")
     out.append(f"![consumer-uniform on Apache Kafka 4.0.2: real runs (filled) vs `kip848` "
                f"draws (open)](figures/{name})")
     return "\n".join(out)

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import dataclasses
 import json
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -53,14 +54,19 @@ def _short_broker(broker: str) -> str:
     return broker.replace("apache-kafka-", "Kafka ").replace("tansu-0.6.0", "Tansu")
 
 
-def plot_protocol(scores: list[CellScore], protocol: str, path: Path) -> Path:
-    """Real runs as filled markers, the model's draws as open boxes with open markers."""
+def plot_protocol(scores: list[CellScore], protocol: str, path: Path,
+                  label_of: Callable[[CellScore], str] | None = None,
+                  legend_loc: str = "upper left") -> Path:
+    """Real runs as filled markers, the model's draws as open boxes with open markers;
+    ``label_of`` names a cell (default: broker, N and event, and the model where it is not the
+    protocol's own)."""
     plt = pyplot()
     cells = [s for s in scores if s.key.protocol == protocol]
     colour = PROTOCOL_TABLE[protocol].colour if protocol in PROTOCOL_TABLE else None
     # one row per measure, as wide as the cells need, so that every cell's label stays apart
     fig, axes = plt.subplots(2, 1, figsize=(max(6.0, 0.62 * len(cells) + 2.0), 7.0))
-    labels = [f"{_short_broker(s.key.broker)} N={s.key.members} {s.key.event}"
+    labels = [label_of(s) if label_of else
+              f"{_short_broker(s.key.broker)} N={s.key.members} {s.key.event}"
               + (f"\n{s.model}" if s.model != protocol else "") for s in cells]
     xs = list(range(len(cells)))
     for ax, what, unit in ((axes[0], "tts", "time to stable (s)"),
@@ -90,7 +96,7 @@ def plot_protocol(scores: list[CellScore], protocol: str, path: Path) -> Path:
         ax.tick_params(axis="y", labelsize=7)
         ax.set_xlim(-0.6, len(cells) - 0.4)
     axes[1].set_yscale("log")
-    axes[0].legend(fontsize=7, loc="upper left")
+    axes[0].legend(fontsize=7, loc=legend_loc)
     fig.suptitle(f"{protocol}: real runs vs model draws, P = 24", fontsize=9)
     fig.tight_layout()
     return save_svg(fig, path)
