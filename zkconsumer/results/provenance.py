@@ -6,14 +6,17 @@ traced to the run that produced it and reproduced with the same command.
 
 from __future__ import annotations
 
+import csv
 import json
 import os
 import platform
 import subprocess
 import sys
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import asdict, dataclass, field
 from datetime import datetime, timezone
 from pathlib import Path
+from typing import Any
 
 from zkconsumer.results.portable import (
     CHECKOUT,
@@ -96,6 +99,18 @@ def capture(command: str, broker: str = "", **extra: object) -> Provenance:
     return Provenance(command=portable_command(command), revision=git_revision(),
                       date=datetime.now(timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ"),
                       machine=machine_facts(), broker=broker, extra=dict(extra))
+
+
+def write_rows_csv(path: Path, columns: Sequence[str], rows: Iterable[Mapping[str, Any]],
+                   prov: Provenance) -> Path:
+    """A table of rows as CSV at ``path`` and, beside it, the provenance that made it."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with open(path, "w", newline="") as fh:
+        writer = csv.DictWriter(fh, list(columns), lineterminator="\n")
+        writer.writeheader()
+        writer.writerows(rows)
+    write_provenance(path.parent, prov)
+    return path
 
 
 def write_provenance(folder: Path, prov: Provenance) -> Path:

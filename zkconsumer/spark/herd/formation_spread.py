@@ -26,7 +26,6 @@ its neighbours) are read off these rows of the fitting runs. :func:`spread_rows`
 from __future__ import annotations
 
 import argparse
-import csv
 import json
 from collections.abc import Iterable, Sequence
 from pathlib import Path
@@ -106,7 +105,8 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from zkconsumer.results import capture, write_provenance
+    from zkconsumer.results import capture
+    from zkconsumer.results.provenance import write_rows_csv
     from zkconsumer.spark.herd.request_types import raw_windows
     from zkconsumer.spark.session import spark_session
 
@@ -125,12 +125,7 @@ def run(args: argparse.Namespace) -> int:
                 rows += spread_rows((r.asDict() for r in records), w, hb)
     finally:
         spark.stop()
-    args.out.parent.mkdir(parents=True, exist_ok=True)
-    with open(args.out, "w", newline="") as fh:
-        writer = csv.DictWriter(fh, COLUMNS, lineterminator="\n")
-        writer.writeheader()
-        writer.writerows(rows)
-    write_provenance(args.out.parent, prov)
+    write_rows_csv(args.out, COLUMNS, rows, prov)
     for kind in KINDS:
         n, lo, mid, hi = quantiles(rows, kind)
         if n:

@@ -16,7 +16,6 @@ protocol, N, P, event, seed, request, count, and whether the type is in
 from __future__ import annotations
 
 import argparse
-import csv
 import json
 import logging
 import sys
@@ -82,7 +81,8 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 def run(args: argparse.Namespace) -> int:
     from pyspark.sql import functions as F
 
-    from zkconsumer.results import capture, write_provenance
+    from zkconsumer.results import capture
+    from zkconsumer.results.provenance import write_rows_csv
     from zkconsumer.spark.herd.metrics import (
         COMMIT_REQUESTS,
         WINDOW_DDL,
@@ -118,11 +118,6 @@ def run(args: argparse.Namespace) -> int:
         print("zkconsumer: error: counts by type do not add up to the sweeps':\n  "
               + "\n  ".join(bad), file=sys.stderr)
         return 1
-    args.out.parent.mkdir(parents=True, exist_ok=True)
-    with open(args.out, "w", newline="") as fh:
-        writer = csv.DictWriter(fh, COLUMNS, lineterminator="\n")
-        writer.writeheader()
-        writer.writerows(rows)
-    write_provenance(args.out.parent, prov)
+    write_rows_csv(args.out, COLUMNS, rows, prov)
     print(f"wrote {args.out}: {len(rows)} rows from {len(args.raw)} sweeps")
     return 0
