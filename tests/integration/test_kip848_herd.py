@@ -102,3 +102,20 @@ def test_the_spark_herd_runs_kip848_members_on_the_kafka_4_broker_it_starts(
     assert int(row["rebalance_attempts"]) >= 1
     assert int(row["coordination_requests"]) >= 3
     assert "KIP-848 heartbeat interval 1000 ms" in (out / "summary.md").read_text()
+
+    # Where the formed group's schedules stood: the event after the quiet rule's second, each
+    # member's last formation record within half of the 1000 ms interval of the last change.
+    from zkconsumer.spark.herd.formation_spread import run as spread
+
+    table = tmp_path / "spread" / "formation-spread.csv"
+    assert spread(build_parser().parse_args([
+        "spark", "formation-spread", "--raw", str(out), "--out", str(table)]), spark) == 0
+    with open(table, newline="") as fh:
+        spread_rows = list(csv.DictReader(fh))
+    lags = [float(r["seconds"]) for r in spread_rows if r["kind"] == "event_lag"]
+    assert len(lags) == 1 and 1.0 <= lags[0] < 2.0, lags
+    schedules = {r["member"]: float(r["seconds"]) for r in spread_rows
+                 if r["kind"] == "schedule"}
+    assert len(schedules) == 2 and 0.0 in schedules.values()  # the last change is its own
+    assert all(-0.5 <= s < 0.5 for s in schedules.values())
+    assert {r["heartbeat_ms"] for r in spread_rows} == {"1000"}

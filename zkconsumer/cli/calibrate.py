@@ -19,11 +19,14 @@ import sys
 import time
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from zkconsumer.admin.options import add_bootstrap_option, add_zk_option
 from zkconsumer.lab.broker_option import add_broker_option
 from zkconsumer.testing.servers import BROKER_ENV, TANSU, is_kafka_spec
+
+if TYPE_CHECKING:
+    from zkconsumer.sim import Calibration
 
 
 def register(sub: Any) -> None:
@@ -213,9 +216,10 @@ class _Remeasured:
 
 
 def _remeasure_onto(args: argparse.Namespace, flag: str, base_path: Path, options: str,
-                    raw_suffix: str, measure: Callable[[str, str], _Remeasured]) -> int:
-    """``flag``: the base calibration at ``base_path`` with what ``measure(zk, bootstrap)``
-    measured on embedded servers replacing its parameters; the samples beside it."""
+                    raw_suffix: str,
+                    measure: Callable[[str, str, Calibration], _Remeasured]) -> int:
+    """``flag``: the base calibration at ``base_path`` with what ``measure(zk, bootstrap,
+    base)`` measured on embedded servers replacing its parameters; the samples beside it."""
     from zkconsumer.results import capture, write_provenance
     from zkconsumer.sim import Calibration
     from zkconsumer.testing.servers import broker_from_env, zookeeper_from_env
@@ -229,7 +233,7 @@ def _remeasure_onto(args: argparse.Namespace, flag: str, base_path: Path, option
     with contextlib.ExitStack() as stack:
         zks = stack.enter_context(zookeeper_from_env(None))
         broker = stack.enter_context(broker_from_env(zks.connect_string))
-        got = measure(zks.connect_string, broker.bootstrap)
+        got = measure(zks.connect_string, broker.bootstrap, base)
         broker_name = broker.name
     when = time.strftime("%Y-%m-%d %H:%M", time.gmtime())
     origin = (f"measured by calibrate {flag} {when} UTC against an embedded {broker_name} "
@@ -254,7 +258,7 @@ def _join_start_onto(args: argparse.Namespace) -> int:
     from zkconsumer.admin import create_topic
     from zkconsumer.calibration.join_start import measure_join_start
 
-    def measure(zk: str, bootstrap: str) -> _Remeasured:
+    def measure(zk: str, bootstrap: str, _base: Calibration) -> _Remeasured:
         median, samples = measure_join_start(
             bootstrap, lambda topic, n: create_topic(zk, topic, n, bootstrap=bootstrap),
             trials=args.join_start_trials)
@@ -270,7 +274,7 @@ def _leave_onto(args: argparse.Namespace) -> int:
     """``--leave-onto``: the base calibration with the clean leaves measured again."""
     from zkconsumer.calibration.leave import leave_parameters, measured_leaves
 
-    def measure(zk: str, bootstrap: str) -> _Remeasured:
+    def measure(zk: str, bootstrap: str, _base: Calibration) -> _Remeasured:
         leaves = measured_leaves(zk, bootstrap, args.leave_repeats)
         return _Remeasured(leave_parameters(leaves),
                            f"{args.leave_repeats} clean leaves of a lab member on an idle topic "
@@ -290,10 +294,7 @@ def _rebalance_cpu_onto(args: argparse.Namespace) -> int:
         measure_rebalance_cpu,
         rebalance_cpu_parameters,
     )
-    from zkconsumer.sim import Calibration
-
-    def measure(zk: str, bootstrap: str) -> _Remeasured:
-        base = Calibration.load(args.rebalance_cpu_onto)
+    def measure(zk: str, bootstrap: str, base: Calibration) -> _Remeasured:
         samples = measure_rebalance_cpu(zk, bootstrap, repeats=args.rebalance_cpu_repeats)
         params = rebalance_cpu_parameters(samples, base.client_read_cpu_ms,
                                           base.client_write_cpu_ms, base.client_cpu_scale)

@@ -322,6 +322,24 @@ def validation_10(ctx: Context) -> str:
                       RUNS_LEGEND])
 
 
+@figure("scale-validation-12", source=f"results/{_scoring(12)}, results/scale/static-look")
+def validation_12(ctx: Context) -> str:
+    """Plan 12's scoring (the Kafka 2.4 profile's static membership), any failing cell run by
+    run, and the first look the plan disclosed."""
+    out = [validation_block(ctx, 12), ""]
+    scores, _ = load_scores(ctx, 12)
+    if any(s.judged and not s.ok for s in scores):
+        out += ["The failing cells run by run:", "", *runs_table(ctx, 12), "", RUNS_LEGEND, ""]
+    look = ctx.results / "scale" / "static-look" / "static-range-n12"
+    by_event: dict[str, list[Run]] = {}
+    for raw, run in sweep_runs(look):
+        by_event.setdefault(raw["event"], []).append(run)
+    said = "; ".join(f"{event}: {runs_said(tuple(runs))}" for event, runs in by_event.items())
+    out.append(f"The first look the plan disclosed (`results/scale/static-look`, N = 12, "
+               f"unscored here, time s / requests): {said}.")
+    return "\n".join(out)
+
+
 @figure("scale-rebalance-cpu", source="results/scale/calibration-7")
 def rebalance_cpu(ctx: Context) -> str:
     """What ``calibrate --rebalance-cpu-onto`` measured: per join into the crowd, its CPU, its

@@ -104,7 +104,8 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--master", default=None, help="Spark master (default local[*])")
 
 
-def run(args: argparse.Namespace) -> int:
+def run(args: argparse.Namespace, spark: Any = None) -> int:
+    """The job; ``spark`` reuses a session (tests), else one is created and stopped."""
     from zkconsumer.results import capture
     from zkconsumer.results.provenance import write_rows_csv
     from zkconsumer.spark.herd.request_types import raw_windows
@@ -114,7 +115,9 @@ def run(args: argparse.Namespace) -> int:
                              *(f"--raw {d}" for d in args.raw), f"--out {args.out}",
                              *([f"--master '{args.master}'"] if args.master else [])]))
     inputs = [(raw, raw_windows(raw), broker_heartbeat_ms(raw)) for raw in args.raw]
-    spark = spark_session(args.master, app="zkconsumer-formation-spread")
+    own = spark is None
+    if own:
+        spark = spark_session(args.master, app="zkconsumer-formation-spread")
     rows: list[dict[str, Any]] = []
     try:
         for raw, windows, hb in inputs:
@@ -124,7 +127,8 @@ def run(args: argparse.Namespace) -> int:
                            .select("kind", "ts", "member", "what").collect())
                 rows += spread_rows((r.asDict() for r in records), w, hb)
     finally:
-        spark.stop()
+        if own:
+            spark.stop()
     write_rows_csv(args.out, COLUMNS, rows, prov)
     for kind in KINDS:
         n, lo, mid, hi = quantiles(rows, kind)
