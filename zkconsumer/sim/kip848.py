@@ -73,6 +73,9 @@ class Kip848Group(SimulatedGroup):
         self.target: dict[str, set[int]] = {}
         self.free: set[int] = set()
         self.epoch = 0
+        # each formed member's schedule as the formation left it (its later acknowledgements
+        # restart the schedule, not its client's statistics timer)
+        self.formed_at: dict[str, float] = {}
 
     def _jitter(self) -> float:
         cv = self.cal.jitter_cv
@@ -98,12 +101,13 @@ class Kip848Group(SimulatedGroup):
         the schedules are tied to the formation (module docstring, *Formation*)."""
         if self.event_lag_s is None:
             return None
-        return ({mid: m.phase for mid, m in self.members.items()}, KIP848_FORMATION.tick_lead)
+        return self.formed_at, KIP848_FORMATION.tick_lead
 
     def setup(self, ids: list[str]) -> None:
         target = sticky_target({}, ids, self.cfg.partitions)
         for mid in ids:
             m = BrokerMember(mid, phase=self.formed_phase(idle=not target[mid]))
+            self.formed_at[mid] = m.phase
             self.members[mid] = m
             self.ledger.add_member(mid)
             m.owned = set(target[mid])
