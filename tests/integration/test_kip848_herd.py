@@ -103,8 +103,9 @@ def test_the_spark_herd_runs_kip848_members_on_the_kafka_4_broker_it_starts(
     assert int(row["coordination_requests"]) >= 3
     assert "KIP-848 heartbeat interval 1000 ms" in (out / "summary.md").read_text()
 
-    # Where the formed group's schedules stood: the event after the quiet rule's second, each
-    # member's last formation record within half of the 1000 ms interval of the last change.
+    # Where the formed group's schedules stood: the event no sooner than the quiet rule's
+    # second after the formation's last change, each member placed against that change (the
+    # member that made it at 0), at the broker's 1000 ms interval.
     from zkconsumer.spark.herd.formation_spread import run as spread
 
     table = tmp_path / "spread" / "formation-spread.csv"
@@ -113,9 +114,8 @@ def test_the_spark_herd_runs_kip848_members_on_the_kafka_4_broker_it_starts(
     with open(table, newline="") as fh:
         spread_rows = list(csv.DictReader(fh))
     lags = [float(r["seconds"]) for r in spread_rows if r["kind"] == "event_lag"]
-    assert len(lags) == 1 and 1.0 <= lags[0] < 2.0, lags
+    assert len(lags) == 1 and lags[0] >= 1.0, lags
     schedules = {r["member"]: float(r["seconds"]) for r in spread_rows
                  if r["kind"] == "schedule"}
-    assert len(schedules) == 2 and 0.0 in schedules.values()  # the last change is its own
-    assert all(-0.5 <= s < 0.5 for s in schedules.values())
+    assert len(schedules) == 2 and 0.0 in schedules.values(), schedules
     assert {r["heartbeat_ms"] for r in spread_rows} == {"1000"}
