@@ -8,6 +8,7 @@ VerifyConsumerRebalance must both pass."""
 
 from __future__ import annotations
 
+import time
 from collections import Counter
 from collections.abc import Iterator, Sequence
 from concurrent.futures import ThreadPoolExecutor
@@ -158,9 +159,21 @@ def converged(group: Group, zk: KazooClient, topics: dict[str, int],
 
 
 def wait_converged(group: Group, zk: KazooClient, topics: dict[str, int], live: Sequence[str],
-                   what: str) -> Assignment:
-    return wait_until(lambda: converged(group, zk, topics, live), CONVERGE_S,
-                      f"{', '.join(live)} to converge on one assignment after {what}", 0.25)
+                   what: str, hold_s: float = 0.0) -> Assignment:
+    """The converged assignment, once it has held for ``hold_s`` (a member that rebalances
+    again, as an original does on the new session after its expiry, restarts the clock)."""
+    held: list[tuple[float, Assignment]] = []
+
+    def settled() -> Assignment | None:
+        now = converged(group, zk, topics, live)
+        if now is None or not held or held[0][1] != now:
+            held[:] = [(time.monotonic(), now)] if now is not None else []
+            return None if hold_s > 0 or now is None else now
+        return now if time.monotonic() - held[0][0] >= hold_s else None
+
+    return wait_until(settled, CONVERGE_S,
+                      f"{', '.join(live)} to converge on one assignment after {what}"
+                      + (f" and hold it {hold_s:g} s" if hold_s else ""), 0.25)
 
 
 def original_verify(home: Path, zk_connect: str, group: str) -> str:
@@ -225,9 +238,10 @@ def test_range_static_mixed_group_through_joins_leaves_kills_and_expiry(home, la
             wait_converged(g, zk, topics, ["z2"], "o2's session expired")
         finally:
             g.members["o2"].resume()
-        wait_converged(g, zk, topics, ["o2", "z2"], "o2 came back after its expiry")
+        wait_converged(g, zk, topics, ["o2", "z2"], "o2 came back after its expiry", hold_s=3.0)
         g.send(topics, 2)
         g.wait_all_delivered()
+        wait_converged(g, zk, topics, ["o2", "z2"], "the messages were delivered", hold_s=3.0)
         assert_both_verifiers_pass(g)
     finally:
         g.close()
