@@ -2,10 +2,9 @@
 
 from __future__ import annotations
 
-import json
-
 import pytest
 
+from zkconsumer.results import capture, write_provenance
 from zkconsumer.spark.herd.formation_spread import (
     broker_heartbeat_ms,
     quantiles,
@@ -58,9 +57,11 @@ def test_quantiles_are_nearest_rank():
 
 
 def test_a_sweep_without_a_kip848_heartbeat_is_refused_naming_it(tmp_path):
-    (tmp_path / "meta.json").write_text(json.dumps({"extra": {"mode": "real"}}))
+    with pytest.raises(ValueError, match="no KIP-848 heartbeat interval"):
+        broker_heartbeat_ms(tmp_path)  # no meta.json at all
+    write_provenance(tmp_path, capture("zkconsumer spark herd", mode="real"))
     with pytest.raises(ValueError, match="no KIP-848 heartbeat interval"):
         broker_heartbeat_ms(tmp_path)
-    (tmp_path / "meta.json").write_text(json.dumps(
-        {"extra": {"consumer_heartbeat_interval_ms": 1000}}))
+    write_provenance(tmp_path, capture("zkconsumer spark herd",
+                                       consumer_heartbeat_interval_ms=1000))
     assert broker_heartbeat_ms(tmp_path) == 1000

@@ -3,16 +3,16 @@ and the joiner that waits for its own next heartbeat (zkconsumer.sim.kip848)."""
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 
 import pytest
 
+from zkconsumer.results import capture, write_provenance
 from zkconsumer.results.distributions import CellKey
 from zkconsumer.sim import SimConfig, simulate
 from zkconsumer.sim.formation import KIP848_IDLE_SCHEDULES_S, KIP848_SCHEDULES_S
 from zkconsumer.sim.kip848 import JOINER_START_S
-from zkconsumer.spark.herd.scoring import RunSet, recorded_heartbeat_ms
+from zkconsumer.spark.herd.scoring import RunSet, set_heartbeat_ms
 
 LAG_S = 3.2  # the event this long after the formation's last change
 
@@ -73,12 +73,11 @@ def test_the_scorer_draws_with_the_heartbeat_interval_the_runs_broker_gave(tmp_p
     key = CellKey("kafka-4.0", "apache-kafka-4.0.2", "consumer-uniform", 12, 24, "join")
     folder = tmp_path / "runs" / "consumer-uniform-n12"
     folder.mkdir(parents=True)
-    assert recorded_heartbeat_ms(tmp_path, run_set, key) is None  # no meta.json: the lab's
-    (folder / "meta.json").write_text(json.dumps(
-        {"extra": {"consumer_heartbeat_interval_ms": 1000}}))
-    assert recorded_heartbeat_ms(tmp_path, run_set, key) == 1000
-    (folder / "meta.json").write_text(json.dumps({"extra": {"mode": "real"}}))
-    assert recorded_heartbeat_ms(tmp_path, run_set, key) is None  # a classic group's run
+    assert set_heartbeat_ms(tmp_path, run_set, key) is None  # no meta.json: the lab's
+    write_provenance(folder, capture("zkconsumer spark herd", consumer_heartbeat_interval_ms=1000))
+    assert set_heartbeat_ms(tmp_path, run_set, key) == 1000
+    write_provenance(folder, capture("zkconsumer spark herd", mode="real"))
+    assert set_heartbeat_ms(tmp_path, run_set, key) is None  # a classic group's run
 
 
 def test_the_sweep_draws_kip848_with_the_brokers_heartbeat_and_classic_with_the_clients():

@@ -141,6 +141,15 @@ def copy_provenance(src: Path, dest: Path, root: Path = CHECKOUT) -> Path:
     return path
 
 
+def recorded_heartbeat_ms(folder: Path) -> int | None:
+    """The KIP-848 groups' heartbeat interval the broker of the run in ``folder`` gave its
+    members, as its ``meta.json`` recorded it (None: no such file, or not a KIP-848 broker)."""
+    if not (folder / META_FILE).is_file():
+        return None
+    hb = read_provenance(folder).extra.get("consumer_heartbeat_interval_ms")
+    return None if hb is None else int(str(hb))
+
+
 def read_provenance(folder: Path) -> Provenance:
     """``folder``'s ``meta.json``, its command spelled as it runs today
     (:func:`~zkconsumer.results.portable.current_command`); the file keeps what was run."""

@@ -25,7 +25,7 @@ from zkconsumer.results.figures.scale_distributions import (
     plot_protocol,
     runs_table,
 )
-from zkconsumer.results.provenance import read_provenance
+from zkconsumer.results.provenance import read_provenance, recorded_heartbeat_ms
 from zkconsumer.results.registry import Context, figure
 from zkconsumer.scenarios.timing import Timing
 from zkconsumer.sim.formation import (
@@ -57,13 +57,12 @@ def set_heartbeats(repo: Path, plan_path: Path) -> dict[str, int]:
     plan = json.loads(plan_path.read_text())
     out = {}
     for s in plan["sets"]:
-        metas = sorted((repo / s["folder"]).glob("*/meta.json"))
-        hbs = {json.loads(m.read_text())["extra"]["consumer_heartbeat_interval_ms"]
-               for m in metas}
-        if len(hbs) != 1:
-            raise ValueError(f"{s['folder']}: its runs name {sorted(hbs)} heartbeat intervals "
-                             "(one expected)")
-        out[s["name"]] = int(hbs.pop())
+        hbs = {recorded_heartbeat_ms(m.parent) for m in (repo / s["folder"]).glob("*/meta.json")}
+        hb = next(iter(hbs)) if len(hbs) == 1 else None
+        if hb is None:
+            raise ValueError(f"{s['folder']}: its runs name {hbs or 'no'} KIP-848 heartbeat "
+                             "intervals (one expected)")
+        out[s["name"]] = hb
     return out
 
 

@@ -26,11 +26,11 @@ its neighbours) are read off these rows of the fitting runs. :func:`spread_rows`
 from __future__ import annotations
 
 import argparse
-import json
 from collections.abc import Iterable, Sequence
 from pathlib import Path
 from typing import Any
 
+from zkconsumer.results.provenance import recorded_heartbeat_ms
 from zkconsumer.tables import nearest_rank
 
 COLUMNS = ("run_id", "members", "event", "heartbeat_ms", "kind", "member", "seconds")
@@ -86,14 +86,12 @@ def quantiles(rows: Sequence[dict[str, Any]], kind: str
 
 def broker_heartbeat_ms(raw: Path) -> int:
     """The KIP-848 heartbeat interval the sweep's broker gave its members (its ``meta.json``)."""
-    meta = raw / "meta.json"
-    hb = (json.loads(meta.read_text()).get("extra", {}).get("consumer_heartbeat_interval_ms")
-          if meta.is_file() else None)
+    hb = recorded_heartbeat_ms(raw)
     if hb is None:
         raise ValueError(f"{raw}: meta.json names no KIP-848 heartbeat interval (a sweep of "
                          "consumer-* groups on Apache Kafka 4: `spark herd --mode real "
                          "--broker kafka:...kafka-4.0`)")
-    return int(hb)
+    return hb
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:

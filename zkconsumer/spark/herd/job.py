@@ -190,11 +190,9 @@ def _sim(spark: Any, grid: Any, args: argparse.Namespace, backoff: int, retries:
             source=f"{cal.source}; EXTRAPOLATED to {args.zk_servers} ZooKeeper servers: "
                    f"zk_read_service_us {cal.zk_read_service_us:g} / {args.zk_servers} = "
                    f"{service:.3g} (members spread evenly, reads served locally)")
-    from zkconsumer.testing.kraft import DEFAULT_CONSUMER_HEARTBEAT_MS
-
-    consumer_hb = getattr(args, "consumer_heartbeat_ms", None) or DEFAULT_CONSUMER_HEARTBEAT_MS
     settings = SimSettings(calibration=cal, session_timeout_ms=args.session_timeout_ms,
-                           consumer_heartbeat_interval_ms=consumer_hb,
+                           consumer_heartbeat_interval_ms=getattr(args, "consumer_heartbeat_ms",
+                                                                  None),
                            rebalance_backoff_ms=backoff, rebalance_max_retries=retries,
                            client_processes=args.client_processes,
                            placement=getattr(args, "placement", None) or "", tasks=args.tasks)
@@ -203,8 +201,9 @@ def _sim(spark: Any, grid: Any, args: argparse.Namespace, backoff: int, retries:
         df.count()  # computed here, under the progress bar; the table reads the cache
     notes = [f"Simulated ({len(grid)} configurations on {spark.sparkContext.master}); "
              f"calibration: {cal.source}. kip848 (the KIP-848 model, judged against Apache "
-             f"Kafka 4.0.2's runs in docs/validation-plan-11.md) heartbeats every {consumer_hb} "
-             "ms, the broker's interval.", "Placement of the members' client CPU: " + (
+             f"Kafka 4.0.2's runs in docs/validation-plan-11.md) heartbeats every "
+             f"{settings.kip848_heartbeat_ms} ms, the broker's interval.",
+             "Placement of the members' client CPU: " + (
                  f"{args.client_processes} processor-sharing client processes, a core each "
                  "(--client-processes)." if args.client_processes and not args.placement
                  else f"{placement_label(getattr(args, 'placement', None), args.tasks)}.")]

@@ -29,6 +29,7 @@ from zkconsumer.results.distributions import (
     pass_line,
     sweep_runs,
 )
+from zkconsumer.results.provenance import recorded_heartbeat_ms
 from zkconsumer.scenarios.timing import Timing
 from zkconsumer.sim import Calibration, SimConfig, simulate
 from zkconsumer.sim.kafka_check import COUNT_FROM_S, COUNT_UNTIL_S
@@ -135,7 +136,7 @@ def compare_sim_config(protocol: str, key: CellKey, session_timeout_ms: int, see
 def draw(run_set: RunSet, key: CellKey, plan: DistPlan, cal: Calibration,
          tasks: int, heartbeat_ms: int | None = None) -> tuple[str, tuple[Run, ...]]:
     """The model's draws of one cell (seeds 0 .. sim_draws - 1); ``heartbeat_ms``: the KIP-848
-    heartbeat interval the real runs' broker gave (:func:`recorded_heartbeat_ms`)."""
+    heartbeat interval the real runs' broker gave (:func:`set_heartbeat_ms`)."""
     protocol = model_protocol(run_set, key.protocol)
     out = []
     for seed in range(plan.sim_draws):
@@ -165,15 +166,13 @@ def real_runs(repo: Path, run_set: RunSet, key: CellKey) -> tuple[tuple[Run, ...
     return tuple(run for _, run in rows), tasks
 
 
-def recorded_heartbeat_ms(repo: Path, run_set: RunSet, key: CellKey) -> int | None:
+def set_heartbeat_ms(repo: Path, run_set: RunSet, key: CellKey) -> int | None:
     """The KIP-848 groups' heartbeat interval a Spark herd run set's broker gave its members
     (its ``meta.json``, written by ``spark herd --mode real`` on Apache Kafka 4); ``None`` where
     the members set their own (classic groups, ZooKeeper)."""
-    meta = repo / run_set.folder / f"{key.protocol}-n{key.members}" / "meta.json"
-    if run_set.by_compare or not meta.is_file():
+    if run_set.by_compare:
         return None
-    hb = json.loads(meta.read_text()).get("extra", {}).get("consumer_heartbeat_interval_ms")
-    return None if hb is None else int(hb)
+    return recorded_heartbeat_ms(repo / run_set.folder / f"{key.protocol}-n{key.members}")
 
 
 def score_plan(plan: DistPlan, repo: Path, cal: Calibration) -> list[CellScore]:
@@ -181,7 +180,7 @@ def score_plan(plan: DistPlan, repo: Path, cal: Calibration) -> list[CellScore]:
     for run_set, key in plan.cells():
         real, tasks = real_runs(repo, run_set, key)
         model, sim = draw(run_set, key, plan, cal, tasks,
-                          recorded_heartbeat_ms(repo, run_set, key))
+                          set_heartbeat_ms(repo, run_set, key))
         scores.append(CellScore(key, model, real, sim, plan.tolerances, plan.real_seeds))
     return scores
 

@@ -39,9 +39,15 @@ class SimSettings:
     offsets_changed: float = 0.0
     # Offset commits are not counted as coordination requests (the real rows leave them out).
     auto_commit: bool = False
-    # The KIP-848 groups' heartbeat interval: a broker setting (Apache Kafka 4's default); the
-    # classic groups keep the simulator's client interval.
-    consumer_heartbeat_interval_ms: int = 5000
+    # The KIP-848 groups' heartbeat interval, a broker setting (None: Apache Kafka 4's default,
+    # kip848_heartbeat_ms); the classic groups keep the simulator's client interval.
+    consumer_heartbeat_interval_ms: int | None = None
+
+    @property
+    def kip848_heartbeat_ms(self) -> int:
+        from zkconsumer.testing.kraft import DEFAULT_CONSUMER_HEARTBEAT_MS
+
+        return self.consumer_heartbeat_interval_ms or DEFAULT_CONSUMER_HEARTBEAT_MS
 
     def placement_for(self, cell: Cell) -> Placement | None:
         """The cell's placement: its members after the event (a joiner is placed too)."""
@@ -59,7 +65,7 @@ class SimSettings:
                          client_processes=self.client_processes,
                          placement=self.placement_for(cell),
                          offsets_changed=self.offsets_changed, auto_commit=self.auto_commit,
-                         **({"heartbeat_interval_ms": self.consumer_heartbeat_interval_ms}
+                         **({"heartbeat_interval_ms": self.kip848_heartbeat_ms}
                             if PROTOCOL_TABLE[cell.protocol].kip848 else {}))
 
 
