@@ -91,13 +91,6 @@ class BrokerGroup(SimulatedGroup):
 
     # --- timing ------------------------------------------------------------------------------
 
-    def _half(self) -> float:
-        return self.cal.broker_request_ms / 2000.0 * self._jitter()
-
-    def _jitter(self) -> float:
-        cv = self.cal.jitter_cv
-        return 1.0 if cv <= 0 else min(3.0, max(0.2, self.rng.gauss(1.0, cv)))
-
     def _window(self) -> float:
         factor = self.cal.broker_join_window_factor
         if self.cooperative:
@@ -144,8 +137,8 @@ class BrokerGroup(SimulatedGroup):
                           mid)
         # the joiner's JoinGroups are its attempts even if no round follows in the window
         self.tally.max_attempts = max(self.tally.max_attempts, 1 + self._joiner_bounced)
-        delay = (self.cal.broker_join_start_ms / 1000.0 * self._jitter()
-                 + (2 * self._joiner_bounced + 1) * self._half())
+        delay = (self.cal.broker_join_start_ms / 1000.0 * self.jitter()
+                 + (2 * self._joiner_bounced + 1) * self.half_request_s())
         self.engine.after(delay, self._event_join_arrived, m)
 
     def _event_join_arrived(self, m: BrokerMember) -> None:
@@ -165,7 +158,7 @@ class BrokerGroup(SimulatedGroup):
             m.alive = False  # gone: its heartbeats stop (the coordinator has not noticed yet)
             m.until = self.engine.now + delay
             wait *= self._jitter_small()
-        self.engine.after(delay + self._half() + wait, self._removed, m)
+        self.engine.after(delay + self.half_request_s() + wait, self._removed, m)
 
     def crash(self, mid: str, _expiry_s: float) -> None:
         """The coordinator notices a dead member when its session times out.
@@ -221,7 +214,7 @@ class BrokerGroup(SimulatedGroup):
             m = self.members[mid]
             if m is initiator:
                 continue
-            when = next_beat(m, self.engine.now, self.hb) + self._half()
+            when = next_beat(m, self.engine.now, self.hb) + self.half_request_s()
             self.engine.at(when, self._learned, m, self._round)
         self.round_started()
 
@@ -241,7 +234,7 @@ class BrokerGroup(SimulatedGroup):
             log.debug("round %d: %s missed the rebalance timeout", round_no, mid)
             if m.alive:  # its next heartbeat gets UNKNOWN_MEMBER_ID: it rejoins as new
                 self.ledger.begin()
-                self.engine.at(next_beat(m, self.engine.now, self.hb) + self._half(),
+                self.engine.at(next_beat(m, self.engine.now, self.hb) + self.half_request_s(),
                                self._unknown_member, m)
         self._expected = [mid for mid in self._expected if mid in self._arrived]
         self._maybe_close_barrier()
@@ -252,7 +245,7 @@ class BrokerGroup(SimulatedGroup):
         m.in_group = True
         self.tally.broker(costs.JOIN_GROUP, m.mid)
         self._rejoin_quiet(m, self.engine.now + delay)
-        self.engine.after(delay + self._half(), self._rejoined, m)
+        self.engine.after(delay + self.half_request_s(), self._rejoined, m)
 
     def _learned(self, m: BrokerMember, round_no: int) -> None:
         """A heartbeat answered REBALANCE_IN_PROGRESS: (eager: revoke all,) then JoinGroup."""
@@ -267,7 +260,7 @@ class BrokerGroup(SimulatedGroup):
         delay = 0.0 if self.cooperative else self._revoke(m, set(m.owned))
         self.tally.broker(costs.JOIN_GROUP, m.mid)
         self._rejoin_quiet(m, self.engine.now + delay)
-        self.engine.after(delay + self._half(), self._join_arrived, m)
+        self.engine.after(delay + self.half_request_s(), self._join_arrived, m)
 
     def _rejoin_quiet(self, m: BrokerMember, since: float) -> None:
         if self.QUIET_WHILE_REJOINING:
@@ -276,7 +269,8 @@ class BrokerGroup(SimulatedGroup):
     def _revoke(self, m: BrokerMember, partitions: set[int], count_pause: bool = True) -> float:
         """Stop fetching ``partitions`` (commit first); returns how long it takes."""
         return revoke(m, partitions, self.tally, self.ledger, self.cal.revoke_ms,
-                      (lambda: 2 * self._half()) if self.cfg.auto_commit else None, count_pause)
+                      (lambda: 2 * self.half_request_s()) if self.cfg.auto_commit else None,
+                      count_pause)
 
     def _join_arrived(self, m: BrokerMember) -> None:
         if not self._in_round:
@@ -303,14 +297,14 @@ class BrokerGroup(SimulatedGroup):
         assignment = self._assign(members)
         n, parts = len(members), self.cfg.partitions
         compute = self.cal.assign_us_per_member * (n + parts) / 1e6
-        sync_at = self.engine.now + self._half() + compute + self._half()
+        sync_at = self.engine.now + self.half_request_s() + compute + self.half_request_s()
         self._in_round = False
         for mid in members:
             m = self.members[mid]
             self.tally.broker(costs.SYNC_GROUP, mid)
             m.awaiting_sync = True
             self.ledger.begin()
-            self.engine.at(sync_at + self._half(), self._synced, m, assignment[mid])
+            self.engine.at(sync_at + self.half_request_s(), self._synced, m, assignment[mid])
         self.ledger.end()
 
     def _assign(self, members: list[str]) -> dict[str, set[int]]:
@@ -362,10 +356,10 @@ class BrokerGroup(SimulatedGroup):
             self.tally.broker(costs.JOIN_GROUP, m.mid)
             self._rejoin_quiet(m, self.engine.now + delay)
             self.ledger.begin()
-            self.engine.after(delay + self._half(), self._rejoined, m)
+            self.engine.after(delay + self.half_request_s(), self._rejoined, m)
         if gained:
             self.tally.broker(costs.OFFSET_FETCH_REQUEST, m.mid)
-            self.engine.after(2 * self._half(), self._resume, m, gained)
+            self.engine.after(2 * self.half_request_s(), self._resume, m, gained)
         else:
             self.ledger.end()
         if m.learned_pending:

@@ -31,6 +31,16 @@ class SimulatedGroup:
         # unrelated instant.
         self.event_lag_s: float | None = None
 
+    def jitter(self) -> float:
+        """A sampled duration's factor: normal around 1 with the calibration's coefficient of
+        variation (``jitter_cv``), kept within 0.2 to 3; exactly 1 when it is 0."""
+        cv = self.cal.jitter_cv
+        return 1.0 if cv <= 0 else min(3.0, max(0.2, self.rng.gauss(1.0, cv)))
+
+    def half_request_s(self) -> float:
+        """One way of a broker request (half its measured round trip), jittered."""
+        return self.cal.broker_request_ms / 2000.0 * self.jitter()
+
     def formed_ticks(self) -> FormedTicks | None:
         """Where the members' statistics ticks stand against the formation; None (the
         default): unrelated to it, or no formation modelled."""

@@ -126,7 +126,7 @@ class KafkaCoordinatorGroup(BrokerGroup):
     def setup(self, ids: list[str]) -> None:
         super().setup(ids)
         for m in self.members.values():
-            m.phase += self._half()
+            m.phase += self.half_request_s()
 
     def join(self, mid: str) -> None:
         # A group with no live member is Empty: its first round is an InitialDelayedJoin.

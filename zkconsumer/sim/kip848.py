@@ -77,13 +77,6 @@ class Kip848Group(SimulatedGroup):
         # restart the schedule, not its client's statistics timer)
         self.formed_at: dict[str, float] = {}
 
-    def _jitter(self) -> float:
-        cv = self.cal.jitter_cv
-        return 1.0 if cv <= 0 else min(3.0, max(0.2, self.rng.gauss(1.0, cv)))
-
-    def _half(self) -> float:
-        return self.cal.broker_request_ms / 2000.0 * self._jitter()
-
     # --- set-up and the event ------------------------------------------------------------------
 
     def formed_phase(self, idle: bool) -> float:
@@ -122,7 +115,7 @@ class Kip848Group(SimulatedGroup):
         self.ledger.add_member(mid)
         self.ledger.begin()
         self.tally.broker(costs.FIND_COORDINATOR, mid)  # its heartbeats: count_heartbeats
-        self.engine.after(JOINER_START_S * self._jitter() + self._half(), self._joined, m)
+        self.engine.after(JOINER_START_S * self.jitter() + self.half_request_s(), self._joined, m)
 
     def _joined(self, m: BrokerMember) -> None:
         m.phase = m.since = self.engine.now  # its heartbeats run from its first one
@@ -135,7 +128,7 @@ class Kip848Group(SimulatedGroup):
         self.ledger.begin()
         delay = self._revoke(m, set(m.owned), count_pause=False)
         self.tally.broker(costs.CONSUMER_GROUP_HEARTBEAT, mid)
-        self.engine.after(delay + self._half(), self._removed, m)
+        self.engine.after(delay + self.half_request_s(), self._removed, m)
 
     def crash(self, mid: str, _expiry_s: float) -> None:
         m = self.members[mid]
@@ -195,7 +188,7 @@ class Kip848Group(SimulatedGroup):
         if m.hb_scheduled or not m.alive or not m.in_group:
             return
         m.hb_scheduled = True
-        when = next_beat(m, self.engine.now, self.hb) + self._half()
+        when = next_beat(m, self.engine.now, self.hb) + self.half_request_s()
         self.engine.at(when, self._heartbeat, m)
 
     def _heartbeat(self, m: BrokerMember) -> None:
@@ -212,29 +205,30 @@ class Kip848Group(SimulatedGroup):
         if revoke or gain:
             self.tally.woken.add(m.mid)
             m.inflight += 1
-            self.engine.after(self._half(), self._response, m, revoke, gain)
+            self.engine.after(self.half_request_s(), self._response, m, revoke, gain)
 
     def _response(self, m: BrokerMember, revoke: set[int], gain: set[int]) -> None:
         if gain:
             self.tally.broker(costs.OFFSET_FETCH_REQUEST, m.mid)
             m.inflight += 1
-            self.engine.after(2 * self._half(), self._resume, m, gain)
+            self.engine.after(2 * self.half_request_s(), self._resume, m, gain)
         if gain and not revoke:  # the new partitions taken: acknowledged at once
             self.tally.broker(costs.CONSUMER_GROUP_HEARTBEAT, m.mid)
-            m.rephase(self.engine.now + 2 * self._half(), beat_now=False)
+            m.rephase(self.engine.now + 2 * self.half_request_s(), beat_now=False)
         if revoke:
             delay = self._revoke(m, revoke)
             self.tally.broker(costs.CONSUMER_GROUP_HEARTBEAT, m.mid)  # the acknowledgement
             m.rephase(self.engine.now + delay)  # any heartbeat sent restarts the interval
             m.inflight += 1
-            self.engine.after(delay + self._half(), self._acknowledged, m, revoke)
+            self.engine.after(delay + self.half_request_s(), self._acknowledged, m, revoke)
         m.inflight -= 1
         self._settle_if_done(m)
 
     def _revoke(self, m: BrokerMember, partitions: set[int], count_pause: bool = True) -> float:
         """Stop fetching ``partitions`` (commit first); returns how long it takes."""
         return revoke(m, partitions, self.tally, self.ledger, self.cal.revoke_ms,
-                      (lambda: 2 * self._half()) if self.cfg.auto_commit else None, count_pause)
+                      (lambda: 2 * self.half_request_s()) if self.cfg.auto_commit else None,
+                      count_pause)
 
     def _acknowledged(self, m: BrokerMember, revoked: set[int]) -> None:
         m.inflight -= 1

@@ -192,7 +192,7 @@ class TansuCooperativeGroup(BrokerGroup):
         self.ledger.add_member(mid)
         self._settle_begin()
         self.tally.broker(costs.FIND_COORDINATOR, mid)
-        delay = self.cal.broker_join_start_ms / 1000.0 * self._jitter()
+        delay = self.cal.broker_join_start_ms / 1000.0 * self.jitter()
         self.engine.after(delay, self._send_join, m, JOINER_JOIN_GROUPS)
 
     def leave(self, mid: str) -> None:
@@ -239,7 +239,7 @@ class TansuCooperativeGroup(BrokerGroup):
         if at_once:  # that heartbeat is sent now
             m.rephase(self.engine.now, beat_now=True)
         beat = self.engine.now if at_once else next_beat(m, self.engine.now + 1e-9, self.hb)
-        self.engine.at(beat + self._half(), self._heartbeat_answered, m)
+        self.engine.at(beat + self.half_request_s(), self._heartbeat_answered, m)
 
     def _heartbeat_answered(self, m: BrokerMember) -> None:
         """Rule 4: a heartbeat came back REBALANCE_IN_PROGRESS: JoinGroup."""
@@ -256,7 +256,7 @@ class TansuCooperativeGroup(BrokerGroup):
         v.steady = False
         v.joins.extend([self.engine.now] * count)
         m.go_quiet(self.engine.now)
-        self.engine.after(self._half(), self._join_arrived_tansu, m, frozenset(m.owned))
+        self.engine.after(self.half_request_s(), self._join_arrived_tansu, m, frozenset(m.owned))
 
     def _join_arrived_tansu(self, m: BrokerMember, metadata: frozenset[int]) -> None:
         """Rule 1: a new member or new metadata starts a generation; the answer waits."""
@@ -278,14 +278,14 @@ class TansuCooperativeGroup(BrokerGroup):
         v = self.view[m.mid]
         v.generation = self.generation
         assignment = None
-        delay = 2 * self._half()  # the answer travels, the SyncGroup travels back
+        delay = 2 * self.half_request_s()  # the answer travels, the SyncGroup travels back
         if m.mid == self.leader:
             members = [mid for mid, x in self.view.items() if x.known]
             reported = {mid: self.view[mid].reported for mid in members}
             assignment = cooperative_assignment(self._target_for(members, reported), reported)
             self.tally.leader_computations += 1
             delay += self.cal.assign_us_per_member * (len(members) + self.cfg.partitions) / 1e6
-        v.syncs.append(self.engine.now + self._half())
+        v.syncs.append(self.engine.now + self.half_request_s())
         self.engine.after(delay, self._sync_arrived, m, v.generation, assignment)
 
     def _sync_arrived(self, m: BrokerMember, generation: int,
@@ -307,9 +307,9 @@ class TansuCooperativeGroup(BrokerGroup):
         now = self.engine.now
         if generation == self.generation and self.formed == generation:
             parts = set(self.assignment.get(m.mid, m.owned))
-            self.engine.after(self._half(), self._given, m, parts)
+            self.engine.after(self.half_request_s(), self._given, m, parts)
         elif now - arrived >= self.sync_wait - 1e-9:
-            self.engine.after(self._half(), self._send_join, m)
+            self.engine.after(self.half_request_s(), self._send_join, m)
         else:
             self.engine.at(now + self.poll, self._look_at_sync, m, generation, arrived)
 
@@ -346,7 +346,7 @@ class TansuCooperativeGroup(BrokerGroup):
         if gained:
             self.history.append((self.engine.now, "assigned", m.mid))
             self.tally.broker(costs.OFFSET_FETCH_REQUEST, m.mid)
-            self.engine.after(2 * self._half(), self._resume_tansu, m, gained)
+            self.engine.after(2 * self.half_request_s(), self._resume_tansu, m, gained)
         if revoked:
             self.history.append((self.engine.now, "revoked", m.mid))
             self.tally.woken.add(m.mid)

@@ -111,7 +111,7 @@ class TansuEagerGroup(BrokerGroup):
         if leader is None or not leader.in_group:
             self._leader = m.mid
         hold = join_hold_s(self.cfg.session_timeout_s)
-        self.engine.after(hold + self._half(), self._join_answered, m, self._round)
+        self.engine.after(hold + self.half_request_s(), self._join_answered, m, self._round)
 
     def _join_answered(self, m: BrokerMember, round_no: int) -> None:
         """The JoinGroup answer reached ``m``: it sends its SyncGroup."""
@@ -124,12 +124,12 @@ class TansuEagerGroup(BrokerGroup):
             members = [mid for mid, x in self.members.items() if x.in_group]
             assignment = self._assign(members)
             compute = self.cal.assign_us_per_member * (len(members) + self.cfg.partitions) / 1e6
-            formed_at = self.engine.now + compute + self._half()
+            formed_at = self.engine.now + compute + self.half_request_s()
             self.tally.leader_computations += 1
             self.engine.at(formed_at, self._form, round_no, assignment)
-            self.engine.at(formed_at + self._half(), self._answered, m, assignment[m.mid])
+            self.engine.at(formed_at + self.half_request_s(), self._answered, m, assignment[m.mid])
             return
-        self.engine.after(self._half(), self._sync_arrived, m, round_no)
+        self.engine.after(self.half_request_s(), self._sync_arrived, m, round_no)
 
     def _form(self, round_no: int, assignment: dict[str, set[int]]) -> None:
         if round_no == self._round:
@@ -143,7 +143,8 @@ class TansuEagerGroup(BrokerGroup):
             self._done_waiting(m)
             return
         if self._formed is not None:
-            self.engine.after(self._half(), self._answered, m, set(self._formed.get(m.mid, ())))
+            self.engine.after(self.half_request_s(), self._answered, m,
+                              set(self._formed.get(m.mid, ())))
             return
         now = self.engine.now
         first = now if arrived is None else arrived
@@ -157,7 +158,8 @@ class TansuEagerGroup(BrokerGroup):
                                       self._round + self._joiner_bounced + extra)
         self.tally.broker(costs.JOIN_GROUP, m.mid)
         wait = max(0.0, self._last_join[m.mid] + JOIN_INTERVAL_S - self.engine.now)
-        self.engine.after(self._half() + wait + self._half(), self._join_arrived, m)
+        self.engine.after(self.half_request_s() + wait + self.half_request_s(),
+                          self._join_arrived, m)
 
     def _answered(self, m: BrokerMember, parts: set[int]) -> None:
         self.answers.append((self.engine.now, m.mid))
