@@ -94,3 +94,25 @@ def test_rebalance_cpu_onto_refuses_no_repeats(tmp_path, capsys):
                  "--rebalance-cpu-repeats", "0", "--out", str(tmp_path / "out.json")])
     assert code == 2
     assert "--rebalance-cpu-repeats must be >= 1, got 0" in capsys.readouterr().err
+
+
+def test_fetcher_stop_onto_times_stops_inside_one_poll_and_replaces_only_its_ends(tmp_path):
+    cal, raw = remeasured(tmp_path, ["--fetcher-stop-onto", "--fetcher-stop-repeats", "4"],
+                          ".fetcher-stop.json",
+                          Calibration(fetcher_stop_min_ms=50.0, fetcher_stop_max_ms=60.0,
+                                      broker_join_start_ms=900.0, source="a base"))
+    stops = raw["stops_ms"]
+    # each stop waits at most the rest of the fetcher thread's 100 ms poll and the close
+    assert len(stops) == 4 and all(0.0 <= s < 1000.0 for s in stops), stops
+    gap = (max(stops) - min(stops)) / 3
+    assert cal.fetcher_stop_min_ms == round(max(0.0, min(stops) - gap), 2)
+    assert cal.fetcher_stop_max_ms == round(max(stops) + gap, 2)
+    assert cal.origin("fetcher_stop_max_ms").startswith("measured by calibrate --fetcher-stop")
+    assert cal.broker_join_start_ms == 900.0 and cal.source.startswith("a base; ")
+
+
+def test_fetcher_stop_onto_refuses_too_few_stops(tmp_path, capsys):
+    code = main(["calibrate", "--fetcher-stop-onto", str(tmp_path / "base.json"),
+                 "--fetcher-stop-repeats", "3", "--out", str(tmp_path / "out.json")])
+    assert code == 2
+    assert "--fetcher-stop-repeats must be >= 4, got 3" in capsys.readouterr().err

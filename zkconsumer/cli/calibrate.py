@@ -66,7 +66,11 @@ def register(sub: Any) -> None:
             ("--rebalance-cpu-onto", "a legacy member's CPU per rebalance beyond its ZooKeeper "
              "requests (a lab member joining 24 others in this process under the lab's "
              "traffic, ~1 min): rebalance_cpu_ms", "--rebalance-cpu-repeats", 3,
-             "joins measured by --rebalance-cpu-onto")):
+             "joins measured by --rebalance-cpu-onto"),
+            ("--fetcher-stop-onto", "a rebalance's fetcher stop (a fetcher of 2 partitions of an "
+             "idle topic stopped at a random moment, ~1 min): fetcher_stop_min_ms and "
+             "fetcher_stop_max_ms", "--fetcher-stop-repeats", 24,
+             "stops timed by --fetcher-stop-onto")):
         p.add_argument(flag, type=Path, default=None, metavar="CALIBRATION",
                        help=f"measure only {what}, and write CALIBRATION with those replaced")
         p.add_argument(count, type=int, default=default, metavar="K",
@@ -94,7 +98,7 @@ def run_calibrate(args: argparse.Namespace) -> int:
         print("zkconsumer: error: --samples must be >= 10", file=sys.stderr)
         return 2
     for option, least in (("join_start_trials", 1), ("leave_repeats", 2),
-                          ("rebalance_cpu_repeats", 1)):
+                          ("rebalance_cpu_repeats", 1), ("fetcher_stop_repeats", 4)):
         if getattr(args, option) < least:
             print(f"zkconsumer: error: --{option.replace('_', '-')} must be >= {least}, got "
                   f"{getattr(args, option)}", file=sys.stderr)
@@ -105,6 +109,8 @@ def run_calibrate(args: argparse.Namespace) -> int:
         return _leave_onto(args)
     if args.rebalance_cpu_onto is not None:
         return _rebalance_cpu_onto(args)
+    if args.fetcher_stop_onto is not None:
+        return _fetcher_stop_onto(args)
     prov = capture(_command(f"zkconsumer calibrate --out {args.out}"))
     with contextlib.ExitStack() as stack:
         zk, bootstrap = args.zookeeper, args.bootstrap
@@ -311,3 +317,27 @@ def _rebalance_cpu_onto(args: argparse.Namespace) -> int:
     return _remeasure_onto(args, "--rebalance-cpu-onto", args.rebalance_cpu_onto,
                            f" --rebalance-cpu-repeats {args.rebalance_cpu_repeats}",
                            ".rebalance-cpu.json", measure)
+
+
+def _fetcher_stop_onto(args: argparse.Namespace) -> int:
+    """``--fetcher-stop-onto``: the base calibration with a rebalance's fetcher stop measured
+    (the ends of the uniform wait it draws)."""
+    from zkconsumer.calibration.fetcher_stop import (
+        STOP_PARTITIONS,
+        measure_fetcher_stops,
+        uniform_ends,
+    )
+
+    def measure(zk: str, bootstrap: str, _base: Calibration) -> _Remeasured:
+        stops = measure_fetcher_stops(zk, bootstrap, repeats=args.fetcher_stop_repeats)
+        ends = uniform_ends(stops)
+        return _Remeasured({"fetcher_stop_min_ms": ends.low_ms,
+                            "fetcher_stop_max_ms": ends.high_ms},
+                           f"the ends of a uniform from {len(stops)} stops of a fetcher of "
+                           f"{STOP_PARTITIONS} partitions of an idle topic asked at a random "
+                           "moment, each end widened by the mean gap between the sorted stops "
+                           "(zkconsumer.calibration.fetcher_stop)",
+                           {"stops_ms": stops})
+    return _remeasure_onto(args, "--fetcher-stop-onto", args.fetcher_stop_onto,
+                           f" --fetcher-stop-repeats {args.fetcher_stop_repeats}",
+                           ".fetcher-stop.json", measure)

@@ -79,7 +79,9 @@ class Calibration:
     # Spread of the broker's session check (ZooKeeper's spread is the modelled ping and tick
     # phases).
     session_expiry_jitter: float = 0.06
-    # The connector around the requests.
+    # The connector around the requests. A rebalance's fetcher stop: uniform between these
+    # (the rest of the fetcher thread's consume poll, then the close; measured by
+    # ``calibrate --fetcher-stop-onto``: zkconsumer.calibration.fetcher_stop).
     fetcher_stop_min_ms: float = 5.0
     fetcher_stop_max_ms: float = 110.0
     idle_fetcher_stop_ms: float = 1.0
@@ -126,11 +128,11 @@ class Calibration:
     # waits the fetcher stop only (fetcher_stop_min_ms/max_ms), as before they were measured.
     leave_wake_ms: float = 0.0
     leave_shutdown_ms: float = 0.0
-    # A fetcher stop while its partitions carry traffic (measured by ``calibrate``: a clean
-    # leave under the lab's per-partition rate): its client closes with a fetch in flight,
-    # which the broker holds up to fetch.wait.max.ms (100 ms) unless data comes. It replaces
-    # the leave's shutdown and a rebalance's fetcher stop (fetcher_stop_min_ms/max_ms) of a
-    # member whose partitions carry traffic. 0 (the default): those apply with traffic too.
+    # A clean leave's shutdown while its partitions carry traffic (measured by ``calibrate``:
+    # a leave under the lab's per-partition rate). The leaver sees the stop on a message its
+    # fetcher thread has just queued, so the stop waits that thread's whole new poll (100 ms);
+    # a rebalance's stop, asked at a random moment, waits the poll's rest instead
+    # (fetcher_stop_min_ms/max_ms). 0 (the default): the leave's shutdown applies.
     fetcher_close_traffic_ms: float = 0.0
     # A legacy member's CPU per rebalance beyond its ZooKeeper requests (measured by
     # ``calibrate --rebalance-cpu-onto``: zkconsumer.calibration.rebalance_cpu): its fetchers'

@@ -46,9 +46,10 @@ TOPICS = 1
 
 def traffic_close_s(cal: Calibration, owned: int, partitions: int,
                     messages_per_s: float) -> float | None:
-    """A fetcher stop that waits for a fetch in flight: ``fetcher_close_traffic_ms`` (in
-    seconds, before any jitter) when the member's partitions carry traffic and it was
-    measured; None otherwise (the stop is the poll's remainder and the idle close)."""
+    """A leaver's fetcher stop when its partitions carry traffic: ``fetcher_close_traffic_ms``
+    (in seconds, before any jitter) when it was measured; None otherwise. The leaver's loop
+    sees the stop on a message its fetcher thread has just queued before starting a new poll,
+    so its stop waits that whole poll, not a random rest of it."""
     if cal.fetcher_close_traffic_ms > 0 and member_rate(owned, partitions, messages_per_s) > 0:
         return cal.fetcher_close_traffic_ms / 1000.0
     return None
@@ -59,28 +60,28 @@ def member_rate(owned: int, partitions: int, messages_per_s: float) -> float:
     return messages_per_s * owned / partitions if partitions else 0.0
 
 
-def fetcher_stop_s(rng: random.Random, cal: Calibration, owned: int, partitions: int,
-                   messages_per_s: float, jitter: float = 1.0) -> float:
-    """How long stopping a member's fetcher threads takes (``stop_connections``).
-
-    The fetcher thread checks its stop flag only when ``consume(1, POLL_S)`` returns: on its
-    first message, or after the poll (100 ms). A stop lands at a random point of that wait,
-    then the client closes (``fetcher_stop_min_ms``). With traffic the wait also ends at the
-    member's next message: Poisson at its share of the topic's rate, so the rest of the wait is
-    the shorter of the poll's remainder and an exponential draw (drawn only when there is
-    traffic, so an idle group's random stream is unchanged). But a client whose partitions
-    carry traffic has a fetch in flight when it closes, and waits for it: with the measured
-    ``fetcher_close_traffic_ms`` that is the stop (times ``jitter``).
-    """
-    close = traffic_close_s(cal, owned, partitions, messages_per_s)
-    if close is not None:
-        return close * jitter
-    rate = member_rate(owned, partitions, messages_per_s)
-    close_s = cal.fetcher_stop_min_ms / 1000.0
+def poll_rest_s(rng: random.Random, cal: Calibration, rate: float) -> float:
+    """The rest of a fetcher thread's consume poll when a stop is asked at a random moment
+    of it: uniform over the poll (``fetcher_stop_max_ms - fetcher_stop_min_ms``), cut short
+    by the thread's next message (Poisson at ``rate`` messages a second, drawn only with
+    traffic, so an idle group's random stream is unchanged)."""
     wait_s = rng.uniform(0.0, (cal.fetcher_stop_max_ms - cal.fetcher_stop_min_ms) / 1000.0)
     if rate > 0:
         wait_s = min(wait_s, rng.expovariate(rate))
-    return close_s + wait_s
+    return wait_s
+
+
+def fetcher_stop_s(rng: random.Random, cal: Calibration, owned: int, partitions: int,
+                   messages_per_s: float) -> float:
+    """How long a rebalance's ``stop_connections`` takes: the connector's one fetcher thread
+    (one broker) looks at its stop flag when ``consume(1, POLL_S)`` returns, and a watch
+    asks for the stop at a moment unrelated to that poll, so the stop waits the poll's rest
+    (:func:`poll_rest_s`, at the member's share of the traffic), then the client closes
+    (``fetcher_stop_min_ms``). ``calibrate --fetcher-stop-onto`` measures both ends.
+    A leave is not such a moment (:func:`leave_stop_s`).
+    """
+    return cal.fetcher_stop_min_ms / 1000.0 + poll_rest_s(
+        rng, cal, member_rate(owned, partitions, messages_per_s))
 
 
 def leave_stop_s(rng: random.Random, cal: Calibration, owned: int, partitions: int,
@@ -274,9 +275,8 @@ class LegacyGroup(SimulatedGroup):
             return self.cal.idle_fetcher_stop_ms / 1000.0
         m.fetching = False
         self.ledger.fetch(m.mid, ())  # the stop is asked now; no new fetch starts after it
-        jitter = self.zk.jitter() if self.cal.fetcher_close_traffic_ms > 0 else 1.0
         return fetcher_stop_s(self.rng, self.cal, len(m.registry), self.cfg.partitions,
-                              self.cfg.messages_per_s, jitter)
+                              self.cfg.messages_per_s)
 
     def _commits(self, m: LegacyMember) -> list[int]:
         if not self.cfg.auto_commit:
