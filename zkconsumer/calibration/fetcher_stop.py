@@ -15,6 +15,12 @@ an idle topic (a rebalance's stop under traffic is the same wait cut short by th
 message, which the simulator draws from the cell's rate), asks it to stop after a random
 pause and times ``stop_connections``. :func:`uniform_ends` turns the durations into the
 uniform's ends the simulator draws from.
+
+The fetcher threads of one process do not poll independently: :func:`measure_crowd_stops`
+stops six fetchers of one process at the same moment, under the lab's traffic, as a
+rebalance in a process of six members does, and most of them end within a few milliseconds of
+each other, at an instant anywhere in the poll (the simulator's one poll grid per process,
+:class:`zkconsumer.sim.legacy.PollGrids`); those that end earlier got a message first.
 """
 
 from __future__ import annotations
@@ -31,6 +37,9 @@ if TYPE_CHECKING:
 
 STOP_REPEATS = 24
 STOP_PARTITIONS = 2  # the legacy herd's share at N = 12 over 24 partitions; one fetcher thread
+CROWD_FETCHERS = 6  # a Spark task's members at N = 12 on two tasks
+CROWD_REPEATS = 8
+IN_STEP_MS = 10.0  # a stop this close to its crowd's median ended with it
 
 
 @dataclass(frozen=True)
@@ -107,3 +116,93 @@ def _wait_fetching(manager: FetcherManager, partitions: int, timeout_s: float) -
             raise RuntimeError(f"the measured fetcher placed {placed} of {partitions} "
                                f"partitions within {timeout_s:.0f} s")
         time.sleep(0.05)
+
+
+def in_step_share(crowds: Sequence[Sequence[float]], within_ms: float = IN_STEP_MS) -> float:
+    """The share of the crowds' stops that ended within ``within_ms`` of their crowd's median
+    (0 for no stops): about 1 when a process's fetchers poll in step, small when they poll
+    independently over a 100 ms poll."""
+    near = total = 0
+    for stops in crowds:
+        xs = sorted(stops)
+        if not xs:
+            continue
+        mid = len(xs) // 2
+        median = xs[mid] if len(xs) % 2 else (xs[mid - 1] + xs[mid]) / 2
+        near += sum(1 for x in xs if abs(x - median) <= within_ms)
+        total += len(xs)
+    return near / total if total else 0.0
+
+
+def measure_crowd_stops(zk_connect: str, bootstrap: str, repeats: int = CROWD_REPEATS,
+                        fetchers: int = CROWD_FETCHERS, seed: int = 0,
+                        messages_per_s: float | None = None) -> list[list[float]]:
+    """``repeats`` times: ``fetchers`` fetchers of this process, each of :data:`STOP_PARTITIONS`
+    partitions of a topic carrying the lab's per-partition traffic, started 0-0.2 s apart and
+    stopped together 3-4 s later (one thread each); each stop's duration (ms), sorted."""
+    from kazoo.client import KazooClient
+
+    from zkconsumer.admin import create_topic
+    from zkconsumer.calibration.leave import TRAFFIC_MESSAGES_PER_S, Traffic
+    from zkconsumer.config import ConsumerConfig
+    from zkconsumer.datapath.chunks import ChunkQueue
+    from zkconsumer.datapath.fetcher import FetcherManager
+    from zkconsumer.datapath.position import PartitionTopicInfo
+
+    rate = TRAFFIC_MESSAGES_PER_S if messages_per_s is None else messages_per_s
+    rng = random.Random(seed)
+    run = uuid.uuid4().hex[:8]
+    topic = f"calibrate-crowd-{run}"
+    partitions = fetchers * STOP_PARTITIONS
+    create_topic(zk_connect, topic, partitions, bootstrap=bootstrap)
+    traffic = Traffic(bootstrap, topic, partitions, rate)
+    zk = KazooClient(hosts=zk_connect)
+    zk.start(timeout=10)
+    out: list[list[float]] = []
+    try:
+        for i in range(repeats):
+            managers = []
+            try:
+                for k in range(fetchers):
+                    config = ConsumerConfig({"zookeeper.connect": zk_connect,
+                                             "group.id": f"calibrate-crowd-{run}-{i}-{k}",
+                                             "auto.offset.reset": "largest"})
+                    # a queue far larger than a few seconds of traffic: no put ever blocks
+                    queue = ChunkQueue(10_000, f"{topic}-{i}-{k}")
+                    manager = FetcherManager(config, f"crowd{k}", zk)
+                    managers.append(manager)
+                    manager.start_connections([
+                        PartitionTopicInfo(topic, p, queue, -1, -1, f"crowd{k}-0")
+                        for p in range(k * STOP_PARTITIONS, (k + 1) * STOP_PARTITIONS)])
+                    time.sleep(rng.random() * 0.2)
+                for manager in managers:
+                    _wait_fetching(manager, STOP_PARTITIONS, 30.0)
+                time.sleep(3.0 + rng.random())
+                out.append(_stop_together(managers))
+            finally:
+                for manager in managers:
+                    manager.shutdown()
+    finally:
+        traffic.stop()
+        zk.stop()
+        zk.close()
+    return out
+
+
+def _stop_together(managers: Sequence[FetcherManager]) -> list[float]:
+    """Stop every manager at once, one thread each; each stop's duration (ms), sorted."""
+    import threading
+
+    ends = [0.0] * len(managers)
+    start = time.monotonic()
+
+    def stop(k: int) -> None:
+        managers[k].stop_connections()
+        ends[k] = round((time.monotonic() - start) * 1000, 3)
+    threads = [threading.Thread(target=stop, args=(k,), name=f"crowd-stop-{k}")
+               for k in range(len(managers))]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    return sorted(ends)

@@ -68,8 +68,9 @@ def register(sub: Any) -> None:
              "traffic, ~1 min): rebalance_cpu_ms", "--rebalance-cpu-repeats", 3,
              "joins measured by --rebalance-cpu-onto"),
             ("--fetcher-stop-onto", "a rebalance's fetcher stop (a fetcher of 2 partitions of an "
-             "idle topic stopped at a random moment, ~1 min): fetcher_stop_min_ms and "
-             "fetcher_stop_max_ms", "--fetcher-stop-repeats", 24,
+             "idle topic stopped at a random moment, then six of one process stopped together "
+             "under the lab's traffic, ~2 min): fetcher_stop_min_ms and fetcher_stop_max_ms",
+             "--fetcher-stop-repeats", 24,
              "stops timed by --fetcher-stop-onto")):
         p.add_argument(flag, type=Path, default=None, metavar="CALIBRATION",
                        help=f"measure only {what}, and write CALIBRATION with those replaced")
@@ -323,7 +324,11 @@ def _fetcher_stop_onto(args: argparse.Namespace) -> int:
     """``--fetcher-stop-onto``: the base calibration with a rebalance's fetcher stop measured
     (the ends of the uniform wait it draws)."""
     from zkconsumer.calibration.fetcher_stop import (
+        CROWD_FETCHERS,
+        IN_STEP_MS,
         STOP_PARTITIONS,
+        in_step_share,
+        measure_crowd_stops,
         measure_fetcher_stops,
         uniform_ends,
     )
@@ -331,13 +336,22 @@ def _fetcher_stop_onto(args: argparse.Namespace) -> int:
     def measure(zk: str, bootstrap: str, _base: Calibration) -> _Remeasured:
         stops = measure_fetcher_stops(zk, bootstrap, repeats=args.fetcher_stop_repeats)
         ends = uniform_ends(stops)
+        crowds = measure_crowd_stops(zk, bootstrap,
+                                     repeats=max(1, args.fetcher_stop_repeats // 3))
         return _Remeasured({"fetcher_stop_min_ms": ends.low_ms,
                             "fetcher_stop_max_ms": ends.high_ms},
                            f"the ends of a uniform from {len(stops)} stops of a fetcher of "
                            f"{STOP_PARTITIONS} partitions of an idle topic asked at a random "
                            "moment, each end widened by the mean gap between the sorted stops "
                            "(zkconsumer.calibration.fetcher_stop)",
-                           {"stops_ms": stops})
+                           {"stops_ms": stops,
+                            "crowd_stops_ms": crowds,
+                            "crowd_note": f"{CROWD_FETCHERS} fetchers of one process under the "
+                                          "lab's traffic stopped at the same moment, per repeat "
+                                          "(zkconsumer.calibration.fetcher_stop."
+                                          "measure_crowd_stops); in_step_share: the share "
+                                          f"within {IN_STEP_MS:g} ms of their repeat's median",
+                            "in_step_share": round(in_step_share(crowds), 3)})
     return _remeasure_onto(args, "--fetcher-stop-onto", args.fetcher_stop_onto,
                            f" --fetcher-stop-repeats {args.fetcher_stop_repeats}",
                            ".fetcher-stop.json", measure)
