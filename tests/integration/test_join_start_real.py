@@ -7,7 +7,9 @@ import json
 import pytest
 
 from zkconsumer.admin import create_topic
+from zkconsumer.calibration.fetcher_stop import in_step_fraction, in_step_share
 from zkconsumer.calibration.join_start import measure_join_start
+from zkconsumer.calibration.leave import TRAFFIC_MESSAGES_PER_S
 from zkconsumer.cli.main import main
 from zkconsumer.sim import Calibration
 
@@ -108,6 +110,13 @@ def test_fetcher_stop_onto_times_stops_inside_one_poll_and_replaces_only_its_end
     assert cal.fetcher_stop_min_ms == round(max(0.0, min(stops) - gap), 2)
     assert cal.fetcher_stop_max_ms == round(max(stops) + gap, 2)
     assert cal.origin("fetcher_stop_max_ms").startswith("measured by calibrate --fetcher-stop")
+    # and one crowd: six fetchers of this process stopped together, how many in step
+    [crowd] = raw["crowd_stops_ms"]
+    assert len(crowd) == 6 and crowd == sorted(crowd) and all(0.0 <= s < 1000.0 for s in crowd)
+    assert raw["in_step_share"] == round(in_step_share([crowd]), 3)
+    assert cal.fetcher_in_step_share == raw["fetcher_in_step_share"] == in_step_fraction(
+        raw["in_step_share"], cal.fetcher_stop_max_ms - cal.fetcher_stop_min_ms,
+        2 * TRAFFIC_MESSAGES_PER_S)
     assert cal.broker_join_start_ms == 900.0 and cal.source.startswith("a base; ")
 
 

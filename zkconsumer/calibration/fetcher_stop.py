@@ -17,10 +17,10 @@ pause and times ``stop_connections``. :func:`uniform_ends` turns the durations i
 uniform's ends the simulator draws from.
 
 The fetcher threads of one process do not poll independently: :func:`measure_crowd_stops`
-stops six fetchers of one process at the same moment, under the lab's traffic, as a
-rebalance in a process of six members does, and most of them end within a few milliseconds of
-each other, at an instant anywhere in the poll (the simulator's one poll grid per process,
-:class:`zkconsumer.sim.legacy.PollGrids`); those that end earlier got a message first.
+stops six fetchers of one process at the same moment, under the lab's traffic and each
+read by a consumer thread, as a rebalance in a process of six members does, and records how
+many end within a few milliseconds of the others (the simulator's one poll grid per process,
+:class:`zkconsumer.sim.legacy.PollGrids`; one that ends earlier got a message first).
 """
 
 from __future__ import annotations
@@ -33,6 +33,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
+    from zkconsumer.datapath.chunks import ChunkQueue
     from zkconsumer.datapath.fetcher import FetcherManager
 
 STOP_REPEATS = 24
@@ -40,6 +41,7 @@ STOP_PARTITIONS = 2  # the legacy herd's share at N = 12 over 24 partitions; one
 CROWD_FETCHERS = 6  # a Spark task's members at N = 12 on two tasks
 CROWD_REPEATS = 8
 IN_STEP_MS = 10.0  # a stop this close to its crowd's median ended with it
+START_SPREAD_S = 0.02  # the crowd's fetchers start up to this far apart, one after the other
 
 
 @dataclass(frozen=True)
@@ -134,12 +136,41 @@ def in_step_share(crowds: Sequence[Sequence[float]], within_ms: float = IN_STEP_
     return near / total if total else 0.0
 
 
+def in_step_fraction(measured_share: float, period_ms: float, rate_per_s: float,
+                     fetchers: int = CROWD_FETCHERS, crowds: int = 4000, seed: int = 0
+                     ) -> float:
+    """The simulator's ``fetcher_in_step_share`` that reproduces a measured
+    :func:`in_step_share`: the model's crowds (``fetchers`` stops, each on one grid point with
+    the share, else uniform over ``period_ms``, then cut short by an exponential message wait
+    at ``rate_per_s``) scored with the same statistic over shares 0, 0.05, ..., 1 (seeded, so
+    the same measurement gives the same value); the closest share."""
+    best, best_gap = 0.0, float("inf")
+    for step in range(21):
+        share = step / 20
+        rng = random.Random(seed)
+        model = []
+        for _ in range(crowds):
+            grid = rng.uniform(0.0, period_ms)
+            crowd = []
+            for _ in range(fetchers):
+                rest = grid if rng.random() < share else rng.uniform(0.0, period_ms)
+                if rate_per_s > 0:
+                    rest = min(rest, rng.expovariate(rate_per_s) * 1000.0)
+                crowd.append(rest)
+            model.append(crowd)
+        gap = abs(in_step_share(model) - measured_share)
+        if gap < best_gap:
+            best, best_gap = share, gap
+    return best
+
+
 def measure_crowd_stops(zk_connect: str, bootstrap: str, repeats: int = CROWD_REPEATS,
                         fetchers: int = CROWD_FETCHERS, seed: int = 0,
                         messages_per_s: float | None = None) -> list[list[float]]:
     """``repeats`` times: ``fetchers`` fetchers of this process, each of :data:`STOP_PARTITIONS`
-    partitions of a topic carrying the lab's per-partition traffic, started 0-0.2 s apart and
-    stopped together 3-4 s later (one thread each); each stop's duration (ms), sorted."""
+    partitions of a topic carrying the lab's per-partition traffic, started up to
+    :data:`START_SPREAD_S` apart and stopped together 3-4 s later (one thread each); each
+    stop's duration (ms), sorted."""
     from kazoo.client import KazooClient
 
     from zkconsumer.admin import create_topic
@@ -167,14 +198,17 @@ def measure_crowd_stops(zk_connect: str, bootstrap: str, repeats: int = CROWD_RE
                     config = ConsumerConfig({"zookeeper.connect": zk_connect,
                                              "group.id": f"calibrate-crowd-{run}-{i}-{k}",
                                              "auto.offset.reset": "largest"})
-                    # a queue far larger than a few seconds of traffic: no put ever blocks
-                    queue = ChunkQueue(10_000, f"{topic}-{i}-{k}")
+                    # read as a member's stream reads it: its consumer thread wakes per chunk
+                    queue = ChunkQueue(16, f"{topic}-{i}-{k}")
+                    _Reader(queue)
                     manager = FetcherManager(config, f"crowd{k}", zk)
                     managers.append(manager)
                     manager.start_connections([
                         PartitionTopicInfo(topic, p, queue, -1, -1, f"crowd{k}-0")
                         for p in range(k * STOP_PARTITIONS, (k + 1) * STOP_PARTITIONS)])
-                    time.sleep(rng.random() * 0.2)
+                    # a process's members restart their fetchers at the end of one rebalance,
+                    # within milliseconds of each other
+                    time.sleep(rng.random() * START_SPREAD_S)
                 for manager in managers:
                     _wait_fetching(manager, STOP_PARTITIONS, 30.0)
                 time.sleep(3.0 + rng.random())
@@ -187,6 +221,21 @@ def measure_crowd_stops(zk_connect: str, bootstrap: str, repeats: int = CROWD_RE
         zk.stop()
         zk.close()
     return out
+
+
+class _Reader:
+    """A daemon thread taking chunks off a queue until the process ends, as a member's
+    consumer thread reads its stream (a ``put`` wakes it)."""
+
+    def __init__(self, queue: ChunkQueue) -> None:
+        import threading
+
+        self._queue = queue
+        threading.Thread(target=self._run, name="crowd-reader", daemon=True).start()
+
+    def _run(self) -> None:
+        while True:
+            self._queue.get(timeout=1.0)
 
 
 def _stop_together(managers: Sequence[FetcherManager]) -> list[float]:

@@ -134,6 +134,12 @@ class Calibration:
     # a rebalance's stop, asked at a random moment, waits the poll's rest instead
     # (fetcher_stop_min_ms/max_ms). 0 (the default): the leave's shutdown applies.
     fetcher_close_traffic_ms: float = 0.0
+    # The share of a process's fetcher threads that poll in step with the others (measured by
+    # ``calibrate --fetcher-stop-onto``: six fetchers of one process started together and
+    # stopped together; zkconsumer.calibration.fetcher_stop): a rebalance's stop of one of them
+    # waits for its process's grid (zkconsumer.sim.legacy.PollGrids), of the others an
+    # independent rest of the poll. 0 (the default): every stop independent.
+    fetcher_in_step_share: float = 0.0
     # A legacy member's CPU per rebalance beyond its ZooKeeper requests (measured by
     # ``calibrate --rebalance-cpu-onto``: zkconsumer.calibration.rebalance_cpu): its fetchers'
     # clients stopped and started again, its listeners' records, the thread handoffs of a

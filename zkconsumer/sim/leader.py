@@ -33,7 +33,7 @@ from zkconsumer.sim.assignment import full_assignment, sticky_target
 from zkconsumer.sim.config import SimConfig
 from zkconsumer.sim.engine import Cpu, Engine
 from zkconsumer.sim.group import SimulatedGroup
-from zkconsumer.sim.legacy import leave_stop_s, member_rate, poll_rest_s
+from zkconsumer.sim.legacy import PollGrids, leave_stop_s, member_rate, poll_rest_s
 from zkconsumer.sim.tally import OwnershipLedger, Tally
 from zkconsumer.sim.zkmodel import ZkServer, member_cpus
 
@@ -66,6 +66,7 @@ class LeaderGroup(SimulatedGroup):
         self.zk = ZkServer(engine, cfg.calibration, rng, tally, ledger,
                            client_cpu_scale=cfg.client_cpu_scale)
         self.zk.on_notify = self._membership_notified
+        self.polls = PollGrids(rng, cfg.calibration)
         self.strategy = STRATEGIES[cfg.protocol]
         self.members: dict[str, LeaderMember] = {}
         self.candidates: list[str] = []          # sequence order: the first one leads
@@ -374,8 +375,10 @@ class LeaderGroup(SimulatedGroup):
     def _fetcher_stop(self, m: LeaderMember, stopped: int, leaving: bool = False) -> float:
         if m.owned and not leaving:
             self.tally.paused.add(m.mid)
-        # One fetcher thread per partition (PartitionFetchers), stopped side by side: the stop
-        # waits for the slowest poll's rest, each at its own partition's traffic.
+        # One fetcher thread per partition (PartitionFetchers), stopped side by side, on their
+        # process's poll grid: the stop waits for the slowest, each cut short by its own
+        # partition's next message.
         rate = member_rate(1, self.cfg.partitions, self.cfg.messages_per_s)
-        rests = [poll_rest_s(self.rng, self.cal, rate) for _ in range(max(1, stopped))]
+        grid = self.polls.rest_s(m.cpu, self.engine.now)
+        rests = [poll_rest_s(self.rng, grid, rate) for _ in range(max(1, stopped))]
         return self.cal.fetcher_stop_min_ms / 1000.0 + max(rests)

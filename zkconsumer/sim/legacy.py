@@ -60,28 +60,59 @@ def member_rate(owned: int, partitions: int, messages_per_s: float) -> float:
     return messages_per_s * owned / partitions if partitions else 0.0
 
 
-def poll_rest_s(rng: random.Random, cal: Calibration, rate: float) -> float:
-    """The rest of a fetcher thread's consume poll when a stop is asked at a random moment
-    of it: uniform over the poll (``fetcher_stop_max_ms - fetcher_stop_min_ms``), cut short
-    by the thread's next message (Poisson at ``rate`` messages a second, drawn only with
-    traffic, so an idle group's random stream is unchanged)."""
-    wait_s = rng.uniform(0.0, (cal.fetcher_stop_max_ms - cal.fetcher_stop_min_ms) / 1000.0)
+class PollGrids:
+    """The consume polls of one process's fetcher threads, partly in step.
+
+    Fetchers of one process started together and stopped together under the lab's traffic
+    end, many of them, within a few milliseconds of each other, at an instant anywhere in the
+    poll (``calibrate --fetcher-stop-onto``'s crowd stops): their threads look at their stop
+    flags on one grid, a poll-long period (``fetcher_stop_max_ms - fetcher_stop_min_ms``) with
+    one phase per process, drawn at its first stop. A stop waits for the grid's next point
+    with the measured ``fetcher_in_step_share``, otherwise a rest of the poll of its own
+    (uniform); then a message may come first (:func:`poll_rest_s`). A process is whatever
+    object its members share (their CPU); one host per member: a grid each.
+    """
+
+    def __init__(self, rng: random.Random, cal: Calibration) -> None:
+        self._rng = rng
+        self._period_s = max(0.0, (cal.fetcher_stop_max_ms - cal.fetcher_stop_min_ms) / 1000.0)
+        self._in_step = cal.fetcher_in_step_share
+        self._phase: dict[int, float] = {}
+
+    def rest_s(self, process: object, now: float) -> float:
+        """From ``now`` to the next point of ``process``'s grid, or (not in step) a uniform
+        rest of the poll; with no share in step, exactly the uniform draw alone."""
+        if self._in_step <= 0 or self._rng.random() >= self._in_step:
+            return self._rng.uniform(0.0, self._period_s)
+        if self._period_s <= 0:
+            return 0.0
+        key = id(process)
+        if key not in self._phase:
+            self._phase[key] = self._rng.uniform(0.0, self._period_s)
+        return (self._phase[key] - now) % self._period_s
+
+
+def poll_rest_s(rng: random.Random, grid_rest_s: float, rate: float) -> float:
+    """How long a stop waits for a fetcher thread to look at its flag: until its process's
+    poll grid's next point (``grid_rest_s``), cut short by the thread's next message (Poisson
+    at ``rate`` messages a second, drawn only with traffic, so an idle group's random stream
+    is unchanged)."""
     if rate > 0:
-        wait_s = min(wait_s, rng.expovariate(rate))
-    return wait_s
+        return min(grid_rest_s, rng.expovariate(rate))
+    return grid_rest_s
 
 
 def fetcher_stop_s(rng: random.Random, cal: Calibration, owned: int, partitions: int,
-                   messages_per_s: float) -> float:
+                   messages_per_s: float, grid_rest_s: float) -> float:
     """How long a rebalance's ``stop_connections`` takes: the connector's one fetcher thread
     (one broker) looks at its stop flag when ``consume(1, POLL_S)`` returns, and a watch
-    asks for the stop at a moment unrelated to that poll, so the stop waits the poll's rest
-    (:func:`poll_rest_s`, at the member's share of the traffic), then the client closes
+    asks for the stop at a moment unrelated to that poll, so the stop waits for the poll's
+    end (:func:`poll_rest_s`, at the member's share of the traffic), then the client closes
     (``fetcher_stop_min_ms``). ``calibrate --fetcher-stop-onto`` measures both ends.
     A leave is not such a moment (:func:`leave_stop_s`).
     """
     return cal.fetcher_stop_min_ms / 1000.0 + poll_rest_s(
-        rng, cal, member_rate(owned, partitions, messages_per_s))
+        rng, grid_rest_s, member_rate(owned, partitions, messages_per_s))
 
 
 def leave_stop_s(rng: random.Random, cal: Calibration, owned: int, partitions: int,
@@ -138,6 +169,7 @@ class LegacyGroup(SimulatedGroup):
         self.zk = ZkServer(engine, cfg.calibration, rng, tally, ledger,
                            client_cpu_scale=cfg.client_cpu_scale)
         self.zk.on_notify = self._notified
+        self.polls = PollGrids(rng, cfg.calibration)
         self.members: dict[str, LegacyMember] = {}
         self._roundrobin = cfg.protocol == "zk-roundrobin"
         self._rr_order = roundrobin_order(cfg.partitions) if self._roundrobin else []
@@ -276,7 +308,8 @@ class LegacyGroup(SimulatedGroup):
         m.fetching = False
         self.ledger.fetch(m.mid, ())  # the stop is asked now; no new fetch starts after it
         return fetcher_stop_s(self.rng, self.cal, len(m.registry), self.cfg.partitions,
-                              self.cfg.messages_per_s)
+                              self.cfg.messages_per_s,
+                              self.polls.rest_s(m.cpu, self.engine.now))
 
     def _commits(self, m: LegacyMember) -> list[int]:
         if not self.cfg.auto_commit:
