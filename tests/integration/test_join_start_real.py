@@ -114,7 +114,7 @@ def test_fetcher_stop_onto_times_stops_inside_one_poll_and_replaces_only_its_end
     [crowd] = raw["crowd_stops_ms"]
     assert len(crowd) == 6 and crowd == sorted(crowd) and all(0.0 <= s < 1000.0 for s in crowd)
     assert raw["in_step_share"] == round(in_step_share([crowd]), 3)
-    assert cal.fetcher_in_step_share == raw["fetcher_in_step_share"] == in_step_fraction(
+    assert raw["in_step_fraction"] == in_step_fraction(
         raw["in_step_share"], cal.fetcher_stop_max_ms - cal.fetcher_stop_min_ms,
         2 * TRAFFIC_MESSAGES_PER_S)
     assert cal.broker_join_start_ms == 900.0 and cal.source.startswith("a base; ")

@@ -104,13 +104,11 @@ def _tts(cal: Calibration, processes: int) -> float:
 
 
 def test_the_model_charges_the_rebalance_cpu_on_the_members_process():
-    # no poll to wait for: a fetcher stop on a poll grid would absorb a shift of the request
-    still = {"jitter_cv": 0.0, "fetcher_stop_min_ms": 0.0, "fetcher_stop_max_ms": 0.0}
-    base = Calibration(**still)
-    with_cpu = Calibration(**still, rebalance_cpu_ms=50.0)
+    base = Calibration(jitter_cv=0.0)
+    with_cpu = Calibration(jitter_cv=0.0, rebalance_cpu_ms=50.0)
     # one process for all: the 11 members that rebalance queue their 50 ms on one CPU
     assert _tts(with_cpu, 1) - _tts(base, 1) >= 11 * 0.05 * 0.9
     # a core per member: each waits its own 50 ms only
     assert _tts(with_cpu, 0) - _tts(base, 0) == pytest.approx(0.05, abs=0.02)
     # 0 (the default) draws nothing: the same seed gives the same run as a calibration without it
-    assert _tts(Calibration(**still, rebalance_cpu_ms=0.0), 1) == _tts(base, 1)
+    assert _tts(Calibration(jitter_cv=0.0, rebalance_cpu_ms=0.0), 1) == _tts(base, 1)

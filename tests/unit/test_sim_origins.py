@@ -141,9 +141,9 @@ def test_legacy_requests_are_counted_to_the_real_window():
     from zkconsumer.sim import SimConfig, simulate
 
     # A cell where some member owning nothing is still reading when the group is stable.
-    cfg = SimConfig("zk-range", 24, 4, "join", seed=13, client_processes=4)
+    cfg = SimConfig("zk-range", 24, 6, "join", seed=1, client_processes=4)
     short = simulate(cfg)
-    whole = simulate(SimConfig("zk-range", 24, 4, "join", seed=13, client_processes=4,
+    whole = simulate(SimConfig("zk-range", 24, 6, "join", seed=1, client_processes=4,
                                count_until_s=60.0))
     assert short.time_to_stable_s == whole.time_to_stable_s
     assert short.coordination_requests < whole.coordination_requests  # idle members still read

@@ -11,7 +11,7 @@ import pytest
 from zkconsumer.sim import Calibration, SimConfig, simulate
 from zkconsumer.sim.broker import deferred_revokers
 from zkconsumer.sim.heartbeats import BrokerMember, count_heartbeats
-from zkconsumer.sim.legacy import PollGrids, fetcher_stop_s
+from zkconsumer.sim.legacy import fetcher_stop_s
 from zkconsumer.sim.simulate import group_ids, pick_victim
 from zkconsumer.spark.herd.validate import lab_heartbeat_interval_ms, sampled_count_margins
 
@@ -120,57 +120,26 @@ def test_cooperative_rounds_follow_the_owners_that_may_revoke_per_round():
 # --- fetcher stops ---------------------------------------------------------------------------
 
 
-def test_a_fetcher_stop_waits_for_its_process_grid_or_the_next_message():
+def test_a_fetcher_stop_waits_for_the_poll_or_the_next_message():
     cal = Calibration(fetcher_stop_min_ms=5.0, fetcher_stop_max_ms=105.0)
-    idle = [fetcher_stop_s(random.Random(s), cal, 32, 128, 0.0, rest / 1000)
-            for s, rest in enumerate(range(0, 100, 5))]
-    assert idle == [pytest.approx(0.005 + rest / 1000) for rest in range(0, 100, 5)]
+    idle = [fetcher_stop_s(random.Random(s), cal, 32, 128, 0.0) for s in range(500)]
+    busy = [fetcher_stop_s(random.Random(s), cal, 32, 128, 400.0) for s in range(500)]
+    assert all(0.005 <= x <= 0.105 for x in idle + busy)
+    assert statistics.mean(idle) == pytest.approx(0.055, abs=0.006)
     # 100 messages/s for this member: the wait ends after ~10 ms on average
-    busy = [fetcher_stop_s(random.Random(s), cal, 32, 128, 400.0, 0.1) for s in range(500)]
-    assert all(0.005 <= x <= 0.105 for x in busy)
     assert statistics.mean(busy) < 0.02
+    # an idle topic draws exactly what the uniform stop drew before (same random stream)
+    rng = random.Random(4)
+    assert fetcher_stop_s(rng, cal, 32, 128, 0.0) == random.Random(4).uniform(0.0, 0.1) + 0.005
 
 
-def test_a_rebalance_stop_under_traffic_waits_the_grid_not_the_leaves_close():
-    # the close a leave under traffic measured is the leaver's whole poll; a rebalance's stop
-    # waits for its process's grid, whatever fetcher_close_traffic_ms says
+def test_a_fetcher_stop_under_traffic_waits_for_the_fetch_in_flight():
     cal = Calibration(fetcher_stop_min_ms=5.0, fetcher_stop_max_ms=105.0,
                       fetcher_close_traffic_ms=100.0)
-    same = random.Random(4)
-    rest = min(0.03, same.expovariate(40.0 / 24))
-    assert fetcher_stop_s(random.Random(4), cal, 1, 24, 40.0, 0.03) == pytest.approx(0.005 + rest)
-
-
-def test_the_members_of_one_process_in_step_stop_on_one_grid_and_processes_on_their_own():
-    cal = Calibration(fetcher_stop_min_ms=5.0, fetcher_stop_max_ms=105.0,
-                      fetcher_in_step_share=1.0)
-    grids = PollGrids(random.Random(2), cal)
-    one, other = object(), object()
-    first = grids.rest_s(one, 0.0)
-    assert 0.0 <= first < 0.1
-    # a stop asked 30 ms later in the same process waits for the same grid point
-    assert grids.rest_s(one, 0.03) == pytest.approx((first - 0.03) % 0.1)
-    # another process draws its own phase; over many processes the phases cover the poll
-    phases = [PollGrids(random.Random(s), cal).rest_s(other, 0.0) for s in range(400)]
-    assert statistics.mean(phases) == pytest.approx(0.05, abs=0.006)
-
-
-def test_with_no_share_in_step_every_stop_draws_its_own_rest():
-    cal = Calibration(fetcher_stop_min_ms=5.0, fetcher_stop_max_ms=105.0)
-    grids, same = PollGrids(random.Random(7), cal), random.Random(7)
-    process = object()
-    assert [grids.rest_s(process, 0.0) for _ in range(3)] == \
-        [same.uniform(0.0, 0.1) for _ in range(3)]
-
-
-def test_a_share_in_step_puts_that_share_of_a_process_stops_on_its_grid():
-    cal = Calibration(fetcher_stop_min_ms=5.0, fetcher_stop_max_ms=105.0,
-                      fetcher_in_step_share=0.6)
-    grids = PollGrids(random.Random(3), cal)
-    process = object()
-    rests = [grids.rest_s(process, 0.0) for _ in range(2000)]
-    grid = statistics.mode(round(r, 12) for r in rests)
-    assert sum(1 for r in rests if round(r, 12) == grid) / 2000 == pytest.approx(0.6, abs=0.03)
+    assert fetcher_stop_s(random.Random(1), cal, 1, 24, 40.0, jitter=0.9) == pytest.approx(0.09)
+    # no traffic on its partitions: the poll's remainder and the idle close, as without it
+    rng = random.Random(4)
+    assert fetcher_stop_s(rng, cal, 1, 24, 0.0) == random.Random(4).uniform(0.0, 0.1) + 0.005
 
 
 def test_a_restarted_schedule_sends_nothing_at_the_restart():

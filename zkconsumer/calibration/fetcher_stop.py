@@ -1,26 +1,23 @@
-"""How long a rebalance takes to stop a member's fetchers (``calibrate --fetcher-stop-onto``).
+"""How long stopping a member's fetchers takes, alone and six of one process together
+(``calibrate --fetcher-stop-onto``).
 
 A legacy rebalance stops its member's fetchers before it releases anything, and the group
 waits for the slowest owner. The fetcher thread looks at its stop flag only between
 ``consume()`` calls, and its wait for the next message is one poll (``POLL_S``, 100 ms), so a
 stop asked at a moment unrelated to the thread's cycle (a watch firing) waits the rest of that
-poll, then the client closes: a uniform wait whose ends are measured here.
+poll, then the client closes: a uniform wait whose ends are measured here
+(:func:`measure_fetcher_stops`, on an idle topic; :func:`uniform_ends`).
 
 A clean leave is different: the leaver's own consume loop sees the stop when its stream hands
 it a message, which the fetcher thread has just queued before starting a new poll, so the
 leave's stop waits the whole poll (``calibration.leave``: ``fetcher_close_traffic_ms``).
 
-:func:`measure_fetcher_stops` runs the connector's own ``FetcherManager`` on real servers on
-an idle topic (a rebalance's stop under traffic is the same wait cut short by the next
-message, which the simulator draws from the cell's rate), asks it to stop after a random
-pause and times ``stop_connections``. :func:`uniform_ends` turns the durations into the
-uniform's ends the simulator draws from.
-
-The fetcher threads of one process do not poll independently: :func:`measure_crowd_stops`
-stops six fetchers of one process at the same moment, under the lab's traffic and each
-read by a consumer thread, as a rebalance in a process of six members does, and records how
-many end within a few milliseconds of the others (the simulator's one poll grid per process,
-:class:`zkconsumer.sim.legacy.PollGrids`; one that ends earlier got a message first).
+Whether the fetchers of one process poll in step, so that a process's members release
+together: :func:`measure_crowd_stops` stops six fetchers of one process at the same moment,
+under the lab's traffic and each read by a consumer thread, as a rebalance in a process of six
+members does; :func:`in_step_share` counts the stops that ended with the others, and
+:func:`in_step_fraction` says which share of fetchers on one common poll grid would end as
+close together (0: no more than independent polls).
 """
 
 from __future__ import annotations
@@ -139,8 +136,8 @@ def in_step_share(crowds: Sequence[Sequence[float]], within_ms: float = IN_STEP_
 def in_step_fraction(measured_share: float, period_ms: float, rate_per_s: float,
                      fetchers: int = CROWD_FETCHERS, crowds: int = 4000, seed: int = 0
                      ) -> float:
-    """The simulator's ``fetcher_in_step_share`` that reproduces a measured
-    :func:`in_step_share`: the model's crowds (``fetchers`` stops, each on one grid point with
+    """The share of fetchers on one common poll grid that reproduces a measured
+    :func:`in_step_share`: crowds (``fetchers`` stops, each on one grid point with
     the share, else uniform over ``period_ms``, then cut short by an exponential message wait
     at ``rate_per_s``) scored with the same statistic over shares 0, 0.05, ..., 1 (seeded, so
     the same measurement gives the same value); the closest share."""

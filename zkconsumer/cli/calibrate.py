@@ -69,8 +69,7 @@ def register(sub: Any) -> None:
              "joins measured by --rebalance-cpu-onto"),
             ("--fetcher-stop-onto", "a rebalance's fetcher stop (a fetcher of 2 partitions of an "
              "idle topic stopped at a random moment, then six of one process stopped together "
-             "under the lab's traffic, ~2 min): fetcher_stop_min_ms, fetcher_stop_max_ms and "
-             "fetcher_in_step_share",
+             "under the lab's traffic, ~2 min): fetcher_stop_min_ms and fetcher_stop_max_ms",
              "--fetcher-stop-repeats", 24,
              "stops timed by --fetcher-stop-onto")):
         p.add_argument(flag, type=Path, default=None, metavar="CALIBRATION",
@@ -345,14 +344,10 @@ def _fetcher_stop_onto(args: argparse.Namespace) -> int:
         share = in_step_fraction(in_step, ends.high_ms - ends.low_ms,
                                  STOP_PARTITIONS * TRAFFIC_MESSAGES_PER_S)
         return _Remeasured({"fetcher_stop_min_ms": ends.low_ms,
-                            "fetcher_stop_max_ms": ends.high_ms,
-                            "fetcher_in_step_share": share},
+                            "fetcher_stop_max_ms": ends.high_ms},
                            f"the ends of a uniform from {len(stops)} stops of a fetcher of "
                            f"{STOP_PARTITIONS} partitions of an idle topic asked at a random "
-                           "moment, each end widened by the mean gap between the sorted stops; "
-                           f"the share in step from {len(crowds)} stops of {CROWD_FETCHERS} "
-                           "fetchers of one process together under the lab's traffic, the "
-                           "model's share whose crowds end as close together "
+                           "moment, each end widened by the mean gap between the sorted stops "
                            "(zkconsumer.calibration.fetcher_stop)",
                            {"stops_ms": stops,
                             "crowd_stops_ms": crowds,
@@ -361,7 +356,11 @@ def _fetcher_stop_onto(args: argparse.Namespace) -> int:
                                           "(zkconsumer.calibration.fetcher_stop."
                                           "measure_crowd_stops); in_step_share: the share "
                                           f"within {IN_STEP_MS:g} ms of their repeat's median",
-                            "in_step_share": in_step})
+                            "in_step_share": in_step,
+                            "in_step_fraction": share,
+                            "in_step_fraction_note": "the share of fetchers on one common poll "
+                                                     "grid whose crowds would end as close "
+                                                     "together (0: independent polls)"})
     return _remeasure_onto(args, "--fetcher-stop-onto", args.fetcher_stop_onto,
                            f" --fetcher-stop-repeats {args.fetcher_stop_repeats}",
                            ".fetcher-stop.json", measure)

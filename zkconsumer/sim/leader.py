@@ -33,7 +33,7 @@ from zkconsumer.sim.assignment import full_assignment, sticky_target
 from zkconsumer.sim.config import SimConfig
 from zkconsumer.sim.engine import Cpu, Engine
 from zkconsumer.sim.group import SimulatedGroup
-from zkconsumer.sim.legacy import PollGrids, leave_stop_s, member_rate, poll_rest_s
+from zkconsumer.sim.legacy import leave_stop_s, traffic_close_s
 from zkconsumer.sim.tally import OwnershipLedger, Tally
 from zkconsumer.sim.zkmodel import ZkServer, member_cpus
 
@@ -66,7 +66,6 @@ class LeaderGroup(SimulatedGroup):
         self.zk = ZkServer(engine, cfg.calibration, rng, tally, ledger,
                            client_cpu_scale=cfg.client_cpu_scale)
         self.zk.on_notify = self._membership_notified
-        self.polls = PollGrids(rng, cfg.calibration)
         self.strategy = STRATEGIES[cfg.protocol]
         self.members: dict[str, LeaderMember] = {}
         self.candidates: list[str] = []          # sequence order: the first one leads
@@ -141,7 +140,7 @@ class LeaderGroup(SimulatedGroup):
         m = self.members[mid]
         m.gone = True
         self.ledger.begin()
-        stop = self._fetcher_stop(m, len(m.owned), leaving=True)
+        stop = self._fetcher_stop(m, leaving=True)
         if self.cal.leave_wake_ms > 0 or self.cal.leave_shutdown_ms > 0:  # measured
             # the same lab member and connector shutdown as the legacy mode's leave
             stop = leave_stop_s(self.rng, self.cal, len(m.owned), self.cfg.partitions,
@@ -290,8 +289,7 @@ class LeaderGroup(SimulatedGroup):
         self._count_attempt(m)
         # Eager assignors stop every fetcher of a changed member; cooperative only the released.
         eager = self.strategy != "cooperative-sticky"
-        stop = self._fetcher_stop(m, len(m.owned) if eager else len(release)) \
-            if m.owned and (eager or release) else 0.0
+        stop = self._fetcher_stop(m) if m.owned and (eager or release) else 0.0
         m.owned -= set(release)
 
         def released(_: Any = None) -> None:
@@ -372,13 +370,11 @@ class LeaderGroup(SimulatedGroup):
             return
         self.ledger.end()
 
-    def _fetcher_stop(self, m: LeaderMember, stopped: int, leaving: bool = False) -> float:
+    def _fetcher_stop(self, m: LeaderMember, leaving: bool = False) -> float:
         if m.owned and not leaving:
             self.tally.paused.add(m.mid)
-        # One fetcher thread per partition (PartitionFetchers), stopped side by side, on their
-        # process's poll grid: the stop waits for the slowest, each cut short by its own
-        # partition's next message.
-        rate = member_rate(1, self.cfg.partitions, self.cfg.messages_per_s)
-        grid = self.polls.rest_s(m.cpu, self.engine.now)
-        rests = [poll_rest_s(self.rng, grid, rate) for _ in range(max(1, stopped))]
-        return self.cal.fetcher_stop_min_ms / 1000.0 + max(rests)
+        close = traffic_close_s(self.cal, len(m.owned), self.cfg.partitions,
+                                self.cfg.messages_per_s)
+        if close is not None:  # a fetch in flight, as in the legacy mode
+            return close * self.zk.jitter()
+        return self.rng.uniform(self.cal.fetcher_stop_min_ms, self.cal.fetcher_stop_max_ms) / 1000.0

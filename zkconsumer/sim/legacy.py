@@ -46,10 +46,9 @@ TOPICS = 1
 
 def traffic_close_s(cal: Calibration, owned: int, partitions: int,
                     messages_per_s: float) -> float | None:
-    """A leaver's fetcher stop when its partitions carry traffic: ``fetcher_close_traffic_ms``
-    (in seconds, before any jitter) when it was measured; None otherwise. The leaver's loop
-    sees the stop on a message its fetcher thread has just queued before starting a new poll,
-    so its stop waits that whole poll, not a random rest of it."""
+    """A fetcher stop that waits for a fetch in flight: ``fetcher_close_traffic_ms`` (in
+    seconds, before any jitter) when the member's partitions carry traffic and it was
+    measured; None otherwise (the stop is the poll's remainder and the idle close)."""
     if cal.fetcher_close_traffic_ms > 0 and member_rate(owned, partitions, messages_per_s) > 0:
         return cal.fetcher_close_traffic_ms / 1000.0
     return None
@@ -60,59 +59,29 @@ def member_rate(owned: int, partitions: int, messages_per_s: float) -> float:
     return messages_per_s * owned / partitions if partitions else 0.0
 
 
-class PollGrids:
-    """The consume polls of one process's fetcher threads, partly in step.
-
-    Fetchers of one process started together and stopped together under the lab's traffic
-    end, many of them, within a few milliseconds of each other, at an instant anywhere in the
-    poll (``calibrate --fetcher-stop-onto``'s crowd stops): their threads look at their stop
-    flags on one grid, a poll-long period (``fetcher_stop_max_ms - fetcher_stop_min_ms``) with
-    one phase per process, drawn at its first stop. A stop waits for the grid's next point
-    with the measured ``fetcher_in_step_share``, otherwise a rest of the poll of its own
-    (uniform); then a message may come first (:func:`poll_rest_s`). A process is whatever
-    object its members share (their CPU); one host per member: a grid each.
-    """
-
-    def __init__(self, rng: random.Random, cal: Calibration) -> None:
-        self._rng = rng
-        self._period_s = max(0.0, (cal.fetcher_stop_max_ms - cal.fetcher_stop_min_ms) / 1000.0)
-        self._in_step = cal.fetcher_in_step_share
-        self._phase: dict[int, float] = {}
-
-    def rest_s(self, process: object, now: float) -> float:
-        """From ``now`` to the next point of ``process``'s grid, or (not in step) a uniform
-        rest of the poll; with no share in step, exactly the uniform draw alone."""
-        if self._in_step <= 0 or self._rng.random() >= self._in_step:
-            return self._rng.uniform(0.0, self._period_s)
-        if self._period_s <= 0:
-            return 0.0
-        key = id(process)
-        if key not in self._phase:
-            self._phase[key] = self._rng.uniform(0.0, self._period_s)
-        return (self._phase[key] - now) % self._period_s
-
-
-def poll_rest_s(rng: random.Random, grid_rest_s: float, rate: float) -> float:
-    """How long a stop waits for a fetcher thread to look at its flag: until its process's
-    poll grid's next point (``grid_rest_s``), cut short by the thread's next message (Poisson
-    at ``rate`` messages a second, drawn only with traffic, so an idle group's random stream
-    is unchanged)."""
-    if rate > 0:
-        return min(grid_rest_s, rng.expovariate(rate))
-    return grid_rest_s
-
-
 def fetcher_stop_s(rng: random.Random, cal: Calibration, owned: int, partitions: int,
-                   messages_per_s: float, grid_rest_s: float) -> float:
-    """How long a rebalance's ``stop_connections`` takes: the connector's one fetcher thread
-    (one broker) looks at its stop flag when ``consume(1, POLL_S)`` returns, and a watch
-    asks for the stop at a moment unrelated to that poll, so the stop waits for the poll's
-    end (:func:`poll_rest_s`, at the member's share of the traffic), then the client closes
-    (``fetcher_stop_min_ms``). ``calibrate --fetcher-stop-onto`` measures both ends.
-    A leave is not such a moment (:func:`leave_stop_s`).
+                   messages_per_s: float, jitter: float = 1.0) -> float:
+    """How long stopping a member's fetcher threads takes (``stop_connections``).
+
+    The fetcher thread checks its stop flag only when ``consume(1, POLL_S)`` returns: on its
+    first message, or after the poll (100 ms). A stop lands at a random point of that wait,
+    then the client closes (``fetcher_stop_min_ms``). With traffic the wait also ends at the
+    member's next message: Poisson at its share of the topic's rate, so the rest of the wait is
+    the shorter of the poll's remainder and an exponential draw (drawn only when there is
+    traffic, so an idle group's random stream is unchanged). With traffic and the measured
+    ``fetcher_close_traffic_ms``, that is the stop (times ``jitter``): the whole poll a leave
+    under traffic waits, which keeps a group's stops together as the real ones end
+    (``Calibration.fetcher_close_traffic_ms`` says why it is not the poll's rest).
     """
-    return cal.fetcher_stop_min_ms / 1000.0 + poll_rest_s(
-        rng, grid_rest_s, member_rate(owned, partitions, messages_per_s))
+    close = traffic_close_s(cal, owned, partitions, messages_per_s)
+    if close is not None:
+        return close * jitter
+    rate = member_rate(owned, partitions, messages_per_s)
+    close_s = cal.fetcher_stop_min_ms / 1000.0
+    wait_s = rng.uniform(0.0, (cal.fetcher_stop_max_ms - cal.fetcher_stop_min_ms) / 1000.0)
+    if rate > 0:
+        wait_s = min(wait_s, rng.expovariate(rate))
+    return close_s + wait_s
 
 
 def leave_stop_s(rng: random.Random, cal: Calibration, owned: int, partitions: int,
@@ -169,7 +138,6 @@ class LegacyGroup(SimulatedGroup):
         self.zk = ZkServer(engine, cfg.calibration, rng, tally, ledger,
                            client_cpu_scale=cfg.client_cpu_scale)
         self.zk.on_notify = self._notified
-        self.polls = PollGrids(rng, cfg.calibration)
         self.members: dict[str, LegacyMember] = {}
         self._roundrobin = cfg.protocol == "zk-roundrobin"
         self._rr_order = roundrobin_order(cfg.partitions) if self._roundrobin else []
@@ -307,9 +275,9 @@ class LegacyGroup(SimulatedGroup):
             return self.cal.idle_fetcher_stop_ms / 1000.0
         m.fetching = False
         self.ledger.fetch(m.mid, ())  # the stop is asked now; no new fetch starts after it
+        jitter = self.zk.jitter() if self.cal.fetcher_close_traffic_ms > 0 else 1.0
         return fetcher_stop_s(self.rng, self.cal, len(m.registry), self.cfg.partitions,
-                              self.cfg.messages_per_s,
-                              self.polls.rest_s(m.cpu, self.engine.now))
+                              self.cfg.messages_per_s, jitter)
 
     def _commits(self, m: LegacyMember) -> list[int]:
         if not self.cfg.auto_commit:
