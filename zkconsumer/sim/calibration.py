@@ -131,11 +131,11 @@ class Calibration:
     # fetcher thread has just queued, so it waits that thread's whole new poll, ~100 ms). It
     # replaces the leave's shutdown and a rebalance's fetcher stop (fetcher_stop_min_ms/max_ms)
     # of a member whose partitions carry traffic. One fetcher stopped at a random moment waits
-    # only the rest of its poll (``calibrate --fetcher-stop-onto``), and so do six of one
-    # process stopped together, independently; but the real group's stops end together (drawn
-    # independently, the legacy leaves at N = 12 raced where no real one did: validation plan
-    # 13), which the whole poll for every owner reproduces and the cause of which is not
-    # known. 0 (the default): fetcher_stop_min_ms/max_ms apply with traffic too.
+    # only the rest of its poll (``calibrate --fetcher-stop-onto``), and six of one process
+    # stopped together end only partly in step; but the real group's stops end together
+    # (drawn independently, the legacy leaves at N = 12 raced where no real one did:
+    # validation plan 13), which the whole poll for every owner reproduces and the cause of
+    # which is not known. 0 (the default): fetcher_stop_min_ms/max_ms apply with traffic too.
     fetcher_close_traffic_ms: float = 0.0
     # A legacy member's CPU per rebalance beyond its ZooKeeper requests (measured by
     # ``calibrate --rebalance-cpu-onto``: zkconsumer.calibration.rebalance_cpu): its fetchers'
