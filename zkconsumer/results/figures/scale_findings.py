@@ -214,7 +214,9 @@ def model_trust(results: Path) -> str:
             (11, "the KIP-848 profile on Apache Kafka 4.0.2, heartbeats of 5000 and 1000 ms",
              "validation-plan-11.md"),
             (12, "the Kafka 2.4 profile's static membership on Apache Kafka 2.4.1",
-             "validation-plan-12.md")):
+             "validation-plan-12.md"),
+            (13, "the legacy model with each owner's fetcher stop drawn as measured, on fresh "
+                 "zk-range runs; not kept", "validation-plan-13.md")):
         scoring = results / "scale" / f"validation-{plan}" / "scoring" / "scoring.json"
         if scoring.is_file():
             judged = [c for c in json.loads(scoring.read_text())["cells"] if c["judged"]]
