@@ -37,7 +37,7 @@ from zkconsumer.sim.engine import Engine
 from zkconsumer.sim.formation import TANSU as TANSU_FORMATION
 from zkconsumer.sim.formation import formed_phases, processes_of
 from zkconsumer.sim.group import FormedTicks, SimulatedGroup
-from zkconsumer.sim.heartbeats import BrokerMember, count_heartbeats, next_beat, revoke
+from zkconsumer.sim.heartbeats import BrokerMember, count_heartbeats, next_beat
 from zkconsumer.sim.sampling import Window
 from zkconsumer.sim.tally import OwnershipLedger, Tally
 
@@ -151,7 +151,7 @@ class BrokerGroup(SimulatedGroup):
         new round starts. The leaver sends nothing more (no heartbeats)."""
         m = self.members[mid]
         self.ledger.begin()
-        delay = self._revoke(m, set(m.owned), count_pause=False)
+        delay = self.revoke_fetching(m, set(m.owned), count_pause=False)
         self.tally.broker(costs.LEAVE_GROUP, mid)
         wait = self.cfg.session_timeout_s * self.cal.broker_leave_wait_factor
         if wait > 0:
@@ -241,7 +241,7 @@ class BrokerGroup(SimulatedGroup):
 
     def _unknown_member(self, m: BrokerMember) -> None:
         """Fenced out: give everything up (the new owners may already fetch it), rejoin."""
-        delay = self._revoke(m, set(m.owned))
+        delay = self.revoke_fetching(m, set(m.owned))
         m.in_group = True
         self.tally.broker(costs.JOIN_GROUP, m.mid)
         self._rejoin_quiet(m, self.engine.now + delay)
@@ -257,7 +257,7 @@ class BrokerGroup(SimulatedGroup):
         if m.mid in self._arrived:
             return  # already rejoined this round on its own (cooperative revocation)
         self.tally.woken.add(m.mid)
-        delay = 0.0 if self.cooperative else self._revoke(m, set(m.owned))
+        delay = 0.0 if self.cooperative else self.revoke_fetching(m, set(m.owned))
         self.tally.broker(costs.JOIN_GROUP, m.mid)
         self._rejoin_quiet(m, self.engine.now + delay)
         self.engine.after(delay + self.half_request_s(), self._join_arrived, m)
@@ -265,12 +265,6 @@ class BrokerGroup(SimulatedGroup):
     def _rejoin_quiet(self, m: BrokerMember, since: float) -> None:
         if self.QUIET_WHILE_REJOINING:
             m.go_quiet(since)
-
-    def _revoke(self, m: BrokerMember, partitions: set[int], count_pause: bool = True) -> float:
-        """Stop fetching ``partitions`` (commit first); returns how long it takes."""
-        return revoke(m, partitions, self.tally, self.ledger, self.cal.revoke_ms,
-                      (lambda: 2 * self.half_request_s()) if self.cfg.auto_commit else None,
-                      count_pause)
 
     def _join_arrived(self, m: BrokerMember) -> None:
         if not self._in_round:
@@ -351,7 +345,7 @@ class BrokerGroup(SimulatedGroup):
         gained = parts - m.owned
         delay = 0.0
         if revoked:  # cooperative only: eager members revoked everything before joining
-            delay = self._revoke(m, revoked)
+            delay = self.revoke_fetching(m, revoked)
             self.tally.woken.add(m.mid)
             self.tally.broker(costs.JOIN_GROUP, m.mid)
             self._rejoin_quiet(m, self.engine.now + delay)

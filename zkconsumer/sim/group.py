@@ -7,6 +7,7 @@ from collections.abc import Callable
 
 from zkconsumer.sim.config import SimConfig
 from zkconsumer.sim.engine import Engine
+from zkconsumer.sim.heartbeats import BrokerMember, revoke
 from zkconsumer.sim.tally import OwnershipLedger, Tally
 
 # The members' formation answers (member -> instant) and the draw of a process's statistics
@@ -40,6 +41,14 @@ class SimulatedGroup:
     def half_request_s(self) -> float:
         """One way of a broker request (half its measured round trip), jittered."""
         return self.cal.broker_request_ms / 2000.0 * self.jitter()
+
+    def revoke_fetching(self, m: BrokerMember, partitions: set[int],
+                        count_pause: bool = True) -> float:
+        """A broker-side member stops fetching ``partitions`` (committing first when the
+        group auto-commits: a round trip); returns how long that takes."""
+        return revoke(m, partitions, self.tally, self.ledger, self.cal.revoke_ms,
+                      (lambda: 2 * self.half_request_s()) if self.cfg.auto_commit else None,
+                      count_pause)
 
     def formed_ticks(self) -> FormedTicks | None:
         """Where the members' statistics ticks stand against the formation; None (the

@@ -156,7 +156,7 @@ class KafkaCoordinatorGroup(BrokerGroup):
             return
         m = self.members[mid]
         self.ledger.begin()
-        self._revoke(m, set(m.owned), count_pause=False)
+        self.revoke_fetching(m, set(m.owned), count_pause=False)
         self._expire(m)
 
     def crash(self, mid: str, _expiry_s: float) -> None:

@@ -50,7 +50,7 @@ from zkconsumer.sim.engine import Engine
 from zkconsumer.sim.formation import KIP848 as KIP848_FORMATION
 from zkconsumer.sim.formation import KIP848_IDLE_SCHEDULES_S, KIP848_SCHEDULES_S
 from zkconsumer.sim.group import FormedTicks, SimulatedGroup
-from zkconsumer.sim.heartbeats import BrokerMember, count_heartbeats, next_beat, revoke
+from zkconsumer.sim.heartbeats import BrokerMember, count_heartbeats, next_beat
 from zkconsumer.sim.sampling import Window
 from zkconsumer.sim.tally import OwnershipLedger, Tally
 
@@ -126,7 +126,7 @@ class Kip848Group(SimulatedGroup):
         """Revoke everything, then a leave heartbeat (member epoch -1)."""
         m = self.members[mid]
         self.ledger.begin()
-        delay = self._revoke(m, set(m.owned), count_pause=False)
+        delay = self.revoke_fetching(m, set(m.owned), count_pause=False)
         self.tally.broker(costs.CONSUMER_GROUP_HEARTBEAT, mid)
         self.engine.after(delay + self.half_request_s(), self._removed, m)
 
@@ -216,19 +216,13 @@ class Kip848Group(SimulatedGroup):
             self.tally.broker(costs.CONSUMER_GROUP_HEARTBEAT, m.mid)
             m.rephase(self.engine.now + 2 * self.half_request_s(), beat_now=False)
         if revoke:
-            delay = self._revoke(m, revoke)
+            delay = self.revoke_fetching(m, revoke)
             self.tally.broker(costs.CONSUMER_GROUP_HEARTBEAT, m.mid)  # the acknowledgement
             m.rephase(self.engine.now + delay)  # any heartbeat sent restarts the interval
             m.inflight += 1
             self.engine.after(delay + self.half_request_s(), self._acknowledged, m, revoke)
         m.inflight -= 1
         self._settle_if_done(m)
-
-    def _revoke(self, m: BrokerMember, partitions: set[int], count_pause: bool = True) -> float:
-        """Stop fetching ``partitions`` (commit first); returns how long it takes."""
-        return revoke(m, partitions, self.tally, self.ledger, self.cal.revoke_ms,
-                      (lambda: 2 * self.half_request_s()) if self.cfg.auto_commit else None,
-                      count_pause)
 
     def _acknowledged(self, m: BrokerMember, revoked: set[int]) -> None:
         m.inflight -= 1

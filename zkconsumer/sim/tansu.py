@@ -350,7 +350,7 @@ class TansuCooperativeGroup(BrokerGroup):
         if revoked:
             self.history.append((self.engine.now, "revoked", m.mid))
             self.tally.woken.add(m.mid)
-            delay = self._revoke(m, revoked)
+            delay = self.revoke_fetching(m, revoked)
             self.engine.after(delay, self._send_join, m)
             return
         v.steady = True

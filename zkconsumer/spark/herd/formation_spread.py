@@ -106,12 +106,10 @@ def run(args: argparse.Namespace, spark: Any = None) -> int:
     """The job; ``spark`` reuses a session (tests), else one is created and stopped."""
     from zkconsumer.results import capture
     from zkconsumer.results.provenance import write_rows_csv
-    from zkconsumer.spark.herd.request_types import raw_windows
+    from zkconsumer.spark.herd.request_types import raw_windows, records_job_command
     from zkconsumer.spark.session import spark_session
 
-    prov = capture(" ".join(["zkconsumer", "spark", "formation-spread",
-                             *(f"--raw {d}" for d in args.raw), f"--out {args.out}",
-                             *([f"--master '{args.master}'"] if args.master else [])]))
+    prov = capture(records_job_command("formation-spread", args))
     inputs = [(raw, raw_windows(raw), broker_heartbeat_ms(raw)) for raw in args.raw]
     own = spark is None
     if own:

@@ -71,6 +71,14 @@ def totals_mismatch(rows: Sequence[dict[str, Any]], sweep: Sequence[dict[str, An
     return bad
 
 
+def records_job_command(job: str, args: argparse.Namespace) -> str:
+    """The command line a job over raw record folders (``--raw``, ``--out``, ``--master``)
+    records in its provenance."""
+    return " ".join(["zkconsumer", "spark", job, *(f"--raw {d}" for d in args.raw),
+                     f"--out {args.out}",
+                     *([f"--master '{args.master}'"] if args.master else [])])
+
+
 def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--raw", required=True, type=Path, action="append",
                    help="a real-mode output directory with records/ and windows/; may repeat")
@@ -91,9 +99,7 @@ def run(args: argparse.Namespace) -> int:
     )
     from zkconsumer.spark.session import spark_session
 
-    prov = capture(" ".join(["zkconsumer", "spark", "request-types",
-                             *(f"--raw {d}" for d in args.raw), f"--out {args.out}",
-                             *([f"--master '{args.master}'"] if args.master else [])]))
+    prov = capture(records_job_command("request-types", args))
     windows_of = {raw: raw_windows(raw) for raw in args.raw}  # bad input before Spark starts
     spark = spark_session(args.master, app="zkconsumer-request-types")
     cols = tuple(part.split()[0] for part in WINDOW_DDL.split(", "))
