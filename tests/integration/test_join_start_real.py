@@ -91,11 +91,15 @@ def test_rebalance_cpu_onto_measures_a_join_into_a_crowd_and_replaces_only_its_p
     assert cal.broker_join_start_ms == 900.0 and cal.source.startswith("a base; ")
 
 
-def test_rebalance_cpu_onto_refuses_no_repeats(tmp_path, capsys):
-    code = main(["calibrate", "--rebalance-cpu-onto", str(tmp_path / "base.json"),
-                 "--rebalance-cpu-repeats", "0", "--out", str(tmp_path / "out.json")])
+@pytest.mark.parametrize(("measurement", "count", "least"),
+                         [("rebalance-cpu", 0, 1), ("fetcher-stop", 3, 4)])
+def test_a_measurement_onto_a_base_refuses_too_few_repeats(tmp_path, capsys, measurement,
+                                                           count, least):
+    code = main(["calibrate", f"--{measurement}-onto", str(tmp_path / "base.json"),
+                 f"--{measurement}-repeats", str(count), "--out", str(tmp_path / "out.json")])
     assert code == 2
-    assert "--rebalance-cpu-repeats must be >= 1, got 0" in capsys.readouterr().err
+    assert (f"--{measurement}-repeats must be >= {least}, got {count}"
+            in capsys.readouterr().err)
 
 
 def test_fetcher_stop_onto_times_stops_inside_one_poll_and_replaces_only_its_ends(tmp_path):
@@ -118,10 +122,3 @@ def test_fetcher_stop_onto_times_stops_inside_one_poll_and_replaces_only_its_end
         raw["in_step_share"], cal.fetcher_stop_max_ms - cal.fetcher_stop_min_ms,
         2 * TRAFFIC_MESSAGES_PER_S)
     assert cal.broker_join_start_ms == 900.0 and cal.source.startswith("a base; ")
-
-
-def test_fetcher_stop_onto_refuses_too_few_stops(tmp_path, capsys):
-    code = main(["calibrate", "--fetcher-stop-onto", str(tmp_path / "base.json"),
-                 "--fetcher-stop-repeats", "3", "--out", str(tmp_path / "out.json")])
-    assert code == 2
-    assert "--fetcher-stop-repeats must be >= 4, got 3" in capsys.readouterr().err

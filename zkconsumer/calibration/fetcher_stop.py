@@ -24,10 +24,9 @@ from __future__ import annotations
 
 import random
 import time
-import uuid
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from zkconsumer.datapath.chunks import ChunkQueue
@@ -64,42 +63,38 @@ def measure_fetcher_stops(zk_connect: str, bootstrap: str, repeats: int = STOP_R
                           partitions: int = STOP_PARTITIONS, seed: int = 0) -> list[float]:
     """``repeats`` stops (ms) of a ``FetcherManager`` fetching ``partitions`` partitions of an
     idle topic, each asked 1-2 s (seeded) after its fetcher started."""
-    from kazoo.client import KazooClient
-
-    from zkconsumer.admin import create_topic
-    from zkconsumer.config import ConsumerConfig
+    from zkconsumer.calibration.leave import measuring_topic
     from zkconsumer.datapath.chunks import ChunkQueue
-    from zkconsumer.datapath.fetcher import FetcherManager
-    from zkconsumer.datapath.position import PartitionTopicInfo
 
     rng = random.Random(seed)
-    run = uuid.uuid4().hex[:8]
-    topic = f"calibrate-stop-{run}"
-    create_topic(zk_connect, topic, partitions, bootstrap=bootstrap)
-    zk = KazooClient(hosts=zk_connect)
-    zk.start(timeout=10)
     out: list[float] = []
-    try:
+    with measuring_topic(zk_connect, bootstrap, "calibrate-stop", partitions) as (topic, zk):
         for i in range(repeats):
-            config = ConsumerConfig({"zookeeper.connect": zk_connect,
-                                     "group.id": f"calibrate-stop-{run}-{i}",
-                                     "auto.offset.reset": "largest"})
-            queue = ChunkQueue(16, f"{topic}-{i}")
-            manager = FetcherManager(config, "stopper", zk)
-            manager.start_connections([PartitionTopicInfo(topic, p, queue, -1, -1, "stopper-0")
-                                       for p in range(partitions)])
+            manager = _start_fetcher(zk_connect, zk, f"{topic}-{i}", "stopper", topic,
+                                     range(partitions), ChunkQueue(16, f"{topic}-{i}"))
             try:
                 _wait_fetching(manager, partitions, 30.0)
                 time.sleep(1.0 + rng.random())
-                start = time.monotonic()
-                manager.stop_connections()
-                out.append(round((time.monotonic() - start) * 1000, 3))
+                out.append(_stop_together([manager])[0])
             finally:
                 manager.shutdown()
-    finally:
-        zk.stop()
-        zk.close()
     return out
+
+
+def _start_fetcher(zk_connect: str, zk: Any, group: str, name: str, topic: str,
+                   partitions: range, queue: ChunkQueue) -> FetcherManager:
+    """A started ``FetcherManager`` of consumer ``name`` in ``group`` fetching ``partitions``
+    of ``topic`` from their log end into ``queue``."""
+    from zkconsumer.config import ConsumerConfig
+    from zkconsumer.datapath.fetcher import FetcherManager
+    from zkconsumer.datapath.position import PartitionTopicInfo
+
+    config = ConsumerConfig({"zookeeper.connect": zk_connect, "group.id": group,
+                             "auto.offset.reset": "largest"})
+    manager = FetcherManager(config, name, zk)
+    manager.start_connections([PartitionTopicInfo(topic, p, queue, -1, -1, f"{name}-0")
+                               for p in partitions])
+    return manager
 
 
 def _wait_fetching(manager: FetcherManager, partitions: int, timeout_s: float) -> None:
@@ -165,44 +160,27 @@ def measure_crowd_stops(zk_connect: str, bootstrap: str, repeats: int = CROWD_RE
                         fetchers: int = CROWD_FETCHERS, seed: int = 0,
                         messages_per_s: float | None = None) -> list[list[float]]:
     """``repeats`` times: ``fetchers`` fetchers of this process, each of :data:`STOP_PARTITIONS`
-    partitions of a topic carrying the lab's per-partition traffic, started up to
-    :data:`START_SPREAD_S` apart and stopped together 3-4 s later (one thread each); each
-    stop's duration (ms), sorted."""
-    from kazoo.client import KazooClient
-
-    from zkconsumer.admin import create_topic
-    from zkconsumer.calibration.leave import TRAFFIC_MESSAGES_PER_S, Traffic
-    from zkconsumer.config import ConsumerConfig
+    partitions of a topic carrying the lab's per-partition traffic (or ``messages_per_s``),
+    started up to :data:`START_SPREAD_S` apart and stopped together 3-4 s later (one thread
+    each); each stop's duration (ms), sorted."""
+    from zkconsumer.calibration.leave import TRAFFIC_MESSAGES_PER_S, measuring_topic
     from zkconsumer.datapath.chunks import ChunkQueue
-    from zkconsumer.datapath.fetcher import FetcherManager
-    from zkconsumer.datapath.position import PartitionTopicInfo
 
     rate = TRAFFIC_MESSAGES_PER_S if messages_per_s is None else messages_per_s
     rng = random.Random(seed)
-    run = uuid.uuid4().hex[:8]
-    topic = f"calibrate-crowd-{run}"
-    partitions = fetchers * STOP_PARTITIONS
-    create_topic(zk_connect, topic, partitions, bootstrap=bootstrap)
-    traffic = Traffic(bootstrap, topic, partitions, rate)
-    zk = KazooClient(hosts=zk_connect)
-    zk.start(timeout=10)
     out: list[list[float]] = []
-    try:
+    with measuring_topic(zk_connect, bootstrap, "calibrate-crowd", fetchers * STOP_PARTITIONS,
+                         rate) as (topic, zk):
         for i in range(repeats):
             managers = []
             try:
                 for k in range(fetchers):
-                    config = ConsumerConfig({"zookeeper.connect": zk_connect,
-                                             "group.id": f"calibrate-crowd-{run}-{i}-{k}",
-                                             "auto.offset.reset": "largest"})
                     # read as a member's stream reads it: its consumer thread wakes per chunk
                     queue = ChunkQueue(16, f"{topic}-{i}-{k}")
                     _Reader(queue)
-                    manager = FetcherManager(config, f"crowd{k}", zk)
-                    managers.append(manager)
-                    manager.start_connections([
-                        PartitionTopicInfo(topic, p, queue, -1, -1, f"crowd{k}-0")
-                        for p in range(k * STOP_PARTITIONS, (k + 1) * STOP_PARTITIONS)])
+                    managers.append(_start_fetcher(
+                        zk_connect, zk, f"{topic}-{i}-{k}", f"crowd{k}", topic,
+                        range(k * STOP_PARTITIONS, (k + 1) * STOP_PARTITIONS), queue))
                     # a process's members restart their fetchers at the end of one rebalance,
                     # within milliseconds of each other
                     time.sleep(rng.random() * START_SPREAD_S)
@@ -213,10 +191,6 @@ def measure_crowd_stops(zk_connect: str, bootstrap: str, repeats: int = CROWD_RE
             finally:
                 for manager in managers:
                     manager.shutdown()
-    finally:
-        traffic.stop()
-        zk.stop()
-        zk.close()
     return out
 
 

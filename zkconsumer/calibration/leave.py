@@ -42,7 +42,7 @@ import tempfile
 import threading
 import time
 import uuid
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
@@ -172,27 +172,18 @@ def measure_leaves(zk_connect: str, bootstrap: str, repeats: int = LEAVE_REPEATS
     is stopped as the real mode's leave stops it. With ``messages_per_s`` a producer writes
     that many messages a second to each partition the whole time.
     """
-    from kazoo.client import KazooClient
-
-    from zkconsumer.admin import create_topic
     from zkconsumer.lab.drivers import MemberSpec
     from zkconsumer.lab.handles import ThreadMember
     from zkconsumer.scenarios.timing import Timing
     from zkconsumer.zk import paths
 
     rng = random.Random(seed)
-    run = uuid.uuid4().hex[:8]
-    topic = f"calibrate-leave-{run}"
-    create_topic(zk_connect, topic, partitions, bootstrap=bootstrap)
-    watcher = KazooClient(hosts=zk_connect)
-    watcher.start(timeout=10)
     samples: list[LeaveSample] = []
-    traffic = Traffic(bootstrap, topic, partitions, messages_per_s) if messages_per_s > 0 \
-        else None
-    try:
+    with measuring_topic(zk_connect, bootstrap, "calibrate-leave", partitions,
+                         messages_per_s) as (topic, watcher):
         with tempfile.TemporaryDirectory(prefix="zkconsumer-leave-") as tmp:
             for i in range(repeats):
-                group = f"calibrate-leave-{run}-{i}"
+                group = f"{topic}-{i}"
                 spec = MemberSpec(protocol="zk-range", member="leaver", incarnation=0,
                                   topic=topic, group=group, partitions=partitions,
                                   zk_connect=zk_connect, bootstrap=bootstrap,
@@ -221,12 +212,32 @@ def measure_leaves(zk_connect: str, bootstrap: str, repeats: int = LEAVE_REPEATS
                                             messages_per_s)
                 log.info("leave %d: %s", i, sample)
                 samples.append(sample)
+    return samples
+
+
+@contextlib.contextmanager
+def measuring_topic(zk_connect: str, bootstrap: str, prefix: str, partitions: int,
+                    messages_per_s: float = 0.0) -> Iterator[tuple[str, Any]]:
+    """A new topic ``prefix-<run>`` of ``partitions`` partitions, ``messages_per_s`` messages
+    a second written to each of them (none for 0), and a started kazoo client; the producer
+    and the client are stopped after."""
+    from kazoo.client import KazooClient
+
+    from zkconsumer.admin import create_topic
+
+    topic = f"{prefix}-{uuid.uuid4().hex[:8]}"
+    create_topic(zk_connect, topic, partitions, bootstrap=bootstrap)
+    zk = KazooClient(hosts=zk_connect)
+    zk.start(timeout=10)
+    traffic = Traffic(bootstrap, topic, partitions, messages_per_s) if messages_per_s > 0 \
+        else None
+    try:
+        yield topic, zk
     finally:
         if traffic is not None:
             traffic.stop()
-        watcher.stop()
-        watcher.close()
-    return samples
+        zk.stop()
+        zk.close()
 
 
 def wait_owned(watcher: Any, group: str, topic: str, partitions: int,
