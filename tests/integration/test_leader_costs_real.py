@@ -8,12 +8,20 @@ its role costs, and a member whose share did not change exactly one: its read of
 publication). The leave, which has no race, must cost what the simulator's ``zk-leader-range``
 model counts for the same cell, reads and writes each.
 
+A third test moves partitions: a join where the joiner's claim meets the owner znode of a member
+that releases late (its rebalance listener sleeps, as the model's fetcher stop does), so the claim
+is blocked, waits and succeeds on its second try; then the joiner leaves and a member claims what
+it released. Both are race-free in that order, and the group's requests must equal the model's
+operation by operation (``zkconsumer/sim/leader_costs.py`` names the call behind each).
+
 A second test commits offsets: the fenced commit is counted as ``commitMulti`` (commit traffic,
 left out of the herd's coordination requests as the legacy ``setData`` is) and checks the
 persistent parent of the offsets only once, not at every commit.
 """
 
 from __future__ import annotations
+
+import time
 
 from connector_helpers import (
     StreamDrain,
@@ -45,13 +53,18 @@ def _delta(before: dict[str, dict[str, int]], after: dict[str, dict[str, int]]
     return out
 
 
-def _reads_writes(delta: dict[str, dict[str, int]]) -> tuple[int, int]:
-    """The group's (reads, writes) in a per-member delta."""
+def _group_ops(delta: dict[str, dict[str, int]]) -> dict[str, int]:
+    """The group's requests by operation in a per-member delta."""
     total: dict[str, int] = {}
     for ops in delta.values():
         for op, n in ops.items():
             total[op] = total.get(op, 0) + n
-    return split_reads_writes(total)
+    return total
+
+
+def _reads_writes(delta: dict[str, dict[str, int]]) -> tuple[int, int]:
+    """The group's (reads, writes) in a per-member delta."""
+    return split_reads_writes(_group_ops(delta))
 
 
 def _simulated(members: int, event: str, victim_rank: int = 0) -> tuple[int, int]:
@@ -59,6 +72,19 @@ def _simulated(members: int, event: str, victim_rank: int = 0) -> tuple[int, int
                            calibration=NO_RACE, member_order="start", victim_rank=victim_rank,
                            auto_commit=False, count_until_s=60.0))
     return r.zk_reads, r.zk_writes
+
+
+class SlowRelease:
+    """A rebalance listener that holds its member's release back ``delay_s``."""
+
+    def __init__(self, delay_s: float) -> None:
+        self.delay_s = delay_s
+
+    def before_releasing_partitions(self, partitions: dict[str, set[int]]) -> None:
+        time.sleep(self.delay_s)
+
+    def before_starting_fetchers(self, consumer_id: str, assignment: dict) -> None:
+        pass
 
 
 def _member(zk_connect: str, group: str, i: int, **overrides: object
@@ -108,6 +134,75 @@ def test_a_publication_costs_an_unchanged_member_one_read_and_the_model_counts_t
         assert leave[f"{group}_c1"] == {"getData": 1}, leave
         assert _reads_writes(leave) == _simulated(3, "leave", victim_rank=2), leave
         assert exactly_one_owner(kazoo_client, group, topic, PARTITIONS)
+    finally:
+        for c in conns:
+            c.shutdown()
+
+
+MOVING_PARTITIONS = 4
+RELEASE_DELAY_MS = 1500.0
+# No jitter; watches delivered as fast as they are here (so the leader publishes before the
+# joiner's first read of the record, as the real joiner reads it); the donor's release comes
+# RELEASE_DELAY_MS after its record read (its fetcher stop there, its listener's sleep here).
+LATE_RELEASE = Calibration(jitter_cv=0.0, watch_delivery_ms=0.3,
+                           fetcher_stop_min_ms=RELEASE_DELAY_MS,
+                           fetcher_stop_max_ms=RELEASE_DELAY_MS)
+
+
+def _simulated_ops(members: int, event: str, victim_rank: int | None = None) -> tuple[
+        dict[str, int], int]:
+    """The model's requests by operation and its most attempts of a member, in the cell."""
+    r = simulate(SimConfig("zk-leader-range", members, MOVING_PARTITIONS, event, seed=1,
+                           brokers=1, calibration=LATE_RELEASE, member_order="start",
+                           victim_rank=victim_rank, auto_commit=False, count_until_s=60.0))
+    return r.zk_operations, r.rebalance_attempts
+
+
+def test_moved_partitions_cost_what_the_model_counts_operation_by_operation(
+        zk_connect, broker, new_topic, unique, kazoo_client):
+    topic, group = new_topic(MOVING_PARTITIONS), unique("leadermoves")
+    conns: list[ZookeeperConsumerConnector] = []
+    try:
+        conns = [_member(zk_connect, group, i, auto_commit_enable=False) for i in (0, 1)]
+        conns[1].set_consumer_rebalance_listener(SlowRelease(RELEASE_DELAY_MS / 1000.0))
+        for c in conns:
+            c.create_message_streams({topic: 1})
+        wait_until(lambda: exactly_one_owner(kazoo_client, group, topic, MOVING_PARTITIONS),
+                   30, "two members owning the four partitions")
+        before = settled_request_counters(conns, QUIET_S)
+
+        # 1. c2 joins: range over 3 gives c0 [0, 1], c1 [2], c2 [3]. c1 (eager) stops both its
+        # fetchers, releases 3 late and starts 2 again; c2's claim of 3 is blocked, reads the
+        # owner znode, watches it and claims again once it is deleted.
+        joiner = _member(zk_connect, group, 2, auto_commit_enable=False)
+        events: list[dict] = []
+        joiner.add_event_listener(events.append)
+        conns.append(joiner)
+        joiner.create_message_streams({topic: 1})
+        wait_until(lambda: exactly_one_owner(kazoo_client, group, topic, MOVING_PARTITIONS),
+                   30, "three members owning the four partitions")
+        after = settled_request_counters(conns, 2 * QUIET_S)
+        join = _group_ops(_delta(before, after))
+        waited = [e for e in events if e["type"] == "claim_waiting"]
+        # whether the joiner's first read of the record came before the publication is the one
+        # race: then it was notified and read the record once more
+        notified = [e for e in events if e["type"] == "watch_fired"
+                    and e.get("path", "").endswith("/assignment")]
+        model, attempts = _simulated_ops(2, "join")
+        assert len(waited) == 1 and attempts == 2, (events, attempts)
+        expected = {**model, "getData": model["getData"] + len(notified)}
+        assert join == expected, (join, model, len(notified))
+
+        # 2. c2 leaves: it releases 3 and unregisters; c1 claims 3 (already free) and, eager,
+        # starts 2 again beside it.
+        before = after
+        leaver = conns.pop()
+        leaver.shutdown()
+        after = {**settled_request_counters(conns, 2 * QUIET_S), **request_counters([leaver])}
+        leave = _group_ops(_delta(before, after))
+        model, attempts = _simulated_ops(3, "leave", victim_rank=2)
+        assert leave == model and attempts == 1, (leave, model, attempts)
+        assert exactly_one_owner(kazoo_client, group, topic, MOVING_PARTITIONS)
     finally:
         for c in conns:
             c.shutdown()

@@ -94,3 +94,42 @@ def test_the_model_is_registered_for_all_three_protocols():
     for name in ("zk-leader-range", "zk-leader-sticky", "zk-leader-cooperative-sticky"):
         assert MODELS[name] is LeaderGroup
         assert SimConfig(name, 4, 8, "join").family == "zookeeper"
+
+
+@pytest.mark.parametrize("event", ["join", "leave", "crash"])
+def test_every_request_is_named_by_its_operation(event):
+    from zkconsumer.sim.leader_costs import READ_OPERATIONS
+    r = simulate(SimConfig("zk-leader-range", 12, 24, event, seed=4))
+    ops = r.zk_operations
+    assert sum(n for op, n in ops.items() if op in READ_OPERATIONS) == r.zk_reads
+    assert sum(n for op, n in ops.items() if op not in READ_OPERATIONS) == r.zk_writes
+
+
+def test_a_blocked_claim_reads_and_watches_the_owner_znode_then_claims_again():
+    """Same join, the donor's release before or after the joiner's claim (its fetcher stop):
+    blocked, the joiner reads the owner znode in the way, watches it, and checks the owners
+    znode and sends the claim multi once more."""
+    def ops(stop_ms: float) -> dict[str, int]:
+        cal = Calibration(jitter_cv=0.0, watch_delivery_ms=0.3, fetcher_stop_min_ms=stop_ms,
+                          fetcher_stop_max_ms=stop_ms)
+        r = simulate(SimConfig("zk-leader-range", 2, 4, "join", seed=1, calibration=cal,
+                               member_order="start"))
+        return r.zk_operations
+    free, blocked = ops(0.0), ops(1500.0)
+    grown = {op: blocked.get(op, 0) - free.get(op, 0) for op in set(free) | set(blocked)}
+    assert {op: n for op, n in grown.items() if n} == {"getData": 1, "exists": 2, "multi": 1}
+
+
+def test_an_eager_member_looks_up_the_partitions_it_keeps_again():
+    """One broker: a fetcher started costs getChildren + 2 getData (its own leader lookup)."""
+    from zkconsumer.sim.leader_costs import fetchers_started
+    assert fetchers_started(0, 1) == {}
+    assert fetchers_started(2, 3) == {"getChildren": 2, "getData": 8}
+    cal = Calibration(jitter_cv=0.0, fetcher_stop_min_ms=0.0, fetcher_stop_max_ms=0.0)
+
+    def ops(protocol: str) -> dict[str, int]:
+        return simulate(SimConfig(protocol, 3, 4, "leave", seed=1, calibration=cal,
+                                  member_order="start", victim_rank=2)).zk_operations
+    # the survivor taking the leaver's partition keeps its own: range starts it again
+    eager, coop = ops("zk-leader-range"), ops("zk-leader-cooperative-sticky")
+    assert eager["getChildren"] - coop["getChildren"] == 1

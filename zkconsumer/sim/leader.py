@@ -9,15 +9,19 @@ as the legacy model:
 * every member holds a data watch on the assignment znode: a publication notifies all of them
   (``N`` notifications), each reads the record once (re-arming the watch);
 * a member whose part changed releases what moved away (one multi: last commits + owner
-  deletions), claims what arrived (one multi, all or nothing; if an owner znode still exists
-  it sets an exists watch and retries the multi when that znode is deleted), reads the offsets
-  and the leaders of what it claimed. ``range`` (eager) stops all of a changed member's
-  fetchers; ``cooperative-sticky`` only the released ones; an unchanged member stops nothing;
+  deletions), claims what arrived (an exists of the owners znode, then one multi, all or
+  nothing; if an owner znode still exists it reads that znode, sets an exists watch on it and
+  tries again when it is deleted), reads the offsets of what it claimed and starts one fetcher
+  per partition, each looking its leader up alone. ``range`` (eager) stops all of a changed
+  member's fetchers and starts the kept ones again after its release (looked up again);
+  ``cooperative-sticky`` stops only the released ones; an unchanged member stops nothing;
 * election: candidates are ordered by join time; each watches its predecessor only, so a
   departed leader wakes one member, which takes over (reads every registration once).
 
-So a join costs ``O(N)`` requests (``N + 1`` record reads and notifications) instead of the
-legacy ``O(N²)``, and there are no owner conflicts: a claim waits for the release instead.
+Every request is named by its operation (:mod:`zkconsumer.sim.leader_costs`, which says which
+call of the connector sends it). So a join costs ``O(N)`` requests (``N + 1`` record reads and
+notifications) instead of the legacy ``O(N²)``, and there are no owner conflicts: a claim waits
+for the release instead.
 """
 
 from __future__ import annotations
@@ -28,7 +32,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from zkconsumer.sim import costs
+from zkconsumer.sim import leader_costs as lc
 from zkconsumer.sim.assignment import full_assignment, sticky_target
 from zkconsumer.sim.config import SimConfig
 from zkconsumer.sim.engine import Cpu, Engine
@@ -120,11 +124,12 @@ class LeaderGroup(SimulatedGroup):
         m.busy = True
         # register (a write), stand as a candidate (a write), list the candidates and watch the
         # predecessor (two reads), read the record with a watch (one read; not listed yet).
-        self.engine.after(self.cal.zk_connect_ms / 1000.0 * self.zk.jitter(), self.zk.write,
-                          m.cpu, lambda: self.zk.register(mid),
-                          lambda _: self.zk.write(m.cpu, lambda: self.candidates.append(mid),
-                                                  lambda _: self.zk.bulk_read(
-                                                      m.cpu, 3, lambda: self._joined(m))))
+        self.engine.after(self.cal.zk_connect_ms / 1000.0 * self.zk.jitter(), self._write,
+                          m, lc.REGISTER, lambda: self.zk.register(mid),
+                          lambda _: self._write(m, lc.STAND, lambda: self.candidates.append(mid),
+                                                lambda _: self._reads(
+                                                    m, lc.joiner_first_pass(),
+                                                    lambda: self._joined(m))))
 
     def _joined(self, m: LeaderMember) -> None:
         """The joiner's last read was the record, with its watch: it acts on what it read (its
@@ -152,10 +157,10 @@ class LeaderGroup(SimulatedGroup):
                 self.ledger.member_died(mid)
                 self._drop_candidate(mid)
                 self.zk.unregister(mid)
-            self.zk.write(m.cpu, apply, lambda _: self.ledger.end())
+            self._write(m, lc.UNREGISTER, apply, lambda _: self.ledger.end())
         if owned:
-            self.engine.after(stop, self.zk.write, m.cpu, lambda: self._delete_owners(owned),
-                              unregister)
+            self.engine.after(stop, self._write, m, lc.RELEASE,
+                              lambda: self._delete_owners(owned), unregister)
         else:
             self.engine.after(stop, unregister)
 
@@ -206,7 +211,7 @@ class LeaderGroup(SimulatedGroup):
                 self.cached = set()  # a new leader reads every registration once
                 self._lead(m)
             self.ledger.end()
-        self.zk.bulk_read(m.cpu, 1 if self.leader == mid else 2, listed)
+        self._reads(m, lc.election_check(leads=self.leader == mid), listed)
 
     def _membership_notified(self, mid: str) -> None:
         m = self.members.get(mid)
@@ -223,17 +228,18 @@ class LeaderGroup(SimulatedGroup):
         self.ledger.begin()
         # exists + getChildren of ids (re-arming the watch as ZkClient does, the watch set the
         # legacy mode shares), then one getData per registration not cached.
-        self.zk.read(m.cpu, lambda: None, lambda _: self.zk.read(
-            m.cpu, lambda: self.zk.arm_watch(m.mid), lambda _: self._read_new(m)))
+        self._read(m, lc.MEMBERSHIP_EXISTS, lambda: None, lambda _: self._read(
+            m, lc.MEMBERSHIP_CHILDREN, lambda: self.zk.arm_watch(m.mid),
+            lambda _: self._read_new(m)))
 
     def _read_new(self, m: LeaderMember) -> None:
         view = list(self.zk.view().members)
         new = [mid for mid in view if mid not in self.cached]
         self.tally.registration_reads += len(new)
-        # Taking over also reads the topic's partitions once.
-        n = len(new) + (TOPICS if len(new) == len(view) else 0)
+        # A new leader (nothing cached) also watches the topic and reads its partitions once.
+        ops = lc.leader_reads(len(new), TOPICS, taking_over=not self.cached)
         plan_s = self.cal.plan_us_per_member * len(view) / 1e6
-        self.zk.bulk_read(m.cpu, n, lambda: m.cpu.run(plan_s, self._publish, m, view))
+        self._reads(m, ops, lambda: m.cpu.run(plan_s, self._publish, m, view))
 
     def _publish(self, m: LeaderMember, view: list[str]) -> None:
         self.cached = {mid for mid in view if mid in self.zk.registrations}
@@ -248,7 +254,7 @@ class LeaderGroup(SimulatedGroup):
                 if not member.gone and member.watching:
                     member.watching = False
                     self._notify(mid, lambda mm=member: self._record_notified(mm))
-        self.zk.write(m.cpu, apply, lambda _: self._published(m))
+        self._write(m, lc.PUBLISH, apply, lambda _: self._published(m))
 
     def _published(self, m: LeaderMember) -> None:
         self.leader_busy = False
@@ -267,7 +273,7 @@ class LeaderGroup(SimulatedGroup):
             return
         m.busy = True
         self.ledger.begin()
-        self.zk.read(m.cpu, self._watched_read(m), lambda rec: self._apply(m, rec))
+        self._read(m, lc.RECORD_READ, self._watched_read(m), lambda rec: self._apply(m, rec))
 
     def _watched_read(self, m: LeaderMember) -> Callable[[], dict[str, set[int]]]:
         """The server side of a record read that sets the member's watch again."""
@@ -291,12 +297,16 @@ class LeaderGroup(SimulatedGroup):
         eager = self.strategy != "cooperative-sticky"
         stop = self._fetcher_stop(m) if m.owned and (eager or release) else 0.0
         m.owned -= set(release)
+        # ... and starts again the ones it keeps once it released (``HandoverExecutor.apply``)
+        restarted = len(m.owned) if eager else 0
 
         def released(_: Any = None) -> None:
+            if restarted:
+                self._lookups(m, restarted)
             self._claim(m, claim)
         if release:
-            self.engine.after(stop, self.zk.write, m.cpu, lambda: self._delete_owners(release),
-                              released)
+            self.engine.after(stop, self._write, m, lc.RELEASE,
+                              lambda: self._delete_owners(release), released)
         else:
             self.engine.after(stop, released)
 
@@ -315,26 +325,59 @@ class LeaderGroup(SimulatedGroup):
         def after(blocked: int | None) -> None:
             if blocked is None:
                 m.owned |= set(claim)
-                reads = costs.read_offsets(len(claim)) + costs.leader_lookup(len(claim),
-                                                                              self.cfg.brokers)
-                self.zk.bulk_read(m.cpu, reads.reads, lambda: self._done(m))
+                # the offsets read, then the claimed partitions' fetchers started (lookups)
+                ops = lc.combined(lc.claimed(len(claim)),
+                                  lc.fetchers_started(len(claim), self.cfg.brokers))
+                self._reads(m, ops, lambda: self._done(m))
                 return
-            # An exists watch on the owner znode still there; retry when it is deleted.
-            def watch() -> Any:
-                if self.ledger.owner[blocked] in (None, m.mid):
-                    return False
-                self._owner_watchers.setdefault(blocked, []).append(m.mid)
-                return True
+            # ``claim`` reads the owner znode in the way, ``_wait_for`` then watches it
+            self._read(m, lc.BLOCKED_OWNER_READ, lambda: None,
+                       lambda _: self._watch_owner(m, claim, blocked))
+        # ``ensure_parents`` checks the owners znode, then the claim multi
+        self._reads(m, lc.claim_prefix(TOPICS), lambda: self._write(m, lc.CLAIM_MULTI, apply,
+                                                                    after))
 
-            def watched(set_: Any) -> None:
-                if set_:
-                    m.waiting_on = blocked
-                    self._pending_claims[m.mid] = claim
-                    self.ledger.end()  # resumed by the deletion's notification
-                else:
-                    self._claim(m, claim)
-            self.zk.read(m.cpu, watch, watched)
-        self.zk.write(m.cpu, apply, after)
+    def _watch_owner(self, m: LeaderMember, claim: list[int], blocked: int) -> None:
+        """An exists watch on the owner znode still there; retry when it is deleted, or at
+        once if it is gone already (the exists found nothing to watch)."""
+        def watch() -> Any:
+            if self.ledger.owner[blocked] in (None, m.mid):
+                return False
+            self._owner_watchers.setdefault(blocked, []).append(m.mid)
+            return True
+
+        def watched(set_: Any) -> None:
+            if set_:
+                m.waiting_on = blocked
+                self._pending_claims[m.mid] = claim
+                self.ledger.end()  # resumed by the deletion's notification
+            else:
+                self._claim(m, claim)
+        self._read(m, lc.OWNER_WATCH, watch, watched)
+
+    def _lookups(self, m: LeaderMember, partitions: int) -> None:
+        """The leader lookups of fetchers started again: on their own finder threads, beside
+        what the coordinator does next."""
+        self.ledger.begin()
+        self._reads(m, lc.fetchers_started(partitions, self.cfg.brokers), self.ledger.end)
+
+    # --- requests, named by operation (leader_costs) -----------------------------------------
+
+    def _reads(self, m: LeaderMember, ops: lc.Ops, done: Callable[[], None]) -> None:
+        """Reads back to back as one step (``ZkServer.bulk_read``)."""
+        self.tally.operations(ops)
+        self.zk.bulk_read(m.cpu, lc.reads(ops), done)
+
+    def _read(self, m: LeaderMember, ops: lc.Ops, serve: Callable[[], Any],
+              done: Callable[[Any], None]) -> None:
+        """One read whose ``serve`` sees the server's state when it is served."""
+        self.tally.operations(ops)
+        self.zk.read(m.cpu, serve, done)
+
+    def _write(self, m: LeaderMember, ops: lc.Ops, apply: Callable[[], Any],
+               done: Callable[[Any], None]) -> None:
+        self.tally.operations(ops)
+        self.zk.write(m.cpu, apply, done)
 
     def _delete_owners(self, partitions: list[int]) -> None:
         """Owner znodes go; whoever waits on one is notified (its exists watch)."""
@@ -366,7 +409,8 @@ class LeaderGroup(SimulatedGroup):
         if m.pending and not m.gone:
             m.pending = False
             m.busy = True
-            self.zk.read(m.cpu, self._watched_read(m), lambda rec: self._apply(m, rec))
+            self._read(m, lc.RECORD_READ, self._watched_read(m),
+                       lambda rec: self._apply(m, rec))
             return
         self.ledger.end()
 

@@ -17,7 +17,7 @@ Column meanings (the same as the real runs' rows, ``mode`` tells them apart):
 from __future__ import annotations
 
 import logging
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from zkconsumer.sim.config import SimConfig
@@ -55,6 +55,9 @@ class SimResult:
     max_unowned_s: float
     sim_time_s: float
     sim_events: int
+    # ZooKeeper requests by operation, where the model names them (the leader mode); not a
+    # grid column
+    zk_operations: dict[str, int] = field(default_factory=dict)
 
     @property
     def stable(self) -> bool:

@@ -147,6 +147,7 @@ def simulate(config: SimConfig, observation: Observation | None = None) -> SimRe
         max_unowned_s=ledger.max_unowned_s,
         sim_time_s=engine.now,
         sim_events=engine.events,
+        zk_operations=dict(tally.zk_operations),
     )
     log.debug("simulated %s: %s", config.protocol, result.row())
     return result

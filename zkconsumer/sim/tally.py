@@ -56,6 +56,15 @@ class Tally:
     registration_reads: int = 0
     woken: set[str] = field(default_factory=set)
     paused: set[str] = field(default_factory=set)
+    # ZooKeeper requests by operation (``ZkRequestCounter``'s names), for models that name
+    # them (the leader mode's); the reads and writes above count them all either way
+    zk_operations: dict[str, int] = field(default_factory=dict)
+
+    def operations(self, ops: dict[str, int]) -> None:
+        """Name requests counted in ``zk_reads``/``zk_writes`` by their operation."""
+        for op, n in ops.items():
+            if n:
+                self.zk_operations[op] = self.zk_operations.get(op, 0) + n
 
     @property
     def zk_reads(self) -> int:
