@@ -13,6 +13,7 @@ import pytest
 from zkconsumer.cli.main import build_parser
 from zkconsumer.sim import SimConfig, simulate
 from zkconsumer.spark.herd.job import run
+from zkconsumer.spark.herd.rebalance_phases import run as run_rebalance_phases
 from zkconsumer.spark.herd.tables import TABLE_COLUMNS
 
 REQUIRED = ("protocol", "members", "partitions", "event", "seed", "coordination_requests",
@@ -88,6 +89,16 @@ def test_real_mode_hosts_consumers_in_spark_tasks_and_measures_a_crash(
     meta = json.loads((out / "meta.json").read_text())["extra"]["placement"]
     assert meta["option"] == "recorded"
     assert meta["by_members"]["6"]["processes"] == [3, 3]
+    # each survivor's phases from the same records: its first attempt after the expiry, its
+    # fetchers stopped, then fetching again
+    phases = tmp_path / "phases.csv"
+    assert run_rebalance_phases(build_parser().parse_args([
+        "spark", "rebalance-phases", "--raw", str(out), "--out", str(phases)]), spark) == 0
+    members = list(csv.DictReader(phases.open()))
+    assert len(members) == 5 and {m["task"] for m in members} == {"0", "1"}
+    assert all(m["source"] == "real" and float(m["attempt_ms"]) >= 1000.0
+               and float(m["stop_ms"]) > 0.0 and float(m["claim_ms"]) > 0.0 for m in members)
+    assert any(m["conflict"] == "True" for m in members) == (conflicts > 0)
 
 
 def test_sim_sweep_writes_the_grid_and_matches_the_simulator(spark, tmp_path, capsys):

@@ -6,6 +6,7 @@
     zkconsumer spark validate --real DIR [--calibration FILE] [--out FILE]
     zkconsumer spark request-types --raw DIR [--raw DIR ...] --out FILE.csv
     zkconsumer spark formation-spread --raw DIR [--raw DIR ...] --out FILE.csv
+    zkconsumer spark rebalance-phases --raw DIR [--raw DIR ...] --out FILE.csv
     zkconsumer spark validate-split-brain --real DIR [--real DIR ...] --out DIR
     zkconsumer spark cluster start [--workers 2]
 
@@ -96,6 +97,17 @@ def register(sub: Any) -> None:
     spread_arguments(spread)
     spread.set_defaults(func=run_formation_spread)
 
+    from zkconsumer.spark.herd.rebalance_phases import add_arguments as phase_arguments
+
+    phases = verbs.add_parser(
+        "rebalance-phases", help="each legacy member's stop and claim after the event",
+        description="From the local records of real runs of a ZooKeeper protocol: per member, "
+                    "its first attempt after the event, how long it took to stop its fetchers "
+                    "and from there to fetch again, and whether it met an owner conflict; "
+                    "writes one CSV row per member and prints the phases' medians.")
+    phase_arguments(phases)
+    phases.set_defaults(func=run_rebalance_phases)
+
     from zkconsumer.spark.splitbrain.job import add_arguments as split_arguments
 
     split = verbs.add_parser(
@@ -155,6 +167,12 @@ def run_validate_split_brain(args: argparse.Namespace) -> int:
 
 def run_formation_spread(args: argparse.Namespace) -> int:
     from zkconsumer.spark.herd.formation_spread import run
+
+    return _bad_input_exits_2(run, args)
+
+
+def run_rebalance_phases(args: argparse.Namespace) -> int:
+    from zkconsumer.spark.herd.rebalance_phases import run
 
     return _bad_input_exits_2(run, args)
 

@@ -261,6 +261,7 @@ class LegacyGroup(SimulatedGroup):
             self._attempt(m)
 
     def _attempt(self, m: LegacyMember) -> None:
+        self.tally.phase(m.mid, "attempt", self.engine.now)
         m.state = MemberState.REBALANCING
         m.attempt += 1
         self.tally.attempts_total += 1
@@ -286,6 +287,8 @@ class LegacyGroup(SimulatedGroup):
 
     def _close_fetchers(self, m: LegacyMember) -> None:
         stop = self._fetcher_stop(m)
+        if m.registry:  # when its fetchers will have stopped: the real member's ``revoked``
+            self.tally.phase(m.mid, "stopped", self.engine.now + stop)
         commits = self._commits(m)
         self.engine.after(stop, self._writes, m, commits, lambda p: None,
                           lambda: self._release(m))
@@ -341,6 +344,7 @@ class LegacyGroup(SimulatedGroup):
             return
         m.registry = claims
         m.fetching = True
+        self.tally.phase(m.mid, "fetching", self.engine.now)
         self.tally.zk_reads += costs.leader_lookup(len(claims), self.cfg.brokers).reads
         self.ledger.fetch(m.mid, claims)
         self._finish(m)

@@ -148,6 +148,7 @@ def simulate(config: SimConfig, observation: Observation | None = None) -> SimRe
         sim_time_s=engine.now,
         sim_events=engine.events,
         zk_operations=dict(tally.zk_operations),
+        member_phases=tally.member_phases(),
     )
     log.debug("simulated %s: %s", config.protocol, result.row())
     return result

@@ -59,6 +59,27 @@ class Tally:
     # ZooKeeper requests by operation (``ZkRequestCounter``'s names), for models that name
     # them (the leader mode's); the reads and writes above count them all either way
     zk_operations: dict[str, int] = field(default_factory=dict)
+    # Each legacy member's first attempt after the event (at time 0), its fetchers stopped
+    # and its partitions fetched again: the phases ``spark rebalance-phases`` reads off real
+    # members' records, for the model's side of that comparison
+    phases: dict[str, dict[str, float]] = field(default_factory=dict)
+
+    def phase(self, member: str, name: str, t: float) -> None:
+        """Note ``member`` reaching ``name`` at ``t`` (its first time after the event only)."""
+        if t >= 0.0:
+            self.phases.setdefault(member, {}).setdefault(name, t)
+
+    def member_phases(self) -> tuple[tuple[str, float, float, float | None], ...]:
+        """(member, attempt after the event s, stop s, stopped to fetching s or None) of each
+        member that stopped its fetchers after its first attempt."""
+        out = []
+        for member, p in sorted(self.phases.items()):
+            if "attempt" in p and "stopped" in p and p["stopped"] >= p["attempt"]:
+                fetching = p.get("fetching")
+                out.append((member, p["attempt"], p["stopped"] - p["attempt"],
+                            None if fetching is None or fetching < p["stopped"]
+                            else fetching - p["stopped"]))
+        return tuple(out)
 
     def operations(self, ops: dict[str, int]) -> None:
         """Name requests counted in ``zk_reads``/``zk_writes`` by their operation."""

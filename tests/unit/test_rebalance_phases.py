@@ -1,0 +1,66 @@
+"""Each legacy member's stop and claim after the event, from its records and from the model."""
+
+from __future__ import annotations
+
+import pytest
+
+from zkconsumer.sim import Calibration, SimConfig, simulate
+from zkconsumer.spark.herd.rebalance_phases import model_rows, phase_rows, phase_summary
+
+WINDOW = {"run_id": "r1", "protocol": "zk-range", "members": 3, "event": "join", "seed": 4,
+          "event_ts": 100.0}
+
+
+def rec(kind: str, what: str, ts: float, member: str, task: int = 0) -> dict:
+    return {"kind": kind, "what": what, "ts": ts, "member": member, "task": task}
+
+
+def test_a_members_phases_run_from_its_first_attempt_after_the_event():
+    records = [
+        rec("co", "attempt", 99.0, "a"),            # the formation's: before the event
+        rec("tl", "revoked", 99.5, "a"),
+        rec("co", "attempt", 100.02, "a"), rec("tl", "revoked", 100.09, "a"),
+        rec("tl", "assigned", 100.15, "a"), rec("tl", "revoked", 101.0, "a"),
+        rec("co", "attempt", 100.03, "b", 1), rec("tl", "revoked", 100.05, "b", 1),
+        rec("co", "owner_conflict", 100.08, "b", 1),
+        rec("co", "attempt", 100.01, "j"),          # the joiner: nothing to stop
+        rec("tl", "assigned", 100.2, "j"),
+    ]
+    rows = phase_rows(records, WINDOW)
+    assert [(r["member"], r["task"], r["attempt_ms"], r["stop_ms"], r["claim_ms"],
+             r["conflict"]) for r in rows] == [("a", 0, 20.0, 70.0, 60.0, False),
+                                              ("b", 1, 30.0, 20.0, None, True)]
+    assert all(r["source"] == "real" and r["seed"] == 4 for r in rows)
+
+
+def test_a_summary_counts_only_the_members_that_reached_the_phase():
+    rows = [{"stop_ms": s, "claim_ms": c} for s, c in ((10, 40), (20, None), (30, 60),
+                                                      (40, ""))]
+    assert phase_summary(rows, "stop_ms") == (4, 20, 30, 40)
+    assert phase_summary(rows, "claim_ms") == (2, 40, 60, 60)
+
+
+def test_the_models_members_are_drawn_as_the_scorer_draws_the_cell():
+    cal = Calibration(jitter_cv=0.0)
+    cell = {"protocol": "zk-range", "members": 4, "partitions": 8, "event": "leave",
+            "session_timeout_ms": 6000, "tasks": 2}
+    rows = model_rows(cell, 2, cal)
+    # three survivors stop and fetch again in each draw (the leaver's stop is its shutdown)
+    assert sorted({r["seed"] for r in rows}) == [0, 1]
+    assert all(r["source"] == "model" and r["event"] == "leave" for r in rows)
+    assert all(r["stop_ms"] > 0 and r["claim_ms"] > 0 for r in rows)
+    assert len(rows) == 2 * 3
+
+
+def test_the_model_notes_each_phase_once_from_the_event_on():
+    r = simulate(SimConfig("zk-range", 4, 8, "join", seed=1, member_order="start",
+                           calibration=Calibration(jitter_cv=0.0)))
+    # the joiner (a fifth member) has nothing to stop; the four owners stop, then fetch again
+    assert len(r.member_phases) == 4
+    for _member, attempt, stop, claim in r.member_phases:
+        assert attempt >= 0.0 and stop > 0.0 and claim is not None and claim > 0.0
+    assert r.member_phases == simulate(SimConfig(
+        "zk-range", 4, 8, "join", seed=1, member_order="start",
+        calibration=Calibration(jitter_cv=0.0))).member_phases
+    with pytest.raises(AttributeError):
+        r.member_phases.append  # noqa: B018 (a tuple: the result is frozen)

@@ -1,0 +1,154 @@
+"""``spark rebalance-phases``: how long each legacy member's rebalance took, phase by phase.
+
+    zkconsumer spark rebalance-phases --raw DIR [--raw DIR ...] --out FILE.csv
+
+Whether a legacy claim races a release depends on two phases of the members' first attempt
+after the lab's event: the **stop** (from the attempt's start to its fetchers stopped: the
+member's ``attempt`` record to its ``revoked``) and the **claim** (from there to its partitions
+fetched again: ``revoked`` to ``assigned``, the release, the group's reads, the plan, the
+offsets and the claims). A member that claims before its neighbour's release conflicts. This
+job reads a real-mode sweep's raw output (``DIR/records/<run>`` and ``DIR/windows/<run>.json``,
+written by ``spark herd --mode real`` for a ZooKeeper protocol) and writes one row per member
+that stopped after the event: its Spark task, when its attempt started after the event, the
+two phases (a phase the member did not reach within :data:`HORIZON_S` is left empty), and
+whether it met an owner conflict. With ``--calibration`` it adds the simulator's members for
+the same cells (``source`` = model: ``--draws`` seeded draws a cell, with the lab's settings
+as ``spark validate`` draws them; the conflict column is then empty). :func:`phase_rows` and
+:func:`model_rows` are pure.
+"""
+
+from __future__ import annotations
+
+import argparse
+from collections.abc import Iterable, Sequence
+from pathlib import Path
+from typing import Any
+
+from zkconsumer.tables import nearest_rank
+
+COLUMNS = ("source", "run_id", "protocol", "members", "event", "seed", "member", "task",
+           "attempt_ms", "stop_ms", "claim_ms", "conflict")
+HORIZON_S = 10.0  # a member's first attempt after the event (a crash's: after the session
+# expiry) ends well within this
+CELL = ("protocol", "members", "partitions", "event", "session_timeout_ms", "tasks")
+
+
+def _ms(seconds: float | None) -> float | None:
+    return None if seconds is None else round(seconds * 1000, 1)
+
+
+def phase_rows(records: Iterable[dict[str, Any]], window: dict[str, Any]) -> list[dict[str, Any]]:
+    """The rows of one run from its records (``kind``, ``ts``, ``member``, ``what``, ``task``):
+    one per member whose first attempt after the event stopped its fetchers."""
+    event = float(window["event_ts"])
+    first: dict[str, dict[str, Any]] = {}
+    for r in sorted(records, key=lambda r: r["ts"]):
+        if not event <= r["ts"] <= event + HORIZON_S:
+            continue
+        m = first.setdefault(r["member"], {"task": r["task"]})
+        if r["kind"] == "co" and r["what"] == "attempt":
+            m.setdefault("attempt", r["ts"])
+        elif r["kind"] == "co" and r["what"] == "owner_conflict" and "attempt" in m:
+            m["conflict"] = True
+        elif r["kind"] == "tl" and r["what"] == "revoked" and "attempt" in m:
+            m.setdefault("revoked", r["ts"])
+        elif r["kind"] == "tl" and r["what"] == "assigned" and "revoked" in m:
+            m.setdefault("assigned", r["ts"])
+    rows = []
+    for member, m in sorted(first.items()):
+        if "revoked" not in m:
+            continue  # a joiner or an idle member: nothing to stop
+        rows.append({"source": "real", "run_id": window["run_id"], "protocol": window["protocol"],
+                     "members": int(window["members"]), "event": window["event"],
+                     "seed": int(window["seed"]), "member": member, "task": m["task"],
+                     "attempt_ms": _ms(m["attempt"] - event),
+                     "stop_ms": _ms(m["revoked"] - m["attempt"]),
+                     "claim_ms": _ms(m["assigned"] - m["revoked"]) if "assigned" in m else None,
+                     "conflict": bool(m.get("conflict"))})
+    return rows
+
+
+def model_rows(cell: dict[str, Any], draws: int, cal: Any) -> list[dict[str, Any]]:
+    """The simulator's members for one cell (a window's ``protocol``, ``members``,
+    ``partitions``, ``event``, ``session_timeout_ms`` and ``tasks``), seeds 0 to ``draws - 1``,
+    drawn as the plan scorer draws them (:func:`zkconsumer.spark.herd.validate.lab_sim_config`)."""
+    from zkconsumer.scenarios.timing import Timing
+    from zkconsumer.sim.simulate import simulate
+    from zkconsumer.spark.herd.validate import lab_sim_config
+
+    rows = []
+    for seed in range(draws):
+        result = simulate(lab_sim_config(
+            cell["protocol"], int(cell["members"]), int(cell["partitions"]), cell["event"],
+            seed, cal, int(cell["session_timeout_ms"]), int(cell["tasks"]), Timing()))
+        for member, attempt, stop, claim in result.member_phases:
+            rows.append({"source": "model", "run_id": "", "protocol": cell["protocol"],
+                         "members": int(cell["members"]), "event": cell["event"],
+                         "seed": seed, "member": member, "task": "",
+                         "attempt_ms": _ms(attempt), "stop_ms": _ms(stop),
+                         "claim_ms": _ms(claim), "conflict": ""})
+    return rows
+
+
+def phase_summary(rows: Sequence[dict[str, Any]], phase: str
+                  ) -> tuple[int, float | None, float | None, float | None]:
+    """(n, 25 %, median, 75 %) of one phase's milliseconds over the rows that reached it."""
+    values = [float(r[phase]) for r in rows if r[phase] not in (None, "")]
+    return (len(values), *(nearest_rank(values, q) for q in (0.25, 0.5, 0.75)))
+
+
+def add_arguments(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--raw", required=True, type=Path, action="append",
+                   help="a real-mode output directory of ZooKeeper-protocol runs (records/, "
+                        "windows/); may repeat")
+    p.add_argument("--out", required=True, type=Path, help="CSV to write")
+    p.add_argument("--master", default=None, help="Spark master (default local[*])")
+    p.add_argument("--calibration", type=Path, default=None,
+                   help="also draw the simulator's members for the same cells with this "
+                        "calibration file")
+    p.add_argument("--draws", type=int, default=20, help="model draws a cell (default 20)")
+
+
+def run(args: argparse.Namespace, spark: Any = None) -> int:
+    """The job; ``spark`` reuses a session (tests), else one is created and stopped."""
+    from zkconsumer.results import capture
+    from zkconsumer.results.provenance import write_rows_csv
+    from zkconsumer.sim import Calibration
+    from zkconsumer.spark.herd.request_types import raw_windows, records_job_command
+    from zkconsumer.spark.session import spark_session
+
+    if args.draws < 1:
+        raise ValueError(f"--draws must be >= 1, got {args.draws}")
+    command = records_job_command("rebalance-phases", args)
+    if args.calibration is not None:
+        command += f" --calibration {args.calibration} --draws {args.draws}"
+    prov = capture(command)
+    cal = Calibration.load(args.calibration) if args.calibration is not None else None
+    inputs = [(raw, raw_windows(raw)) for raw in args.raw]  # bad input before Spark starts
+    own = spark is None
+    if own:
+        spark = spark_session(args.master, app="zkconsumer-rebalance-phases")
+    rows: list[dict[str, Any]] = []
+    try:
+        for raw, windows in inputs:
+            for w in windows:
+                records = (spark.read.parquet(str(raw / "records" / w["run_id"]))
+                           .where("kind in ('co', 'tl')")
+                           .select("kind", "ts", "member", "what", "task").collect())
+                rows += phase_rows((r.asDict() for r in records), w)
+    finally:
+        if own:
+            spark.stop()
+    if cal is not None:
+        cells = {tuple(w[k] for k in CELL): dict(zip(CELL, (w[k] for k in CELL), strict=True))
+                 for _, windows in inputs for w in windows}
+        for key in sorted(cells):
+            rows += model_rows(cells[key], args.draws, cal)
+    write_rows_csv(args.out, COLUMNS, rows, prov)
+    for source in ("real", "model"):
+        for phase in ("stop_ms", "claim_ms"):
+            n, q1, mid, q3 = phase_summary([r for r in rows if r["source"] == source], phase)
+            if n:
+                print(f"{source} {phase}: n = {n}, median {mid:.0f} ms [{q1:.0f}-{q3:.0f}]")
+    print(f"wrote {args.out}: {len(rows)} members from {len(args.raw)} sweeps")
+    return 0
