@@ -64,3 +64,15 @@ def test_the_model_notes_each_phase_once_from_the_event_on():
         calibration=Calibration(jitter_cv=0.0))).member_phases
     with pytest.raises(AttributeError):
         r.member_phases.append  # noqa: B018 (a tuple: the result is frozen)
+
+
+def test_records_after_the_run_settled_belong_to_a_later_rebalance():
+    window = dict(WINDOW, done={"settled_ts": 100.5})
+    records = [rec("co", "attempt", 100.02, "a"), rec("tl", "revoked", 100.09, "a"),
+               rec("co", "attempt", 100.03, "b"), rec("tl", "revoked", 100.06, "b"),
+               rec("tl", "assigned", 100.2, "b"),
+               # the lab stopping its members: after the settled instant and its half second
+               rec("co", "owner_conflict", 101.2, "a"), rec("tl", "assigned", 101.3, "a")]
+    rows = {r["member"]: r for r in phase_rows(records, window)}
+    assert rows["a"]["claim_ms"] is None and rows["a"]["conflict"] is False
+    assert rows["b"]["claim_ms"] == 140.0

@@ -39,26 +39,38 @@ def _ms(seconds: float | None) -> float | None:
 
 def phase_rows(records: Iterable[dict[str, Any]], window: dict[str, Any]) -> list[dict[str, Any]]:
     """The rows of one run from its records (``kind``, ``ts``, ``member``, ``what``, ``task``):
-    one per member whose first attempt after the event stopped its fetchers."""
+    one per member whose first attempt after the event stopped its fetchers.
+
+    Records count from the event until half a second after the run settled (the window's
+    ``done.settled_ts``; without it :data:`HORIZON_S`), so that a later rebalance (the lab
+    stopping its members) is not taken for the event's. A member that fetched again before
+    stopping anything (a joiner) had nothing to stop and has no row; an owner conflict counts
+    when it came before the member fetched again.
+    """
     event = float(window["event_ts"])
+    settled = (window.get("done") or {}).get("settled_ts")
+    end = float(settled) + 0.5 if settled is not None else event + HORIZON_S
     first: dict[str, dict[str, Any]] = {}
     for r in sorted(records, key=lambda r: r["ts"]):
-        if not event <= r["ts"] <= event + HORIZON_S:
+        if not event <= r["ts"] <= end:
             continue
         m = first.setdefault(r["member"], {"task": r["task"]})
+        if "assigned" in m or (r["kind"], r["what"]) != ("co", "attempt") and "attempt" not in m:
+            continue
         if r["kind"] == "co" and r["what"] == "attempt":
             m.setdefault("attempt", r["ts"])
-        elif r["kind"] == "co" and r["what"] == "owner_conflict" and "attempt" in m:
+        elif r["kind"] == "co" and r["what"] == "owner_conflict":
             m["conflict"] = True
-        elif r["kind"] == "tl" and r["what"] == "revoked" and "attempt" in m:
+        elif r["kind"] == "tl" and r["what"] == "revoked":
             m.setdefault("revoked", r["ts"])
-        elif r["kind"] == "tl" and r["what"] == "assigned" and "revoked" in m:
-            m.setdefault("assigned", r["ts"])
+        elif r["kind"] == "tl" and r["what"] == "assigned":
+            m["assigned"] = r["ts"]
     rows = []
     for member, m in sorted(first.items()):
         if "revoked" not in m:
             continue  # a joiner or an idle member: nothing to stop
-        rows.append({"source": "real", "run_id": window["run_id"], "protocol": window["protocol"],
+        rows.append({"source": "real", "run_id": window["run_id"],
+                     "protocol": window["protocol"],
                      "members": int(window["members"]), "event": window["event"],
                      "seed": int(window["seed"]), "member": member, "task": m["task"],
                      "attempt_ms": _ms(m["attempt"] - event),
