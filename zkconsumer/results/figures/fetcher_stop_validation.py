@@ -2,13 +2,16 @@
 
 Reads committed files only: validation plan 13's scoring (held-out runs, the model it
 judged), the same runs scored again with the model as plan 10 judged it
-(``validation-13/rescored``), plan 10's scoring of the same cells, and the stops
+(``validation-13/rescored``), plan 10's scoring of the same cells, the members' phases of its
+N = 12 runs and of the model's draws (``validation-13/phases``, ``spark rebalance-phases``),
+and the stops
 ``calibrate --fetcher-stop-onto`` timed (``calibration-8``: one fetcher; ``calibration-9``:
 one fetcher again and six of one process together).
 """
 
 from __future__ import annotations
 
+import csv
 import json
 from typing import Any
 
@@ -23,6 +26,7 @@ from zkconsumer.results.provenance import read_provenance
 from zkconsumer.results.registry import Context, figure
 from zkconsumer.tables import nearest_rank
 
+PHASES = "scale/validation-13/phases"
 HELD_OUT = 13
 BEFORE = 10  # the last plan that judged the same cells with the model as reverted
 RESCORED = f"scale/validation-{HELD_OUT}/rescored"
@@ -85,4 +89,44 @@ def validation_13(ctx: Context) -> str:
                      for s in before)
     out.append(f"The same cells in plan {BEFORE} (that model, its own runs): "
                f"{sum(s.ok for s in before)} of {len(before)} ({said}).")
+    return "\n".join(out)
+
+
+def _quartiles(values: list[float]) -> str:
+    if not values:
+        return "—"
+    return (f"{nearest_rank(values, 0.5):.0f} [{nearest_rank(values, 0.25):.0f}–"
+            f"{nearest_rank(values, 0.75):.0f}]")
+
+
+@figure("scale-rebalance-phases", source=f"results/{PHASES}")
+def rebalance_phases(ctx: Context) -> str:
+    """Per event, real members and the model's: the stop and the claim, median [IQR]."""
+    folder = ctx.results / PHASES
+    with open(folder / "phases.csv", newline="") as fh:
+        rows = list(csv.DictReader(fh))
+    out = ["| N | event | members | stop: first attempt to fetchers stopped, ms | claim: "
+           "fetchers stopped to fetching again, ms | members that met an owner conflict |",
+           "|---|---|---|---|---|---|"]
+    cells = dict.fromkeys((r["members"], r["event"]) for r in rows)
+    for members, event in cells:
+        for source in ("real", "model"):
+            part = [r for r in rows if (r["members"], r["event"], r["source"])
+                    == (members, event, source)]
+            if not part:
+                continue
+            runs = len({(r["run_id"], r["seed"]) for r in part})
+            stops = [float(r["stop_ms"]) for r in part if r["stop_ms"]]
+            claims = [float(r["claim_ms"]) for r in part if r["claim_ms"]]
+            conflicts = (f"{sum(r['conflict'] == 'True' for r in part)} of {len(part)}"
+                         if source == "real" else "—")
+            label = "real" if source == "real" else "model"
+            out.append(f"| {members} | {event} | {label}: {len(part)} in {runs} "
+                       f"{'runs' if source == 'real' else 'draws'} | {_quartiles(stops)} | "
+                       f"{_quartiles(claims)} | {conflicts} |")
+    prov = read_provenance(folder)
+    out += ["", f"Median [interquartile range], nearest rank. A member that never fetched "
+            f"again within the job's horizon has no claim. The model: the rule plan "
+            f"{BEFORE} judged. Made at revision `{prov.revision[:12]}`: `{prov.command}` (the "
+            f"raw folder is the N = 12 run set's local output)."]
     return "\n".join(out)
