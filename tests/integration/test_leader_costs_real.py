@@ -14,6 +14,12 @@ is blocked, waits and succeeds on its second try; then the joiner leaves and a m
 it released. Both are race-free in that order, and the group's requests must equal the model's
 operation by operation (``zkconsumer/sim/leader_costs.py`` names the call behind each).
 
+A fourth test shifts shares: the first member, which leads, leaves 4 members over 8 partitions,
+so the next one takes over and two survivors move (one releases and claims, one only gains and,
+eager, starts its kept partitions again); its claim is blocked by the other's late release.
+Every request, op by op, is what the model counts for the same leave with the blocked try added
+(the model's own stop leaves that race to chance).
+
 A second test commits offsets: the fenced commit is counted as ``commitMulti`` (commit traffic,
 left out of the herd's coordination requests as the legacy ``setData`` is) and checks the
 persistent parent of the offsets only once, not at every commit.
@@ -37,6 +43,7 @@ from zkconsumer import ZookeeperConsumerConnector
 from zkconsumer.admin import produce
 from zkconsumer.metrics import COMMIT_MULTI
 from zkconsumer.sim import Calibration, SimConfig, simulate
+from zkconsumer.sim import leader_costs as lc
 
 PARTITIONS = 2
 QUIET_S = 1.0
@@ -231,3 +238,67 @@ def test_fenced_commits_are_counted_as_commits_and_check_their_parent_once(
         if drain is not None:
             drain.stop()
         conn.shutdown()
+
+
+SHIFTING_PARTITIONS = 8
+# A claim that met an owner znode still there and succeeded on its second try costs, on top of
+# the first try: the owner znode read, its exists watch, and the second try's owners check and
+# multi (the join above checks these against the real connector).
+BLOCKED_TRY = lc.combined(lc.BLOCKED_OWNER_READ, lc.OWNER_WATCH, lc.claim_prefix(1),
+                          lc.CLAIM_MULTI)
+
+
+def _shifted_ops(members: int, victim_rank: int) -> dict[str, int]:
+    """The model's requests by operation in the shifting cell, without its blocked tries (the
+    model's fetcher stop delays every changed member alike, so whether the gainer's claim comes
+    before the donor's release is its own race; the real one is fixed by the listener)."""
+    r = simulate(SimConfig("zk-leader-range", members, SHIFTING_PARTITIONS, "leave", seed=1,
+                           brokers=1, calibration=LATE_RELEASE, member_order="start",
+                           victim_rank=victim_rank, auto_commit=False, count_until_s=60.0))
+    blocked = r.rebalance_attempts - 1
+    ops = {op: n - blocked * BLOCKED_TRY.get(op, 0) for op, n in r.zk_operations.items()}
+    return {op: n for op, n in ops.items() if n}
+
+
+def test_the_first_member_leaving_shifts_shares_at_the_cost_the_model_counts(
+        zk_connect, broker, new_topic, unique, kazoo_client):
+    """Range over 4 members and 8 partitions gives c0 [0, 1], c1 [2, 3], c2 [4, 5], c3 [6, 7];
+    c0 (the leader, started first) leaves: over 3, c1 [0, 1, 2], c2 [3, 4, 5], c3 [6, 7].
+
+    c0 releases [0, 1] and unregisters; c1 takes over (candidates listed; membership re-armed,
+    every registration and the topic read), publishes, reads the record, stops both fetchers,
+    releases 3 late (its listener sleeps), claims [0, 1] and starts 0, 1 and (eager) 2 again;
+    c2, which only gains, also stops both fetchers and starts 4, 5 again, and its claim of 3
+    is blocked until c1's release; c3 reads the record and nothing else."""
+    topic, group = new_topic(SHIFTING_PARTITIONS), unique("leadershift")
+    conns: list[ZookeeperConsumerConnector] = []
+    try:
+        conns = [_member(zk_connect, group, i, auto_commit_enable=False) for i in range(4)]
+        conns[1].set_consumer_rebalance_listener(SlowRelease(RELEASE_DELAY_MS / 1000.0))
+        for c in conns:  # one after the other: c0 stands first and leads
+            c.create_message_streams({topic: 1})
+        wait_until(lambda: exactly_one_owner(kazoo_client, group, topic, SHIFTING_PARTITIONS),
+                   30, "four members owning the eight partitions")
+        before = settled_request_counters(conns, 2 * QUIET_S)
+        events: list[dict] = []
+        conns[2].add_event_listener(events.append)
+        leaver = conns.pop(0)
+        leaver.shutdown()
+        wait_until(lambda: exactly_one_owner(kazoo_client, group, topic, SHIFTING_PARTITIONS),
+                   30, "three members owning the eight partitions")
+        after = {**settled_request_counters(conns, 2 * QUIET_S), **request_counters([leaver])}
+        delta = _delta(before, after)
+        assert delta[f"{group}_c3"] == {"getData": 1}, delta
+        # c2: the record; two claim tries (owners check, multi), the owner znode's read and
+        # watch between them; the offset of 3; a leader lookup each for 3, 4 and 5
+        assert delta[f"{group}_c2"] == {"getData": 1 + 1 + 1 + 3 * 2, "exists": 3,
+                                        "multi": 2, "getChildren": 3}, delta
+        waited = [e for e in events if e["type"] == "claim_waiting"]
+        assert len(waited) == 1, events
+        leave = _group_ops(delta)
+        model = _shifted_ops(4, victim_rank=0)
+        expected = lc.combined(model, BLOCKED_TRY)
+        assert leave == expected, (leave, model)
+    finally:
+        for c in conns:
+            c.shutdown()
