@@ -133,3 +133,25 @@ def test_an_eager_member_looks_up_the_partitions_it_keeps_again():
     # the survivor taking the leaver's partition keeps its own: range starts it again
     eager, coop = ops("zk-leader-range"), ops("zk-leader-cooperative-sticky")
     assert eager["getChildren"] - coop["getChildren"] == 1
+
+
+def test_the_first_candidate_leads_and_a_follower_leaving_costs_no_takeover():
+    cal = Calibration(jitter_cv=0.0)
+    # the first member in id order leaves: if it led, its successor reads all 7 others'
+    # registrations; if member 1 stood first, the leader reads nobody's (all cached)
+    led = simulate(SimConfig("zk-leader-range", 8, 16, "leave", seed=1, calibration=cal,
+                             member_order="start", victim_rank=0))
+    followed = simulate(SimConfig("zk-leader-range", 8, 16, "leave", seed=1, calibration=cal,
+                                  member_order="start", victim_rank=0, first_candidate_rank=1))
+    assert led.registration_reads == 7
+    assert followed.registration_reads == 0
+    assert followed.coordination_requests < led.coordination_requests
+    with pytest.raises(ValueError, match=r"first_candidate_rank must lie in \[0, 8\), got 8"):
+        SimConfig("zk-leader-range", 8, 16, "leave", first_candidate_rank=8)
+
+
+def test_in_the_labs_spark_herd_a_member_of_the_second_task_stands_first():
+    from zkconsumer.spark.herd.validate import lab_first_candidate_rank
+
+    assert lab_first_candidate_rank(2) == 1
+    assert lab_first_candidate_rank(1) == 0

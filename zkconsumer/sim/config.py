@@ -67,6 +67,9 @@ class SimConfig:
     member_order: str = "random"
     # The member that leaves or crashes, as a rank among the sorted ids (None: drawn at random).
     victim_rank: int | None = None
+    # The leader mode's election: the rank (among the sorted ids) of the member that stood as
+    # a candidate first, so leads; the others follow in id order. 0: the first in id order.
+    first_candidate_rank: int = 0
     # The window requests are counted in, around [event, stable]: 0, 0 counts exactly that. A
     # measurement that samples cumulative counters counts from its last sample before the event
     # to its last sample before the stable instant plus a slack, so a steady group's heartbeats
@@ -116,6 +119,9 @@ class SimConfig:
         if self.victim_rank is not None and not 0 <= self.victim_rank < self.members:
             raise ValueError(f"victim_rank must lie in [0, {self.members}), "
                              f"got {self.victim_rank}")
+        if not 0 <= self.first_candidate_rank < max(1, self.members):
+            raise ValueError(f"first_candidate_rank must lie in [0, {max(1, self.members)}), "
+                             f"got {self.first_candidate_rank}")
         if self.max_time_s <= 0:
             raise ValueError(f"max_time_s must be > 0, got {self.max_time_s}")
         lag = self.event_after_change_s

@@ -101,14 +101,16 @@ class LeaderGroup(SimulatedGroup):
     # --- set-up: a stable group with a published record ------------------------------------------
 
     def setup(self, ids: list[str]) -> None:
+        first = min(self.cfg.first_candidate_rank, len(ids) - 1) if ids else 0
         for mid in ids:
             self._new_member(mid)
             self.zk.registrations[mid] = None
-            self.candidates.append(mid)
+        self.candidates = [ids[first], *ids[:first], *ids[first + 1:]] if ids else []
         self.cached = set(ids)
         self.record = self._target(list(ids))
         self.generation = 1
-        self.zk.arm_watch(ids[0])  # only the leader watches membership
+        if ids:
+            self.zk.arm_watch(self.candidates[0])  # only the leader watches membership
         for mid in ids:
             self.members[mid].watching = True
         for mid, parts in self.record.items():
