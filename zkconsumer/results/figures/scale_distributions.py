@@ -340,6 +340,18 @@ def validation_12(ctx: Context) -> str:
     return "\n".join(out)
 
 
+@figure("scale-validation-14", source=f"results/{_scoring(14)}, results/{_scoring(10)}")
+def validation_14(ctx: Context) -> str:
+    """Plan 14's scoring (the leader model's requests as the connector sends them), any
+    failing cell run by run beside plan 10's runs of the same cells."""
+    out = [validation_block(ctx, 14), ""]
+    scores, _ = load_scores(ctx, 14)
+    if any(s.judged and not s.ok for s in scores):
+        out += ["The failing cells run by run:", "", *runs_table(ctx, 14, 10), "",
+                RUNS_LEGEND]
+    return "\n".join(out).rstrip("\n")
+
+
 @figure("scale-rebalance-cpu", source="results/scale/calibration-7")
 def rebalance_cpu(ctx: Context) -> str:
     """What ``calibrate --rebalance-cpu-onto`` measured: per join into the crowd, its CPU, its

@@ -216,7 +216,9 @@ def model_trust(results: Path) -> str:
             (12, "the Kafka 2.4 profile's static membership on Apache Kafka 2.4.1",
              "validation-plan-12.md"),
             (13, "the legacy model with each owner's fetcher stop drawn as measured, on fresh "
-                 "zk-range runs; not kept", "validation-plan-13.md")):
+                 "zk-range runs; not kept", "validation-plan-13.md"),
+            (14, "the leader model with its requests counted as the connector sends them",
+             "validation-plan-14.md")):
         scoring = results / "scale" / f"validation-{plan}" / "scoring" / "scoring.json"
         if scoring.is_file():
             judged = [c for c in json.loads(scoring.read_text())["cells"] if c["judged"]]
