@@ -76,3 +76,17 @@ def test_records_after_the_run_settled_belong_to_a_later_rebalance():
     rows = {r["member"]: r for r in phase_rows(records, window)}
     assert rows["a"]["claim_ms"] is None and rows["a"]["conflict"] is False
     assert rows["b"]["claim_ms"] == 140.0
+
+
+@pytest.mark.parametrize(("extra", "message"), [
+    (["--draws", "0"], "--draws must be >= 1, got 0"),
+    ([], "no windows/ folder"),
+])
+def test_bad_input_is_named_before_any_spark_starts(tmp_path, capsys, extra, message):
+    from zkconsumer.cli.main import main
+
+    code = main(["spark", "rebalance-phases", "--raw", str(tmp_path / "none"),
+                 "--out", str(tmp_path / "phases.csv"), *extra])
+    assert code == 2
+    assert message in capsys.readouterr().err
+    assert not (tmp_path / "phases.csv").exists()

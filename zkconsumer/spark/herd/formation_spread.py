@@ -95,11 +95,10 @@ def broker_heartbeat_ms(raw: Path) -> int:
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
-    p.add_argument("--raw", required=True, type=Path, action="append",
-                   help="a real-mode output directory of KIP-848 runs (records/, windows/, "
-                        "meta.json); may repeat")
-    p.add_argument("--out", required=True, type=Path, help="CSV to write")
-    p.add_argument("--master", default=None, help="Spark master (default local[*])")
+    from zkconsumer.spark.herd.request_types import add_records_arguments
+
+    add_records_arguments(p, "a real-mode output directory of KIP-848 runs (records/, "
+                             "windows/, meta.json); may repeat")
 
 
 def run(args: argparse.Namespace, spark: Any = None) -> int:

@@ -110,11 +110,10 @@ def phase_summary(rows: Sequence[dict[str, Any]], phase: str
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
-    p.add_argument("--raw", required=True, type=Path, action="append",
-                   help="a real-mode output directory of ZooKeeper-protocol runs (records/, "
-                        "windows/); may repeat")
-    p.add_argument("--out", required=True, type=Path, help="CSV to write")
-    p.add_argument("--master", default=None, help="Spark master (default local[*])")
+    from zkconsumer.spark.herd.request_types import add_records_arguments
+
+    add_records_arguments(p, "a real-mode output directory of ZooKeeper-protocol runs "
+                             "(records/, windows/); may repeat")
     p.add_argument("--calibration", type=Path, default=None,
                    help="also draw the simulator's members for the same cells with this "
                         "calibration file")

@@ -79,11 +79,17 @@ def records_job_command(job: str, args: argparse.Namespace) -> str:
                      *([f"--master '{args.master}'"] if args.master else [])])
 
 
-def add_arguments(p: argparse.ArgumentParser) -> None:
-    p.add_argument("--raw", required=True, type=Path, action="append",
-                   help="a real-mode output directory with records/ and windows/; may repeat")
+def add_records_arguments(p: argparse.ArgumentParser, raw_help: str) -> None:
+    """``--raw`` (repeatable), ``--out`` and ``--master``: the options of every job over raw
+    record folders (:func:`records_job_command` records them)."""
+    p.add_argument("--raw", required=True, type=Path, action="append", help=raw_help)
     p.add_argument("--out", required=True, type=Path, help="CSV to write")
     p.add_argument("--master", default=None, help="Spark master (default local[*])")
+
+
+def add_arguments(p: argparse.ArgumentParser) -> None:
+    add_records_arguments(p, "a real-mode output directory with records/ and windows/; may "
+                             "repeat")
 
 
 def run(args: argparse.Namespace) -> int:
