@@ -90,3 +90,22 @@ def test_bad_input_is_named_before_any_spark_starts(tmp_path, capsys, extra, mes
     assert code == 2
     assert message in capsys.readouterr().err
     assert not (tmp_path / "phases.csv").exists()
+
+
+def test_a_job_stops_the_session_it_made_and_leaves_a_given_one_running(monkeypatch):
+    from zkconsumer.spark import session
+
+    class Fake:
+        stopped = 0
+
+        def stop(self) -> None:
+            self.stopped += 1
+
+    given, made = Fake(), Fake()
+    monkeypatch.setattr(session, "spark_session", lambda master, app: made)
+    with session.session_for(given, None, "a job") as spark:
+        assert spark is given
+    with pytest.raises(RuntimeError), session.session_for(None, "local[1]", "a job") as spark:
+        assert spark is made
+        raise RuntimeError("the job failed")
+    assert (given.stopped, made.stopped) == (0, 1)

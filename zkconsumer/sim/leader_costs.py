@@ -38,10 +38,7 @@ commit traffic), retries after a connection loss.
 
 from __future__ import annotations
 
-import logging
 from collections.abc import Mapping
-
-log = logging.getLogger(__name__)
 
 Ops = dict[str, int]
 

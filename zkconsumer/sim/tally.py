@@ -24,6 +24,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
 from zkconsumer.sim.engine import Engine
+from zkconsumer.sim.leader_costs import combined
 from zkconsumer.sim.sampling import Window, within
 
 log = logging.getLogger(__name__)
@@ -83,9 +84,7 @@ class Tally:
 
     def operations(self, ops: dict[str, int]) -> None:
         """Name requests counted in ``zk_reads``/``zk_writes`` by their operation."""
-        for op, n in ops.items():
-            if n:
-                self.zk_operations[op] = self.zk_operations.get(op, 0) + n
+        self.zk_operations = combined(self.zk_operations, ops)
 
     @property
     def zk_reads(self) -> int:

@@ -14,9 +14,11 @@ would host them twice.
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import os
 import sys
+from collections.abc import Iterator
 from typing import Any
 
 log = logging.getLogger(__name__)
@@ -54,6 +56,20 @@ def spark_session(master: str | None = None, app: str = "zkconsumer",
     log.info("spark session on %s (parallelism %d)", session.sparkContext.master,
              session.sparkContext.defaultParallelism)
     return session
+
+
+@contextlib.contextmanager
+def session_for(spark: Any, master: str | None, app: str) -> Iterator[Any]:
+    """The job's session: ``spark`` as given (a caller's, e.g. a test's, left running), or one
+    created by :func:`spark_session` and stopped when the job ends."""
+    if spark is not None:
+        yield spark
+        return
+    own = spark_session(master, app=app)
+    try:
+        yield own
+    finally:
+        own.stop()
 
 
 def _submitted() -> bool:

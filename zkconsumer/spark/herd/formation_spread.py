@@ -105,25 +105,21 @@ def run(args: argparse.Namespace, spark: Any = None) -> int:
     """The job; ``spark`` reuses a session (tests), else one is created and stopped."""
     from zkconsumer.results import capture
     from zkconsumer.results.provenance import write_rows_csv
-    from zkconsumer.spark.herd.request_types import raw_windows, records_job_command
-    from zkconsumer.spark.session import spark_session
+    from zkconsumer.spark.herd.request_types import (
+        raw_windows,
+        records_job_command,
+        run_records,
+    )
+    from zkconsumer.spark.session import session_for
 
     prov = capture(records_job_command("formation-spread", args))
     inputs = [(raw, raw_windows(raw), broker_heartbeat_ms(raw)) for raw in args.raw]
-    own = spark is None
-    if own:
-        spark = spark_session(args.master, app="zkconsumer-formation-spread")
     rows: list[dict[str, Any]] = []
-    try:
+    with session_for(spark, args.master, "zkconsumer-formation-spread") as session:
         for raw, windows, hb in inputs:
             for w in windows:
-                records = (spark.read.parquet(str(raw / "records" / w["run_id"]))
-                           .where("kind in ('tl', 'rq', 'lc')")
-                           .select("kind", "ts", "member", "what").collect())
-                rows += spread_rows((r.asDict() for r in records), w, hb)
-    finally:
-        if own:
-            spark.stop()
+                rows += spread_rows(run_records(session, raw, w["run_id"], ("tl", "rq", "lc")),
+                                    w, hb)
     write_rows_csv(args.out, COLUMNS, rows, prov)
     for kind in KINDS:
         n, lo, mid, hi = quantiles(rows, kind)

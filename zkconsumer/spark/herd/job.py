@@ -113,7 +113,7 @@ def command_line(args: argparse.Namespace) -> str:
 
 def run(args: argparse.Namespace, spark: Any = None) -> int:
     """Run the sweep; ``spark`` reuses a session (tests), else one is created and stopped."""
-    from zkconsumer.spark.session import spark_session
+    from zkconsumer.spark.session import session_for
 
     logging.getLogger("py4j").setLevel(logging.WARNING)  # its INFO lines are connection chatter
     timing = Timing(session_timeout_ms=args.session_timeout_ms, produce_rate=args.rate)
@@ -138,19 +138,16 @@ def run(args: argparse.Namespace, spark: Any = None) -> int:
     grid = cells(protocols, members, partitions, events, args.seeds)
     out: Path = args.out
     out.mkdir(parents=True, exist_ok=True)
-    own = spark is None
-    if own:
-        spark = spark_session(args.master, app=f"zkconsumer-herd-{args.mode}")
     from zkconsumer.results import capture, write_provenance
 
-    started = time.perf_counter()
-    # The broker whose coordinator the broker-side rows measured (and, on Kafka 4, the KIP-848
-    # groups' heartbeat interval).
-    broker = {"broker": ""} if args.mode == "sim" else broker_meta(args)
-    prov = capture(command_line(args), **broker, mode=args.mode, tasks=args.tasks,
-                   session_timeout_ms=args.session_timeout_ms,
-                   placement=placement_meta(args, members))
-    try:
+    with session_for(spark, args.master, f"zkconsumer-herd-{args.mode}") as spark:
+        started = time.perf_counter()
+        # The broker whose coordinator the broker-side rows measured (and, on Kafka 4, the
+        # KIP-848 groups' heartbeat interval).
+        broker = {"broker": ""} if args.mode == "sim" else broker_meta(args)
+        prov = capture(command_line(args), **broker, mode=args.mode, tasks=args.tasks,
+                       session_timeout_ms=args.session_timeout_ms,
+                       placement=placement_meta(args, members))
         if args.mode == "sim":
             df, notes = _sim(spark, grid, args, backoff, retries)
         else:
@@ -158,9 +155,6 @@ def run(args: argparse.Namespace, spark: Any = None) -> int:
         code = _write(df, out, args, notes, started)
         write_provenance(out, prov)
         return code
-    finally:
-        if own:
-            spark.stop()
 
 
 def placement_meta(args: argparse.Namespace, members: Sequence[int]) -> dict[str, Any]:

@@ -55,10 +55,12 @@ def phase_rows(records: Iterable[dict[str, Any]], window: dict[str, Any]) -> lis
         if not event <= r["ts"] <= end:
             continue
         m = first.setdefault(r["member"], {"task": r["task"]})
-        if "assigned" in m or (r["kind"], r["what"]) != ("co", "attempt") and "attempt" not in m:
-            continue
+        if "assigned" in m:
+            continue  # fetching again: this member's first attempt is over
         if r["kind"] == "co" and r["what"] == "attempt":
             m.setdefault("attempt", r["ts"])
+        elif "attempt" not in m:
+            continue  # before its first attempt: nothing of the rebalance yet
         elif r["kind"] == "co" and r["what"] == "owner_conflict":
             m["conflict"] = True
         elif r["kind"] == "tl" and r["what"] == "revoked":
@@ -125,8 +127,12 @@ def run(args: argparse.Namespace, spark: Any = None) -> int:
     from zkconsumer.results import capture
     from zkconsumer.results.provenance import write_rows_csv
     from zkconsumer.sim import Calibration
-    from zkconsumer.spark.herd.request_types import raw_windows, records_job_command
-    from zkconsumer.spark.session import spark_session
+    from zkconsumer.spark.herd.request_types import (
+        raw_windows,
+        records_job_command,
+        run_records,
+    )
+    from zkconsumer.spark.session import session_for
 
     if args.draws < 1:
         raise ValueError(f"--draws must be >= 1, got {args.draws}")
@@ -136,22 +142,13 @@ def run(args: argparse.Namespace, spark: Any = None) -> int:
     prov = capture(command)
     cal = Calibration.load(args.calibration) if args.calibration is not None else None
     inputs = [(raw, raw_windows(raw)) for raw in args.raw]  # bad input before Spark starts
-    own = spark is None
-    if own:
-        spark = spark_session(args.master, app="zkconsumer-rebalance-phases")
     rows: list[dict[str, Any]] = []
-    try:
+    with session_for(spark, args.master, "zkconsumer-rebalance-phases") as session:
         for raw, windows in inputs:
             for w in windows:
-                records = (spark.read.parquet(str(raw / "records" / w["run_id"]))
-                           .where("kind in ('co', 'tl')")
-                           .select("kind", "ts", "member", "what", "task").collect())
-                rows += phase_rows((r.asDict() for r in records), w)
-    finally:
-        if own:
-            spark.stop()
+                rows += phase_rows(run_records(session, raw, w["run_id"], ("co", "tl")), w)
     if cal is not None:
-        cells = {tuple(w[k] for k in CELL): dict(zip(CELL, (w[k] for k in CELL), strict=True))
+        cells = {tuple(w[k] for k in CELL): {k: w[k] for k in CELL}
                  for _, windows in inputs for w in windows}
         for key in sorted(cells):
             rows += model_rows(cells[key], args.draws, cal)

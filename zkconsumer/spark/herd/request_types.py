@@ -71,6 +71,16 @@ def totals_mismatch(rows: Sequence[dict[str, Any]], sweep: Sequence[dict[str, An
     return bad
 
 
+def run_records(spark: Any, raw: Path, run_id: str, kinds: Sequence[str]
+                ) -> list[dict[str, Any]]:
+    """One run's local records of ``kinds`` (``DIR/records/<run>``), each as ``kind``, ``ts``,
+    ``member``, ``what`` and ``task``."""
+    wanted = ", ".join(f"'{k}'" for k in kinds)
+    return [r.asDict() for r in (spark.read.parquet(str(raw / "records" / run_id))
+                                 .where(f"kind in ({wanted})")
+                                 .select("kind", "ts", "member", "what", "task").collect())]
+
+
 def records_job_command(job: str, args: argparse.Namespace) -> str:
     """The command line a job over raw record folders (``--raw``, ``--out``, ``--master``)
     records in its provenance."""
@@ -103,29 +113,29 @@ def run(args: argparse.Namespace) -> int:
         request_deltas,
         stability_table,
     )
-    from zkconsumer.spark.session import spark_session
+    from zkconsumer.spark.session import session_for
 
     prov = capture(records_job_command("request-types", args))
     windows_of = {raw: raw_windows(raw) for raw in args.raw}  # bad input before Spark starts
-    spark = spark_session(args.master, app="zkconsumer-request-types")
-    cols = tuple(part.split()[0] for part in WINDOW_DDL.split(", "))
-    rows: list[dict[str, Any]] = []
-    bad: list[str] = []
-    for raw in args.raw:
-        windows = windows_of[raw]
-        records = spark.read.parquet(*(str(raw / "records" / w["run_id"]) for w in windows))
-        window_df = spark.createDataFrame([tuple(w.get(c) for c in cols) for w in windows],
-                                          WINDOW_DDL)
-        ivs = stability_table(spark, records, window_df).cache()
-        deltas = (request_deltas(records, window_df, ivs).groupBy("run_id", "name")
-                  .agg(F.sum("delta").alias("count")).collect())
-        these = type_rows(((d["run_id"], d["name"], d["count"]) for d in deltas), windows,
-                          COMMIT_REQUESTS)
-        rows += these
-        if (raw / "sweep.parquet").exists():
-            sweep = [r.asDict() for r in spark.read.parquet(str(raw / "sweep.parquet")).collect()]
-            bad += [f"{raw}: {b}" for b in totals_mismatch(these, sweep)]
-    spark.stop()
+    with session_for(None, args.master, "zkconsumer-request-types") as spark:
+        cols = tuple(part.split()[0] for part in WINDOW_DDL.split(", "))
+        rows: list[dict[str, Any]] = []
+        bad: list[str] = []
+        for raw in args.raw:
+            windows = windows_of[raw]
+            records = spark.read.parquet(*(str(raw / "records" / w["run_id"]) for w in windows))
+            window_df = spark.createDataFrame([tuple(w.get(c) for c in cols) for w in windows],
+                                              WINDOW_DDL)
+            ivs = stability_table(spark, records, window_df).cache()
+            deltas = (request_deltas(records, window_df, ivs).groupBy("run_id", "name")
+                      .agg(F.sum("delta").alias("count")).collect())
+            these = type_rows(((d["run_id"], d["name"], d["count"]) for d in deltas), windows,
+                              COMMIT_REQUESTS)
+            rows += these
+            if (raw / "sweep.parquet").exists():
+                sweep = [r.asDict()
+                         for r in spark.read.parquet(str(raw / "sweep.parquet")).collect()]
+                bad += [f"{raw}: {b}" for b in totals_mismatch(these, sweep)]
     if bad:
         print("zkconsumer: error: counts by type do not add up to the sweeps':\n  "
               + "\n  ".join(bad), file=sys.stderr)

@@ -175,7 +175,7 @@ def grid(args: argparse.Namespace) -> list[Any]:
 def run(args: argparse.Namespace, spark: Any = None) -> int:
     """Run the sweep; ``spark`` reuses a session (tests), else one is created and stopped."""
     from zkconsumer.results import capture, write_provenance
-    from zkconsumer.spark.session import spark_session
+    from zkconsumer.spark.session import session_for
 
     logging.getLogger("py4j").setLevel(logging.WARNING)
     params = params_of(args)
@@ -191,11 +191,8 @@ def run(args: argparse.Namespace, spark: Any = None) -> int:
         (c.protocol for c in cells), args.broker, bool(args.zookeeper and args.bootstrap))
     out: Path = args.out
     out.mkdir(parents=True, exist_ok=True)
-    own = spark is None
-    if own:
-        spark = spark_session(args.master, app=f"zkconsumer-split-brain-{args.mode}")
-    started = time.perf_counter()
-    try:
+    with session_for(spark, args.master, f"zkconsumer-split-brain-{args.mode}") as spark:
+        started = time.perf_counter()
         if args.mode == "sim":
             rows, notes, broker = _sim(spark, cells, params, timing, args), [], ""
             notes.append(f"Simulated ({len(cells)} runs on {spark.sparkContext.master}).")
@@ -217,9 +214,6 @@ def run(args: argparse.Namespace, spark: Any = None) -> int:
                         f", KIP-848 heartbeat interval "
                         f"{heartbeat['consumer_heartbeat_interval_ms']} ms.")]
         return _write(spark, rows, out, args, notes, started, prov, write_provenance)
-    finally:
-        if own:
-            spark.stop()
 
 
 def placement_meta(args: argparse.Namespace) -> dict[str, Any]:
