@@ -5,7 +5,12 @@ from __future__ import annotations
 import pytest
 
 from zkconsumer.sim import Calibration, SimConfig, simulate
-from zkconsumer.spark.herd.rebalance_phases import model_rows, phase_rows, phase_summary
+from zkconsumer.spark.herd.rebalance_phases import (
+    model_rows,
+    on_boundary,
+    phase_rows,
+    phase_summary,
+)
 
 WINDOW = {"run_id": "r1", "protocol": "zk-range", "members": 3, "event": "join", "seed": 4,
           "event_ts": 100.0}
@@ -31,6 +36,23 @@ def test_a_members_phases_run_from_its_first_attempt_after_the_event():
              r["conflict"]) for r in rows] == [("a", 0, 20.0, 70.0, 60.0, False),
                                               ("b", 1, 30.0, 20.0, None, True)]
     assert all(r["source"] == "real" and r["seed"] == 4 for r in rows)
+
+
+def test_a_stop_is_placed_on_the_members_poll_grid_by_its_last_delivery():
+    records = [
+        rec("d", "", 99.400, "a"), rec("d", "", 99.725, "a"),  # its last, before the event
+        rec("co", "attempt", 100.02, "a"), rec("tl", "revoked", 100.128, "a"),
+        rec("d", "", 100.3, "a"),                              # after its stop: not counted
+        rec("d", "", 100.010, "b"),
+        rec("co", "attempt", 100.03, "b"), rec("tl", "revoked", 100.07, "b"),
+        rec("co", "attempt", 100.03, "c"), rec("tl", "revoked", 100.09, "c"),  # never fed
+    ]
+    rows = {r["member"]: r for r in phase_rows(records, WINDOW)}
+    # a: 403 ms after its last message, 3 ms after its fourth poll boundary
+    assert (rows["a"]["since_delivery_ms"], rows["a"]["poll_phase_ms"]) == (403.0, 3.0)
+    assert (rows["b"]["since_delivery_ms"], rows["b"]["poll_phase_ms"]) == (60.0, 60.0)
+    assert (rows["c"]["since_delivery_ms"], rows["c"]["poll_phase_ms"]) == (None, None)
+    assert on_boundary(list(rows.values())) == (1, 2)
 
 
 def test_a_summary_counts_only_the_members_that_reached_the_phase():

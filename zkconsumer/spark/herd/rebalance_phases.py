@@ -10,11 +10,15 @@ offsets and the claims). A member that claims before its neighbour's release con
 job reads a real-mode sweep's raw output (``DIR/records/<run>`` and ``DIR/windows/<run>.json``,
 written by ``spark herd --mode real`` for a ZooKeeper protocol) and writes one row per member
 that stopped after the event: its Spark task, when its attempt started after the event, the
-two phases (a phase the member did not reach within :data:`HORIZON_S` is left empty), and
-whether it met an owner conflict. With ``--calibration`` it adds the simulator's members for
-the same cells (``source`` = model: ``--draws`` seeded draws a cell, with the lab's settings
-as ``spark validate`` draws them; the conflict column is then empty). :func:`phase_rows` and
-:func:`model_rows` are pure.
+two phases (a phase the member did not reach within :data:`HORIZON_S` is left empty), whether
+it met an owner conflict, and how long before its stop ended it had last delivered a message
+(``since_delivery_ms``) with that gap's remainder modulo the fetcher's consume poll
+(``poll_phase_ms``). A fetcher thread notices its stop only when ``consume(1, POLL_S)``
+returns, on a message or at the end of a poll, and its polls restart at each message: a stop
+that ended at a poll boundary shows a small remainder. With ``--calibration`` it adds the
+simulator's members for the same cells (``source`` = model: ``--draws`` seeded draws a cell,
+with the lab's settings as ``spark validate`` draws them; the conflict and delivery columns
+are then empty). :func:`phase_rows` and :func:`model_rows` are pure.
 """
 
 from __future__ import annotations
@@ -24,12 +28,15 @@ from collections.abc import Iterable, Sequence
 from pathlib import Path
 from typing import Any
 
+from zkconsumer.datapath.fetcher_thread import POLL_S
 from zkconsumer.tables import nearest_rank
 
 COLUMNS = ("source", "run_id", "protocol", "members", "event", "seed", "member", "task",
-           "attempt_ms", "stop_ms", "claim_ms", "conflict")
+           "attempt_ms", "stop_ms", "claim_ms", "conflict", "since_delivery_ms", "poll_phase_ms")
+ON_BOUNDARY_MS = 10.0  # a stop within this of a poll boundary (after it) ended at the boundary
 HORIZON_S = 10.0  # a member's first attempt after the event (a crash's: after the session
 # expiry) ends well within this
+POLL_MS = POLL_S * 1000
 CELL = ("protocol", "members", "partitions", "event", "session_timeout_ms", "tasks")
 
 
@@ -41,6 +48,9 @@ def phase_rows(records: Iterable[dict[str, Any]], window: dict[str, Any]) -> lis
     """The rows of one run from its records (``kind``, ``ts``, ``member``, ``what``, ``task``):
     one per member whose first attempt after the event stopped its fetchers.
 
+    Deliveries (``kind`` ``d``) count from before the event too: a member's last message may
+    have come a whole producer cycle before its stop.
+
     Records count from the event until half a second after the run settled (the window's
     ``done.settled_ts``; without it :data:`HORIZON_S`), so that a later rebalance (the lab
     stopping its members) is not taken for the event's. A member that fetched again before
@@ -51,7 +61,12 @@ def phase_rows(records: Iterable[dict[str, Any]], window: dict[str, Any]) -> lis
     settled = (window.get("done") or {}).get("settled_ts")
     end = float(settled) + 0.5 if settled is not None else event + HORIZON_S
     first: dict[str, dict[str, Any]] = {}
+    delivered: dict[str, float] = {}  # each member's last delivery before its stop
     for r in sorted(records, key=lambda r: r["ts"]):
+        if r["kind"] == "d":
+            if "revoked" not in first.get(r["member"], {}) and r["ts"] <= end:
+                delivered[r["member"]] = r["ts"]
+            continue
         if not event <= r["ts"] <= end:
             continue
         m = first.setdefault(r["member"], {"task": r["task"]})
@@ -71,6 +86,7 @@ def phase_rows(records: Iterable[dict[str, Any]], window: dict[str, Any]) -> lis
     for member, m in sorted(first.items()):
         if "revoked" not in m:
             continue  # a joiner or an idle member: nothing to stop
+        since = _ms(m["revoked"] - delivered[member]) if member in delivered else None
         rows.append({"source": "real", "run_id": window["run_id"],
                      "protocol": window["protocol"],
                      "members": int(window["members"]), "event": window["event"],
@@ -78,8 +94,16 @@ def phase_rows(records: Iterable[dict[str, Any]], window: dict[str, Any]) -> lis
                      "attempt_ms": _ms(m["attempt"] - event),
                      "stop_ms": _ms(m["revoked"] - m["attempt"]),
                      "claim_ms": _ms(m["assigned"] - m["revoked"]) if "assigned" in m else None,
-                     "conflict": bool(m.get("conflict"))})
+                     "conflict": bool(m.get("conflict")), "since_delivery_ms": since,
+                     "poll_phase_ms": None if since is None else round(since % POLL_MS, 1)})
     return rows
+
+
+def on_boundary(rows: Sequence[dict[str, Any]]) -> tuple[int, int]:
+    """(k, n): of the ``n`` rows with a delivery before the stop, the ``k`` whose stop ended
+    within :data:`ON_BOUNDARY_MS` after a poll boundary of the member's own fetcher."""
+    phases = [float(r["poll_phase_ms"]) for r in rows if r["poll_phase_ms"] not in (None, "")]
+    return sum(p <= ON_BOUNDARY_MS for p in phases), len(phases)
 
 
 def model_rows(cell: dict[str, Any], draws: int, cal: Any) -> list[dict[str, Any]]:
@@ -100,7 +124,8 @@ def model_rows(cell: dict[str, Any], draws: int, cal: Any) -> list[dict[str, Any
                          "members": int(cell["members"]), "event": cell["event"],
                          "seed": seed, "member": member, "task": "",
                          "attempt_ms": _ms(attempt), "stop_ms": _ms(stop),
-                         "claim_ms": _ms(claim), "conflict": ""})
+                         "claim_ms": _ms(claim), "conflict": "",
+                         "since_delivery_ms": "", "poll_phase_ms": ""})
     return rows
 
 
@@ -146,7 +171,8 @@ def run(args: argparse.Namespace, spark: Any = None) -> int:
     with session_for(spark, args.master, "zkconsumer-rebalance-phases") as session:
         for raw, windows in inputs:
             for w in windows:
-                rows += phase_rows(run_records(session, raw, w["run_id"], ("co", "tl")), w)
+                rows += phase_rows(run_records(session, raw, w["run_id"], ("co", "tl", "d")),
+                                   w)
     if cal is not None:
         cells = {tuple(w[k] for k in CELL): {k: w[k] for k in CELL}
                  for _, windows in inputs for w in windows}
@@ -158,5 +184,9 @@ def run(args: argparse.Namespace, spark: Any = None) -> int:
             n, q1, mid, q3 = phase_summary([r for r in rows if r["source"] == source], phase)
             if n:
                 print(f"{source} {phase}: n = {n}, median {mid:.0f} ms [{q1:.0f}-{q3:.0f}]")
+    k, n = on_boundary([r for r in rows if r["source"] == "real"])
+    if n:
+        print(f"real stops ending within {ON_BOUNDARY_MS:.0f} ms after a poll boundary of the "
+              f"member's own fetcher (polls restart at each message): {k} of {n}")
     print(f"wrote {args.out}: {len(rows)} members from {len(args.raw)} sweeps")
     return 0
