@@ -72,12 +72,12 @@ def _fit_scores(ctx: Context) -> list[CellScore]:
     return [score_from_json(c, tol, int(data["real_seeds"])) for c in data["cells"]]
 
 
-@figure("scale-validation-11", source=f"results/scale/validation-{HELD_OUT}/scoring")
-def validation_11(ctx: Context) -> str:
-    """Plan 11's scoring, one table per heartbeat, the plot, and any failing cell run by run."""
-    scores, data = load_scores(ctx, HELD_OUT)
+def held_out_block(ctx: Context, plan: int, protocol: str) -> str:
+    """A KIP-848 plan's scoring on Apache Kafka 4.0.2: one table per heartbeat, the plot, and
+    any failing cell run by run."""
+    scores, data = load_scores(ctx, plan)
     repo = ctx.results.parent
-    heartbeats = set_heartbeats(repo, ctx.results / f"scale/validation-plan-{HELD_OUT}.json")
+    heartbeats = set_heartbeats(repo, ctx.results / f"scale/validation-plan-{plan}.json")
     prov = data["provenance"]
     out = [f"**{pass_line(scores)}** (target: 80 %). Tolerances: {data['tolerances']}.", "",
            *_sets_tables(scores, heartbeats),
@@ -87,16 +87,22 @@ def validation_11(ctx: Context) -> str:
            f"interval the runs' broker gave. Scored at revision `{prov['revision'][:12]}`. "
            f"Re-run: `{prov['command']}`.", ""]
     if any(s.judged and not s.ok for s in scores):
-        out += ["The failing cells run by run:", "", *runs_table(ctx, HELD_OUT), "",
+        out += ["The failing cells run by run:", "", *runs_table(ctx, plan), "",
                 RUNS_LEGEND, ""]
-    name = f"validation-{HELD_OUT}-consumer-uniform.svg"
-    plot_protocol(scores, "consumer-uniform", ctx.figures / name,
+    name = f"validation-{plan}-{protocol}.svg"
+    plot_protocol(scores, protocol, ctx.figures / name,
                   label_of=lambda s: (f"{heartbeats[s.key.set_name]} ms heartbeat\n"
                                       f"N={s.key.members} {s.key.event}"),
                   legend_loc="center right")
-    out.append(f"![consumer-uniform on Apache Kafka 4.0.2: real runs (filled) vs `kip848` "
+    out.append(f"![{protocol} on Apache Kafka 4.0.2: real runs (filled) vs `kip848` "
                f"draws (open)](figures/{name})")
     return "\n".join(out)
+
+
+@figure("scale-validation-11", source=f"results/scale/validation-{HELD_OUT}/scoring")
+def validation_11(ctx: Context) -> str:
+    """Plan 11's scoring (consumer-uniform)."""
+    return held_out_block(ctx, HELD_OUT, "consumer-uniform")
 
 
 @figure("kip848-fit", source=f"results/{FIT}")
