@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import dataclasses
+
 import pytest
 
 from zkconsumer.sim import Calibration, SimConfig, simulate
@@ -25,6 +27,7 @@ def test_a_members_phases_run_from_its_first_attempt_after_the_event():
         rec("co", "attempt", 99.0, "a"),            # the formation's: before the event
         rec("tl", "revoked", 99.5, "a"),
         rec("co", "attempt", 100.02, "a"), rec("tl", "revoked", 100.09, "a"),
+        rec("dc", "", 100.12, "a"),
         rec("tl", "assigned", 100.15, "a"), rec("tl", "revoked", 101.0, "a"),
         rec("co", "attempt", 100.03, "b", 1), rec("tl", "revoked", 100.05, "b", 1),
         rec("co", "owner_conflict", 100.08, "b", 1),
@@ -32,9 +35,9 @@ def test_a_members_phases_run_from_its_first_attempt_after_the_event():
         rec("tl", "assigned", 100.2, "j"),
     ]
     rows = phase_rows(records, WINDOW)
-    assert [(r["member"], r["task"], r["attempt_ms"], r["stop_ms"], r["claim_ms"],
-             r["conflict"]) for r in rows] == [("a", 0, 20.0, 70.0, 60.0, False),
-                                              ("b", 1, 30.0, 20.0, None, True)]
+    assert [(r["member"], r["task"], r["attempt_ms"], r["stop_ms"], r["read_ms"],
+             r["claim_ms"], r["conflict"]) for r in rows] == [
+        ("a", 0, 20.0, 70.0, 30.0, 60.0, False), ("b", 1, 30.0, 20.0, None, None, True)]
     assert all(r["source"] == "real" and r["seed"] == 4 for r in rows)
 
 
@@ -70,7 +73,7 @@ def test_the_models_members_are_drawn_as_the_scorer_draws_the_cell():
     # three survivors stop and fetch again in each draw (the leaver's stop is its shutdown)
     assert sorted({r["seed"] for r in rows}) == [0, 1]
     assert all(r["source"] == "model" and r["event"] == "leave" for r in rows)
-    assert all(r["stop_ms"] > 0 and r["claim_ms"] > 0 for r in rows)
+    assert all(0 < r["read_ms"] < r["claim_ms"] and r["stop_ms"] > 0 for r in rows)
     assert len(rows) == 2 * 3
 
 
@@ -79,13 +82,17 @@ def test_the_model_notes_each_phase_once_from_the_event_on():
                            calibration=Calibration(jitter_cv=0.0)))
     # the joiner (a fifth member) has nothing to stop; the four owners stop, then fetch again
     assert len(r.member_phases) == 4
-    for _member, attempt, stop, claim in r.member_phases:
-        assert attempt >= 0.0 and stop > 0.0 and claim is not None and claim > 0.0
+    for p in r.member_phases:
+        # the plan is decided after the stop, the partitions fetched after the plan
+        assert p.attempt_s >= 0.0 and p.stop_s > 0.0
+        assert p.read_s is not None and p.claim_s is not None and 0.0 < p.read_s < p.claim_s
     assert r.member_phases == simulate(SimConfig(
         "zk-range", 4, 8, "join", seed=1, member_order="start",
         calibration=Calibration(jitter_cv=0.0))).member_phases
     with pytest.raises(AttributeError):
         r.member_phases.append  # noqa: B018 (a tuple: the result is frozen)
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        r.member_phases[0].stop_s = 0.0  # type: ignore[misc]
 
 
 def test_records_after_the_run_settled_belong_to_a_later_rebalance():

@@ -308,6 +308,7 @@ class LegacyGroup(SimulatedGroup):
         if self.zk.vanished(view) or m.mid not in view.rank:
             self._failed(m)  # NoNode while reading a registration: the attempt throws
             return
+        self.tally.phase(m.mid, "decided", self.engine.now)
         claims = self._share(view, m.mid)
         self.zk.bulk_read(m.cpu, costs.read_offsets(len(claims)).reads,
                           lambda: self._claim(m, claims, 0, [], 0))

@@ -21,6 +21,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from zkconsumer.sim.config import SimConfig
+from zkconsumer.sim.tally import MemberPhases
 
 log = logging.getLogger(__name__)
 
@@ -58,9 +59,8 @@ class SimResult:
     # ZooKeeper requests by operation, where the model names them (the leader mode); not a
     # grid column
     zk_operations: dict[str, int] = field(default_factory=dict)
-    # (member, first attempt after the event s, stop s, stopped to fetching again s or None):
     # the legacy model's members' phases (zkconsumer.sim.tally.Tally.member_phases)
-    member_phases: tuple[tuple[str, float, float, float | None], ...] = ()
+    member_phases: tuple[MemberPhases, ...] = ()
 
     @property
     def stable(self) -> bool:

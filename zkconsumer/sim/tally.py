@@ -30,6 +30,18 @@ from zkconsumer.sim.sampling import Window, within
 log = logging.getLogger(__name__)
 
 
+@dataclass(frozen=True)
+class MemberPhases:
+    """A legacy member's first attempt after the event (at time 0), in seconds: what ``spark
+    rebalance-phases`` reads off a real member's records."""
+
+    member: str
+    attempt_s: float  # the attempt's start after the event
+    stop_s: float  # the attempt's start to its fetchers stopped
+    read_s: float | None  # fetchers stopped to its plan decided: the release, the reads, the plan
+    claim_s: float | None  # fetchers stopped to fetching again (None: not within the run)
+
+
 @dataclass
 class Tally:
     """Counters of one run (the columns of ``SimResult``).
@@ -70,16 +82,16 @@ class Tally:
         if t >= 0.0:
             self.phases.setdefault(member, {}).setdefault(name, t)
 
-    def member_phases(self) -> tuple[tuple[str, float, float, float | None], ...]:
-        """(member, attempt after the event s, stop s, stopped to fetching s or None) of each
-        member that stopped its fetchers after its first attempt."""
+    def member_phases(self) -> tuple[MemberPhases, ...]:
+        """The phases of each member that stopped its fetchers after its first attempt."""
         out = []
         for member, p in sorted(self.phases.items()):
             if "attempt" in p and "stopped" in p and p["stopped"] >= p["attempt"]:
-                fetching = p.get("fetching")
-                out.append((member, p["attempt"], p["stopped"] - p["attempt"],
-                            None if fetching is None or fetching < p["stopped"]
-                            else fetching - p["stopped"]))
+                def since_stop(name: str, p: dict[str, float] = p) -> float | None:
+                    t = p.get(name)
+                    return None if t is None or t < p["stopped"] else t - p["stopped"]
+                out.append(MemberPhases(member, p["attempt"], p["stopped"] - p["attempt"],
+                                        since_stop("decided"), since_stop("fetching")))
         return tuple(out)
 
     def operations(self, ops: dict[str, int]) -> None:

@@ -103,11 +103,24 @@ def _quartiles(values: list[float]) -> str:
 def rebalance_phases(ctx: Context) -> str:
     """Per event, real members and the model's: the stop and the claim, median [IQR]."""
     folder = ctx.results / PHASES
+    prov = read_provenance(folder)
+    return "\n".join([*phases_table(folder), "", (
+        f"Median [interquartile range], nearest rank. A member that never fetched "
+        f"again within the job's horizon has no claim. The model: the rule plan "
+        f"{BEFORE} judged. Made at revision `{prov.revision[:12]}`: `{prov.command}` (the "
+        f"raw folder is the N = 12 run set's local output).")])
+
+
+def phases_table(folder: Any) -> list[str]:
+    """The phases of ``folder/phases.csv`` per cell, real members and the model's, median
+    [IQR]; the read (stopped to the plan) where the file has it."""
     with open(folder / "phases.csv", newline="") as fh:
         rows = list(csv.DictReader(fh))
-    out = ["| N | event | members | stop: first attempt to fetchers stopped, ms | claim: "
-           "fetchers stopped to fetching again, ms | members that met an owner conflict |",
-           "|---|---|---|---|---|---|"]
+    reads = bool(rows) and "read_ms" in rows[0]
+    out = ["| N | event | members | stop: first attempt to fetchers stopped, ms | "
+           + ("read: fetchers stopped to the plan decided, ms | " if reads else "")
+           + "claim: fetchers stopped to fetching again, ms | members that met an owner "
+           "conflict |", "|---|---|---|---|---|---|" + ("---|" if reads else "")]
     cells = dict.fromkeys((r["members"], r["event"]) for r in rows)
     for members, event in cells:
         for source in ("real", "model"):
@@ -116,17 +129,82 @@ def rebalance_phases(ctx: Context) -> str:
             if not part:
                 continue
             runs = len({(r["run_id"], r["seed"]) for r in part})
-            stops = [float(r["stop_ms"]) for r in part if r["stop_ms"]]
-            claims = [float(r["claim_ms"]) for r in part if r["claim_ms"]]
+
+            def phase(name: str, part: list[dict[str, str]] = part) -> str:
+                return _quartiles([float(r[name]) for r in part if r[name]])
             conflicts = (f"{sum(r['conflict'] == 'True' for r in part)} of {len(part)}"
                          if source == "real" else "—")
-            label = "real" if source == "real" else "model"
-            out.append(f"| {members} | {event} | {label}: {len(part)} in {runs} "
-                       f"{'runs' if source == 'real' else 'draws'} | {_quartiles(stops)} | "
-                       f"{_quartiles(claims)} | {conflicts} |")
+            out.append(f"| {members} | {event} | {source}: {len(part)} in {runs} "
+                       f"{'runs' if source == 'real' else 'draws'} | {phase('stop_ms')} | "
+                       + (f"{phase('read_ms')} | " if reads else "")
+                       + f"{phase('claim_ms')} | {conflicts} |")
+    return out
+
+GRID = "scale/stop-grid"
+
+
+@figure("scale-stop-grid", source=f"results/{GRID}")
+def stop_grid(ctx: Context) -> str:
+    """Where the real stops ended on each member's own poll grid, per event, the plot, and
+    the members' phases beside the model's."""
+    from zkconsumer.results.figures.splitbrain_text import wilson
+
+    folder = ctx.results / GRID
     prov = read_provenance(folder)
-    out += ["", f"Median [interquartile range], nearest rank. A member that never fetched "
-            f"again within the job's horizon has no claim. The model: the rule plan "
-            f"{BEFORE} judged. Made at revision `{prov.revision[:12]}`: `{prov.command}` (the "
-            f"raw folder is the N = 12 run set's local output)."]
+    margin, poll = float(prov.extra["on_boundary_ms"]), float(prov.extra["poll_ms"])
+    with open(folder / "phases.csv", newline="") as fh:
+        everyone = list(csv.DictReader(fh))
+    rows = [r for r in everyone if r["source"] == "real"]
+    draws = len({r["seed"] for r in everyone if r["source"] == "model"})
+    out = ["| N | event | runs | stops after a delivery | since the member's last message, "
+           f"ms | ended within {margin:.0f} ms after a poll boundary of its own "
+           "fetcher [95 %] | the rest: remainder after a boundary, ms |",
+           "|---|---|---|---|---|---|---|"]
+    by_event: dict[str, list[float]] = {}
+    for members, event in dict.fromkeys((r["members"], r["event"]) for r in rows):
+        part = [r for r in rows if (r["members"], r["event"]) == (members, event)
+                and r["poll_phase_ms"]]
+        phases = [float(r["poll_phase_ms"]) for r in part]
+        by_event[f"N = {members} {event}"] = phases
+        k = sum(p <= margin for p in phases)
+        lo, hi = wilson(k, len(phases))
+        rest = sorted(p for p in phases if p > margin)
+        runs = len({r["run_id"] for r in part})
+        out.append(f"| {members} | {event} | {runs} | {len(phases)} | "
+                   f"{_quartiles([float(r['since_delivery_ms']) for r in part])} | "
+                   f"{k} of {len(phases)} [{lo:.0%}–{hi:.0%}] | "
+                   f"{_quartiles(rest) if rest else '—'} |")
+    name = "stop-grid.svg"
+    _plot_grid(by_event, poll, ctx.figures / name)
+    out += ["", f"Real runs only (the model has no producer schedule to place a stop on). "
+            f"Median [interquartile range], nearest rank. A member's fetcher polls "
+            f"{poll:.0f} ms at a time and starts a new poll at each message, so its poll "
+            f"boundaries fall a whole number of polls after its last delivered message; the "
+            f"remainder is the stop's end minus the last boundary before it. Made at revision "
+            f"`{prov.revision[:12]}`: `{prov.command}` (the raw folder is the local output of "
+            f"the run sets in `results/{GRID}`).", "",
+            f"![Real stops: remainder after the member's last poll boundary](figures/{name})",
+            "", "The same members' phases, and the model's (the legacy model as plan "
+            f"{BEFORE} judged it, {draws} draws a cell, same settings):", "",
+            *phases_table(folder), "",
+            "Median [interquartile range], nearest rank. A member that never fetched again "
+            "within the job's horizon has no claim."]
     return "\n".join(out)
+
+
+def _plot_grid(by_event: dict[str, list[float]], poll_ms: float, path: Any) -> Any:
+    from zkconsumer.results.plotting import pyplot, save_svg
+
+    plt = pyplot()
+    fig, ax = plt.subplots(figsize=(6.0, 3.0))
+    bins = [5.0 * i for i in range(int(poll_ms / 5) + 1)]
+    ax.hist(list(by_event.values()), bins=bins, label=[f"real runs, {k}" for k in by_event],
+            stacked=True)
+    ax.set_xlabel("stop's end after the member's last poll boundary (ms)", fontsize=8)
+    ax.set_ylabel("real stops", fontsize=8)
+    ax.tick_params(labelsize=7)
+    ax.legend(fontsize=7)
+    fig.suptitle("Real zk-range stops on Tansu: where they end on the member's own poll grid",
+                 fontsize=9)
+    fig.tight_layout()
+    return save_svg(fig, path)

@@ -1,9 +1,10 @@
-"""docs/validation-plan-11.md: the KIP-848 profile against Apache Kafka 4.0.2.
+"""docs/validation-plan-11.md and docs/validation-plan-15.md: the KIP-848 profile against
+Apache Kafka 4.0.2, on consumer-uniform (plan 11) and consumer-range (plan 15).
 
-Reads committed files only: validation plan 11's scoring (held-out runs), the fitting runs'
-scoring (``results/scale/kip848-fit/scoring``, in sample) and the formation spread the model's
-spans were read from (``results/scale/kip848-fit/formation-spread.csv``, written by ``zkconsumer
-spark formation-spread``).
+Reads committed files only: validation plans 11's and 15's scorings (held-out runs), the
+fitting runs' scoring (``results/scale/kip848-fit/scoring``, in sample) and the formation
+spread the model's spans were read from (``results/scale/kip848-fit/formation-spread.csv``,
+written by ``zkconsumer spark formation-spread``).
 """
 
 from __future__ import annotations
@@ -40,6 +41,7 @@ from zkconsumer.tables import nearest_rank
 FIT = "scale/kip848-fit"
 SPREAD = f"{FIT}/formation-spread.csv"
 HELD_OUT = 11
+RANGE_HELD_OUT = 15  # the same profile on consumer-range
 
 
 def _sets_tables(scores: list[CellScore], heartbeats: dict[str, int]) -> list[str]:
@@ -103,6 +105,12 @@ def held_out_block(ctx: Context, plan: int, protocol: str) -> str:
 def validation_11(ctx: Context) -> str:
     """Plan 11's scoring (consumer-uniform)."""
     return held_out_block(ctx, HELD_OUT, "consumer-uniform")
+
+
+@figure("scale-validation-15", source=f"results/scale/validation-{RANGE_HELD_OUT}/scoring")
+def validation_15(ctx: Context) -> str:
+    """Plan 15's scoring (consumer-range, the same profile)."""
+    return held_out_block(ctx, RANGE_HELD_OUT, "consumer-range")
 
 
 @figure("kip848-fit", source=f"results/{FIT}")

@@ -218,7 +218,9 @@ def model_trust(results: Path) -> str:
             (13, "the legacy model with each owner's fetcher stop drawn as measured, on fresh "
                  "zk-range runs; not kept", "validation-plan-13.md"),
             (14, "the leader model with its requests counted as the connector sends them",
-             "validation-plan-14.md")):
+             "validation-plan-14.md"),
+            (15, "the KIP-848 profile, unchanged, on consumer-range (Apache Kafka 4.0.2's "
+                 "server-side range assignor)", "validation-plan-15.md")):
         scoring = results / "scale" / f"validation-{plan}" / "scoring" / "scoring.json"
         if scoring.is_file():
             judged = [c for c in json.loads(scoring.read_text())["cells"] if c["judged"]]

@@ -6,11 +6,12 @@ Whether a legacy claim races a release depends on two phases of the members' fir
 after the lab's event: the **stop** (from the attempt's start to its fetchers stopped: the
 member's ``attempt`` record to its ``revoked``) and the **claim** (from there to its partitions
 fetched again: ``revoked`` to ``assigned``, the release, the group's reads, the plan, the
-offsets and the claims). A member that claims before its neighbour's release conflicts. This
+offsets and the claims), whose first part, up to the member's plan (its ``dc`` decision
+record), is its **read**. A member that claims before its neighbour's release conflicts. This
 job reads a real-mode sweep's raw output (``DIR/records/<run>`` and ``DIR/windows/<run>.json``,
 written by ``spark herd --mode real`` for a ZooKeeper protocol) and writes one row per member
 that stopped after the event: its Spark task, when its attempt started after the event, the
-two phases (a phase the member did not reach within :data:`HORIZON_S` is left empty), whether
+phases (a phase the member did not reach within :data:`HORIZON_S` is left empty), whether
 it met an owner conflict, and how long before its stop ended it had last delivered a message
 (``since_delivery_ms``) with that gap's remainder modulo the fetcher's consume poll
 (``poll_phase_ms``). A fetcher thread notices its stop only when ``consume(1, POLL_S)``
@@ -32,7 +33,8 @@ from zkconsumer.datapath.fetcher_thread import POLL_S
 from zkconsumer.tables import nearest_rank
 
 COLUMNS = ("source", "run_id", "protocol", "members", "event", "seed", "member", "task",
-           "attempt_ms", "stop_ms", "claim_ms", "conflict", "since_delivery_ms", "poll_phase_ms")
+           "attempt_ms", "stop_ms", "read_ms", "claim_ms", "conflict", "since_delivery_ms",
+           "poll_phase_ms")
 ON_BOUNDARY_MS = 10.0  # a stop within this of a poll boundary (after it) ended at the boundary
 HORIZON_S = 10.0  # a member's first attempt after the event (a crash's: after the session
 # expiry) ends well within this
@@ -80,6 +82,8 @@ def phase_rows(records: Iterable[dict[str, Any]], window: dict[str, Any]) -> lis
             m["conflict"] = True
         elif r["kind"] == "tl" and r["what"] == "revoked":
             m.setdefault("revoked", r["ts"])
+        elif r["kind"] == "dc" and "revoked" in m:
+            m.setdefault("decided", r["ts"])
         elif r["kind"] == "tl" and r["what"] == "assigned":
             m["assigned"] = r["ts"]
     rows = []
@@ -93,6 +97,7 @@ def phase_rows(records: Iterable[dict[str, Any]], window: dict[str, Any]) -> lis
                      "seed": int(window["seed"]), "member": member, "task": m["task"],
                      "attempt_ms": _ms(m["attempt"] - event),
                      "stop_ms": _ms(m["revoked"] - m["attempt"]),
+                     "read_ms": _ms(m["decided"] - m["revoked"]) if "decided" in m else None,
                      "claim_ms": _ms(m["assigned"] - m["revoked"]) if "assigned" in m else None,
                      "conflict": bool(m.get("conflict")), "since_delivery_ms": since,
                      "poll_phase_ms": None if since is None else round(since % POLL_MS, 1)})
@@ -119,12 +124,12 @@ def model_rows(cell: dict[str, Any], draws: int, cal: Any) -> list[dict[str, Any
         result = simulate(lab_sim_config(
             cell["protocol"], int(cell["members"]), int(cell["partitions"]), cell["event"],
             seed, cal, int(cell["session_timeout_ms"]), int(cell["tasks"]), Timing()))
-        for member, attempt, stop, claim in result.member_phases:
+        for p in result.member_phases:
             rows.append({"source": "model", "run_id": "", "protocol": cell["protocol"],
                          "members": int(cell["members"]), "event": cell["event"],
-                         "seed": seed, "member": member, "task": "",
-                         "attempt_ms": _ms(attempt), "stop_ms": _ms(stop),
-                         "claim_ms": _ms(claim), "conflict": "",
+                         "seed": seed, "member": p.member, "task": "",
+                         "attempt_ms": _ms(p.attempt_s), "stop_ms": _ms(p.stop_s),
+                         "read_ms": _ms(p.read_s), "claim_ms": _ms(p.claim_s), "conflict": "",
                          "since_delivery_ms": "", "poll_phase_ms": ""})
     return rows
 
@@ -164,14 +169,14 @@ def run(args: argparse.Namespace, spark: Any = None) -> int:
     command = records_job_command("rebalance-phases", args)
     if args.calibration is not None:
         command += f" --calibration {args.calibration} --draws {args.draws}"
-    prov = capture(command)
+    prov = capture(command, poll_ms=POLL_MS, on_boundary_ms=ON_BOUNDARY_MS)
     cal = Calibration.load(args.calibration) if args.calibration is not None else None
     inputs = [(raw, raw_windows(raw)) for raw in args.raw]  # bad input before Spark starts
     rows: list[dict[str, Any]] = []
     with session_for(spark, args.master, "zkconsumer-rebalance-phases") as session:
         for raw, windows in inputs:
             for w in windows:
-                rows += phase_rows(run_records(session, raw, w["run_id"], ("co", "tl", "d")),
+                rows += phase_rows(run_records(session, raw, w["run_id"], ("co", "tl", "dc", "d")),
                                    w)
     if cal is not None:
         cells = {tuple(w[k] for k in CELL): {k: w[k] for k in CELL}
@@ -180,7 +185,7 @@ def run(args: argparse.Namespace, spark: Any = None) -> int:
             rows += model_rows(cells[key], args.draws, cal)
     write_rows_csv(args.out, COLUMNS, rows, prov)
     for source in ("real", "model"):
-        for phase in ("stop_ms", "claim_ms"):
+        for phase in ("stop_ms", "read_ms", "claim_ms"):
             n, q1, mid, q3 = phase_summary([r for r in rows if r["source"] == source], phase)
             if n:
                 print(f"{source} {phase}: n = {n}, median {mid:.0f} ms [{q1:.0f}-{q3:.0f}]")
