@@ -3,6 +3,7 @@ and the joiner that waits for its own next heartbeat (zkconsumer.sim.kip848)."""
 
 from __future__ import annotations
 
+import dataclasses
 from pathlib import Path
 
 import pytest
@@ -92,3 +93,29 @@ def test_the_sweep_draws_kip848_with_the_brokers_heartbeat_and_classic_with_the_
     assert eager.heartbeat_interval_ms == client_default
     assert SimSettings(consumer_heartbeat_interval_ms=1000).config(
         Cell("kip848", 64, 128, "join", 0)).heartbeat_interval_ms == 1000
+
+
+def test_a_static_leavers_partitions_wait_for_its_session_from_its_last_heartbeat():
+    """Epoch -2 keeps the leaver's assignment; its session, started by its last regular
+    heartbeat (formed just after the last change), runs out 6 s later, and the recipients take
+    the partitions at their first heartbeat after that: one interval later than a dynamic
+    leave's."""
+    lo, hi = KIP848_SCHEDULES_S
+    next_beat = -LAG_S % 5.0
+    for seed in range(10):
+        cfg = _kip848(12, "leave", seed)
+        static = simulate(dataclasses.replace(cfg, protocol="kip848-static"))
+        assert next_beat + 5.0 + lo - 0.01 <= static.time_to_stable_s <= next_beat + 5.0 + hi \
+            + 0.01, (seed, static.time_to_stable_s)
+        # nothing else differs: the same partitions move, once, with the same requests but
+        # the fenced member's heartbeat schedule
+        dynamic = simulate(cfg)
+        assert (static.members_paused, static.conflicts, static.rebalance_attempts) == \
+            (dynamic.members_paused, dynamic.conflicts, dynamic.rebalance_attempts)
+
+
+def test_a_static_joiner_joins_as_any_member():
+    for seed in range(5):
+        cfg = _kip848(12, "join", seed)
+        assert simulate(dataclasses.replace(cfg, protocol="kip848-static")).row() | {
+            "protocol": "kip848"} == simulate(cfg).row()

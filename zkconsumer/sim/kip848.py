@@ -21,7 +21,14 @@ The lab's real KIP-848 runs are ``consumer-uniform`` and ``consumer-range`` on A
   owner gets it at its own next heartbeat after the release, fetches its offset and
   acknowledges it with an extra heartbeat too;
 * members whose target does not change only see the epoch; nobody contends for anything, so
-  there are no conflicts.
+  there are no conflicts;
+* a static member (``kip848-static``: ``group.instance.id``) leaves for a while: it revokes
+  everything and its leave heartbeat carries member epoch -2
+  (``consumerGroupStaticMemberGroupLeave``), which keeps it in the group with its
+  assignment and leaves its session timer alone. Its partitions stay its own until that timer,
+  started by its last regular heartbeat, runs out (``group.consumer.session.timeout.ms``, the
+  runs' session timeout); then it is fenced like a leaver and the others take its partitions
+  at their next heartbeats.
 
 *Formation*: every heartbeat a member sends restarts its interval, so the schedules a formed
 group runs are set by the members' first heartbeats and the acknowledgements of the formation,
@@ -69,6 +76,7 @@ class Kip848Group(SimulatedGroup):
                  ledger: OwnershipLedger) -> None:
         super().__init__(cfg, engine, rng, tally, ledger)
         self.hb = cfg.heartbeat_interval_s
+        self.static = cfg.protocol == "kip848-static"
         self.members: dict[str, BrokerMember] = {}
         self.target: dict[str, set[int]] = {}
         self.free: set[int] = set()
@@ -123,12 +131,29 @@ class Kip848Group(SimulatedGroup):
         self.ledger.end()
 
     def leave(self, mid: str) -> None:
-        """Revoke everything, then a leave heartbeat (member epoch -1)."""
+        """Revoke everything, then a leave heartbeat (member epoch -1; a static member's -2)."""
         m = self.members[mid]
         self.ledger.begin()
         delay = self.revoke_fetching(m, set(m.owned), count_pause=False)
         self.tally.broker(costs.CONSUMER_GROUP_HEARTBEAT, mid)
-        self.engine.after(delay + self.half_request_s(), self._removed, m)
+        arrives = delay + self.half_request_s()
+        if self.static:
+            self.engine.after(arrives, self._left_for_a_while, m)
+        else:
+            self.engine.after(arrives, self._removed, m)
+
+    def _left_for_a_while(self, m: BrokerMember) -> None:
+        """Epoch -2: the member stays with its assignment and its session timer runs on from
+        its last regular heartbeat; it is fenced when the timer runs out."""
+        now = self.engine.now
+        m.alive = False
+        m.until = now
+        self.ledger.member_died(m.mid)
+        last = next_beat(m, now, self.hb)
+        if last > now:
+            last -= self.hb
+        expiry = max(now, last + self.cfg.session_timeout_s)
+        self.engine.at(expiry, self._removed, m)
 
     def crash(self, mid: str, _expiry_s: float) -> None:
         m = self.members[mid]

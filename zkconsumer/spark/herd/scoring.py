@@ -116,6 +116,8 @@ def model_protocol(run_set: RunSet, protocol: str) -> str:
         return "kafka-" + protocol
     if protocol.startswith("consumer-"):
         return "kip848"
+    if protocol.startswith("static-consumer-"):
+        return "kip848-static"
     return protocol
 
 
