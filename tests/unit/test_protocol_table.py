@@ -32,7 +32,8 @@ def test_the_simulator_knows_the_simulated_entries_with_their_family() -> None:
     assert tuple(PROTOCOL_INFO) == SIMULATED
     assert {n: (i.family, i.simulated_only) for n, i in PROTOCOL_INFO.items()} == {
         n: (PROTOCOL_TABLE[n].family, PROTOCOL_TABLE[n].simulated_only) for n in SIMULATED}
-    assert [n for n in SIMULATED if PROTOCOL_INFO[n].simulated_only] == ["kip848", "kip848-static"]
+    assert [n for n in SIMULATED if PROTOCOL_INFO[n].simulated_only] == [
+        "kip848", "kip848-range", "kip848-static"]
 
 
 def test_the_lab_runs_every_event_of_its_protocols_and_none_of_the_modelled_ones() -> None:

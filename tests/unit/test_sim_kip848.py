@@ -119,3 +119,22 @@ def test_a_static_joiner_joins_as_any_member():
         cfg = _kip848(12, "join", seed)
         assert simulate(dataclasses.replace(cfg, protocol="kip848-static")).row() | {
             "protocol": "kip848"} == simulate(cfg).row()
+
+
+def test_the_server_side_range_assignor_shifts_the_members_after_a_joiner():
+    """Apache Kafka 4.0's range assignor deals ranges over random member ids: a joiner lands at
+    a random rank and the members after it give partitions up and take their neighbours', an
+    answer for each (two reconciliations or more); the uniform assignor moves one partition,
+    once."""
+    paused, attempts = [], []
+    for seed in range(10):
+        cfg = _kip848(12, "join", seed)
+        uniform = simulate(cfg)
+        assert (uniform.members_paused, uniform.rebalance_attempts) == (1, 1)
+        ranged = simulate(dataclasses.replace(cfg, protocol="kip848-range"))
+        paused.append(ranged.members_paused)
+        attempts.append(ranged.rebalance_attempts)
+        assert ranged.conflicts == 0 and ranged.time_to_stable_s is not None
+    assert max(paused) > 1 and max(attempts) >= 2
+    # how many shift depends on the joiner's rank: the draws differ
+    assert len(set(paused)) > 1

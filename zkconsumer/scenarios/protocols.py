@@ -143,7 +143,9 @@ PROTOCOL_TABLE: dict[str, Protocol] = {p.name: p for p in (
     # KIP-848 as the simulator models it (written before a broker here ran ConsumerGroupHeartbeat;
     # the real KIP-848 protocols are the consumer-* rows, on Apache Kafka 4.0.2).
     _kip848("kip848", "uniform", lab=False, simulated=True, simulated_only=True),
-    # ... and its static members (group.instance.id: a leave keeps the assignment a while).
+    # ... with the server-side range assignor, and its static members (group.instance.id: a
+    # leave keeps the assignment a while).
+    _kip848("kip848-range", "range", lab=False, simulated=True, simulated_only=True),
     _kip848("kip848-static", "uniform", static=True, lab=False, simulated=True,
             simulated_only=True),
     # Apache Kafka 2.4's coordinator from its source rules (modelled until validated).

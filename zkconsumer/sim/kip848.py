@@ -22,6 +22,12 @@ The lab's real KIP-848 runs are ``consumer-uniform`` and ``consumer-range`` on A
   acknowledges it with an extra heartbeat too;
 * members whose target does not change only see the epoch; nobody contends for anything, so
   there are no conflicts;
+* ``kip848-range``: the 4.0 coordinator's server-side ``range`` assignor instead, which is not
+  sticky: it deals contiguous ranges to the members sorted by member id (``RangeAssignor``:
+  ``sortMemberIds``, ``addPartitionsToAssignment``). Member ids are random UUIDs, so a joiner
+  lands at a random rank and every member after it shifts, and a leaver's successors shift
+  back: partitions move along the range, each from its owner's revocation to its recipient's
+  next heartbeat;
 * a static member (``kip848-static``: ``group.instance.id``) leaves for a while: it revokes
   everything and its leave heartbeat carries member epoch -2
   (``consumerGroupStaticMemberGroupLeave``), which keeps it in the group with its
@@ -42,7 +48,9 @@ on Apache Kafka 4.0.2 showed). Otherwise the schedules and ticks are at random p
 
 Requests: one ConsumerGroupHeartbeat per member per interval (counted over lifetimes at the end),
 the joiner's FindCoordinator and first heartbeat, the acknowledgements, OffsetCommit per revoking
-member and OffsetFetch per member given partitions.
+member and OffsetFetch per member given partitions. Attempts: the heartbeat answers that changed
+a member's assignment (each one a reconciliation, a rebalance callback in librdkafka), the most
+any member had, and at least the group epochs the event made.
 """
 
 from __future__ import annotations
@@ -51,7 +59,7 @@ import logging
 import random
 
 from zkconsumer.sim import costs
-from zkconsumer.sim.assignment import sticky_target
+from zkconsumer.sim.assignment import range_share, sticky_target
 from zkconsumer.sim.config import SimConfig
 from zkconsumer.sim.engine import Engine
 from zkconsumer.sim.formation import KIP848 as KIP848_FORMATION
@@ -77,6 +85,11 @@ class Kip848Group(SimulatedGroup):
         super().__init__(cfg, engine, rng, tally, ledger)
         self.hb = cfg.heartbeat_interval_s
         self.static = cfg.protocol == "kip848-static"
+        self.ranged = cfg.protocol == "kip848-range"
+        self.sort_key: dict[str, float] = {}  # a random member id's place (kip848-range)
+        # heartbeat answers that changed each member's assignment: librdkafka reconciles each
+        # one (a rebalance callback); the most any member had is the run's attempts
+        self.reconciled: dict[str, int] = {}
         self.members: dict[str, BrokerMember] = {}
         self.target: dict[str, set[int]] = {}
         self.free: set[int] = set()
@@ -104,8 +117,24 @@ class Kip848Group(SimulatedGroup):
             return None
         return self.formed_at, KIP848_FORMATION.tick_lead
 
+    def _new_id(self, mid: str) -> None:
+        """The member's random id, drawn only where the assignor sorts by it (so the uniform
+        model's random draws are unchanged)."""
+        if self.ranged:
+            self.sort_key[mid] = self.rng.random()
+
+    def _assign(self, current: dict[str, set[int]], live: list[str]) -> dict[str, set[int]]:
+        """The server-side assignor's target for ``live`` members owning ``current``."""
+        if not self.ranged:
+            return sticky_target(current, live, self.cfg.partitions)
+        ordered = sorted(live, key=self.sort_key.__getitem__)
+        return {m: set(range_share(i, len(ordered), self.cfg.partitions))
+                for i, m in enumerate(ordered)}
+
     def setup(self, ids: list[str]) -> None:
-        target = sticky_target({}, ids, self.cfg.partitions)
+        for mid in ids:
+            self._new_id(mid)
+        target = self._assign({}, ids)
         for mid in ids:
             m = BrokerMember(mid, phase=self.formed_phase(idle=not target[mid]))
             self.formed_at[mid] = m.phase
@@ -118,6 +147,7 @@ class Kip848Group(SimulatedGroup):
         self.target = target
 
     def join(self, mid: str) -> None:
+        self._new_id(mid)
         m = BrokerMember(mid, phase=0.0)
         self.members[mid] = m
         self.ledger.add_member(mid)
@@ -189,7 +219,7 @@ class Kip848Group(SimulatedGroup):
 
     def _target_ready(self, live: list[str]) -> None:
         current = {mid: set(self.members[mid].assigned) for mid in live}
-        self.target = sticky_target(current, live, self.cfg.partitions)
+        self.target = self._assign(current, live)
         for mid in live:
             m = self.members[mid]
             if self.target[mid] != m.assigned:
@@ -233,6 +263,8 @@ class Kip848Group(SimulatedGroup):
             self.engine.after(self.half_request_s(), self._response, m, revoke, gain)
 
     def _response(self, m: BrokerMember, revoke: set[int], gain: set[int]) -> None:
+        self.reconciled[m.mid] = self.reconciled.get(m.mid, 0) + 1
+        self.tally.max_attempts = max(self.tally.max_attempts, self.reconciled[m.mid])
         if gain:
             self.tally.broker(costs.OFFSET_FETCH_REQUEST, m.mid)
             m.inflight += 1

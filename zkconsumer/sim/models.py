@@ -44,6 +44,7 @@ MODELS: dict[str, ModelFactory] = {
     # the barrier model of zkconsumer.sim.broker, or Tansu's coordinator (calibration)
     "cooperative-sticky": cooperative_group,
     "kip848": Kip848Group,
+    "kip848-range": Kip848Group,
     "kip848-static": Kip848Group,
     # Apache Kafka 2.4's coordinator from its source rules (modelled until validated)
     **{name: KafkaCoordinatorGroup

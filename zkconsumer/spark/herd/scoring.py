@@ -114,6 +114,8 @@ def model_protocol(run_set: RunSet, protocol: str) -> str:
         return protocol
     if run_set.broker.startswith("apache-kafka-2."):
         return "kafka-" + protocol
+    if protocol == "consumer-range":
+        return "kip848-range"
     if protocol.startswith("consumer-"):
         return "kip848"
     if protocol.startswith("static-consumer-"):
