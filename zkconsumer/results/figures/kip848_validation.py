@@ -107,10 +107,24 @@ def validation_11(ctx: Context) -> str:
     return held_out_block(ctx, HELD_OUT, "consumer-uniform")
 
 
-@figure("scale-validation-15", source=f"results/scale/validation-{RANGE_HELD_OUT}/scoring")
+RANGE_MODEL = f"scale/validation-{RANGE_HELD_OUT}/range-model"
+
+
+@figure("scale-validation-15", source=f"results/scale/validation-{RANGE_HELD_OUT}/scoring, "
+                                     f"results/{RANGE_MODEL}")
 def validation_15(ctx: Context) -> str:
-    """Plan 15's scoring (consumer-range, the same profile)."""
-    return held_out_block(ctx, RANGE_HELD_OUT, "consumer-range")
+    """Plan 15's scoring (consumer-range, the same profile), then its runs drawn by the range
+    model written after reading them."""
+    data = json.loads((ctx.results / RANGE_MODEL / "scoring.json").read_text())
+    tol = DistTolerances(**data["tolerance_values"])
+    scores = [score_from_json(c, tol, int(data["real_seeds"])) for c in data["cells"]]
+    prov = read_provenance(ctx.results / RANGE_MODEL)
+    return "\n".join([
+        held_out_block(ctx, RANGE_HELD_OUT, "consumer-range"), "",
+        f"**The same runs drawn by the range model** (`kip848-range`, written after they were "
+        f"read: a diagnostic, not a validation): {pass_line(scores)}.", "",
+        *score_table(scores), "",
+        f"Scored at revision `{prov.revision[:12]}`. Re-run: `{prov.command}`."])
 
 
 @figure("kip848-fit", source=f"results/{FIT}")
