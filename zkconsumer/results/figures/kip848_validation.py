@@ -1,10 +1,11 @@
-"""docs/validation-plan-11.md and docs/validation-plan-15.md: the KIP-848 profile against
-Apache Kafka 4.0.2, on consumer-uniform (plan 11) and consumer-range (plan 15).
+"""docs/validation-plan-11.md and 15 to 17: the KIP-848 profiles against Apache Kafka 4.0.2, on
+consumer-uniform (plan 11), consumer-range (plan 15 with the uniform profile, plan 17 with the
+range model) and static members (plan 16).
 
-Reads committed files only: validation plans 11's and 15's scorings (held-out runs), the
-fitting runs' scoring (``results/scale/kip848-fit/scoring``, in sample) and the formation
-spread the model's spans were read from (``results/scale/kip848-fit/formation-spread.csv``,
-written by ``zkconsumer spark formation-spread``).
+Reads committed files only: the KIP-848 plans' scorings (held-out runs), the fitting runs'
+scoring (``results/scale/kip848-fit/scoring``, in sample) and the formation spread the
+model's spans were read from (``results/scale/kip848-fit/formation-spread.csv``, written by
+``zkconsumer spark formation-spread``).
 """
 
 from __future__ import annotations
@@ -81,11 +82,12 @@ def held_out_block(ctx: Context, plan: int, protocol: str) -> str:
     repo = ctx.results.parent
     heartbeats = set_heartbeats(repo, ctx.results / f"scale/validation-plan-{plan}.json")
     prov = data["provenance"]
+    models = ", ".join(f"`{m}`" for m in sorted({s.model for s in scores}))
     out = [f"**{pass_line(scores)}** (target: 80 %). Tolerances: {data['tolerances']}.", "",
            *_sets_tables(scores, heartbeats),
            f"Real: every run of the cell on Apache Kafka 4.0.2 (median, interquartile range, "
            f"and the Wilson 95 % interval of the share with more than one attempt or a "
-           f"conflict); model: {data['sim_draws']} seeded draws of `kip848` with the heartbeat "
+           f"conflict); model: {data['sim_draws']} seeded draws of {models} with the heartbeat "
            f"interval the runs' broker gave. Scored at revision `{prov['revision'][:12]}`. "
            f"Re-run: `{prov['command']}`.", ""]
     if any(s.judged and not s.ok for s in scores):
@@ -96,7 +98,7 @@ def held_out_block(ctx: Context, plan: int, protocol: str) -> str:
                   label_of=lambda s: (f"{heartbeats[s.key.set_name]} ms heartbeat\n"
                                       f"N={s.key.members} {s.key.event}"),
                   legend_loc="center right")
-    out.append(f"![{protocol} on Apache Kafka 4.0.2: real runs (filled) vs `kip848` "
+    out.append(f"![{protocol} on Apache Kafka 4.0.2: real runs (filled) vs {models} "
                f"draws (open)](figures/{name})")
     return "\n".join(out)
 
@@ -125,6 +127,18 @@ def validation_15(ctx: Context) -> str:
         f"read: a diagnostic, not a validation): {pass_line(scores)}.", "",
         *score_table(scores), "",
         f"Scored at revision `{prov.revision[:12]}`. Re-run: `{prov.command}`."])
+
+
+@figure("scale-validation-16", source="results/scale/validation-16/scoring")
+def validation_16(ctx: Context) -> str:
+    """Plan 16's scoring (static members)."""
+    return held_out_block(ctx, 16, "static-consumer-uniform")
+
+
+@figure("scale-validation-17", source="results/scale/validation-17/scoring")
+def validation_17(ctx: Context) -> str:
+    """Plan 17's scoring (the range model on new consumer-range runs)."""
+    return held_out_block(ctx, 17, "consumer-range")
 
 
 @figure("kip848-fit", source=f"results/{FIT}")

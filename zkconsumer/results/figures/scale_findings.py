@@ -220,7 +220,11 @@ def model_trust(results: Path) -> str:
             (14, "the leader model with its requests counted as the connector sends them",
              "validation-plan-14.md"),
             (15, "the KIP-848 profile, unchanged, on consumer-range (Apache Kafka 4.0.2's "
-                 "server-side range assignor)", "validation-plan-15.md")):
+                 "server-side range assignor)", "validation-plan-15.md"),
+            (16, "the KIP-848 model's static members on Apache Kafka 4.0.2",
+             "validation-plan-16.md"),
+            (17, "the KIP-848 range model on fresh consumer-range runs",
+             "validation-plan-17.md")):
         scoring = results / "scale" / f"validation-{plan}" / "scoring" / "scoring.json"
         if scoring.is_file():
             judged = [c for c in json.loads(scoring.read_text())["cells"] if c["judged"]]
