@@ -109,7 +109,8 @@ def test_the_committed_plan_has_its_cells_and_profiles() -> None:
     assert model_protocol(by_name["kafka-2.4.1"], "cooperative-sticky") == \
         "kafka-cooperative-sticky"
     assert model_protocol(by_name["kafka-4.0.2"], "consumer-uniform") == "kip848"
-    assert model_protocol(by_name["kafka-4.0.2"], "static-consumer-range") == "kip848-static"
+    assert model_protocol(by_name["kafka-4.0.2"], "static-consumer-uniform") == "kip848-static"
+    assert model_protocol(by_name["kafka-4.0.2"], "consumer-range") == "kip848-range"
     assert by_name["kafka-4.0.2"].by_compare and not by_name["tansu"].by_compare
 
 

@@ -118,7 +118,7 @@ def model_protocol(run_set: RunSet, protocol: str) -> str:
         return "kip848-range"
     if protocol.startswith("consumer-"):
         return "kip848"
-    if protocol.startswith("static-consumer-"):
+    if protocol == "static-consumer-uniform":  # static range members: not modelled
         return "kip848-static"
     return protocol
 
