@@ -138,3 +138,14 @@ def test_a_job_stops_the_session_it_made_and_leaves_a_given_one_running(monkeypa
         assert spark is made
         raise RuntimeError("the job failed")
     assert (given.stopped, made.stopped) == (0, 1)
+
+
+def test_the_leader_models_members_note_their_phases_too():
+    """zk-leader-range: a changed member applies the record (its attempt), stops its fetchers,
+    and fetches again when it restarts the partitions it keeps; its plan is the leader's."""
+    r = simulate(SimConfig("zk-leader-range", 4, 8, "join", seed=1, member_order="start",
+                           calibration=Calibration(jitter_cv=0.0)))
+    assert r.member_phases, "an eager join stops every changed member's fetchers"
+    for p in r.member_phases:
+        assert p.attempt_s >= 0.0 and p.stop_s > 0.0 and p.read_s is None
+        assert p.claim_s is not None and p.claim_s > 0.0

@@ -295,15 +295,19 @@ class LeaderGroup(SimulatedGroup):
             self._done(m)
             return
         self._count_attempt(m)
+        self.tally.phase(m.mid, "attempt", self.engine.now)
         # Eager assignors stop every fetcher of a changed member; cooperative only the released.
         eager = self.strategy != "cooperative-sticky"
         stop = self._fetcher_stop(m) if m.owned and (eager or release) else 0.0
+        if stop:
+            self.tally.phase(m.mid, "stopped", self.engine.now + stop)
         m.owned -= set(release)
         # ... and starts again the ones it keeps once it released (``HandoverExecutor.apply``)
         restarted = len(m.owned) if eager else 0
 
         def released(_: Any = None) -> None:
             if restarted:
+                self.tally.phase(m.mid, "fetching", self.engine.now)
                 self._lookups(m, restarted)
             self._claim(m, claim)
         if release:
@@ -327,6 +331,7 @@ class LeaderGroup(SimulatedGroup):
         def after(blocked: int | None) -> None:
             if blocked is None:
                 m.owned |= set(claim)
+                self.tally.phase(m.mid, "fetching", self.engine.now)
                 # the offsets read, then the claimed partitions' fetchers started (lookups)
                 ops = lc.combined(lc.claimed(len(claim)),
                                   lc.fetchers_started(len(claim), self.cfg.brokers))

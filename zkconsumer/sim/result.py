@@ -59,7 +59,7 @@ class SimResult:
     # ZooKeeper requests by operation, where the model names them (the leader mode); not a
     # grid column
     zk_operations: dict[str, int] = field(default_factory=dict)
-    # the legacy model's members' phases (zkconsumer.sim.tally.Tally.member_phases)
+    # the ZooKeeper-family models' members' phases (zkconsumer.sim.tally.Tally.member_phases)
     member_phases: tuple[MemberPhases, ...] = ()
 
     @property

@@ -32,8 +32,10 @@ log = logging.getLogger(__name__)
 
 @dataclass(frozen=True)
 class MemberPhases:
-    """A legacy member's first attempt after the event (at time 0), in seconds: what ``spark
-    rebalance-phases`` reads off a real member's records."""
+    """A ZooKeeper-family member's first attempt after the event (at time 0), in seconds: what
+    ``spark rebalance-phases`` reads off a real member's records. In the leader mode the
+    attempt is the member's application of a new record and its plan is the leader's, so
+    ``read_s`` is None there."""
 
     member: str
     attempt_s: float  # the attempt's start after the event

@@ -1,4 +1,5 @@
-"""``spark rebalance-phases``: how long each legacy member's rebalance took, phase by phase.
+"""``spark rebalance-phases``: how long each ZooKeeper-family member's rebalance took, phase by
+phase (legacy and leader mode).
 
     zkconsumer spark rebalance-phases --raw DIR [--raw DIR ...] --out FILE.csv
 
