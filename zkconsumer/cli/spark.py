@@ -100,7 +100,7 @@ def register(sub: Any) -> None:
     from zkconsumer.spark.herd.rebalance_phases import add_arguments as phase_arguments
 
     phases = verbs.add_parser(
-        "rebalance-phases", help="each legacy member's stop and claim after the event",
+        "rebalance-phases", help="each ZooKeeper-family member's stop, read and claim after the event",
         description="From the local records of real runs of a ZooKeeper protocol: per member, "
                     "its first attempt after the event, how long it took to stop its fetchers "
                     "and from there to fetch again, and whether it met an owner conflict; "
