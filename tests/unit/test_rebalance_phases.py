@@ -1,4 +1,5 @@
-"""Each legacy member's stop and claim after the event, from its records and from the model."""
+"""Each ZooKeeper-family member's stop, read and claim after the event, from its records and
+from the model."""
 
 from __future__ import annotations
 

@@ -100,11 +100,13 @@ def register(sub: Any) -> None:
     from zkconsumer.spark.herd.rebalance_phases import add_arguments as phase_arguments
 
     phases = verbs.add_parser(
-        "rebalance-phases", help="each ZooKeeper-family member's stop, read and claim after the event",
+        "rebalance-phases",
+        help="each ZooKeeper-family member's stop, read and claim after the event",
         description="From the local records of real runs of a ZooKeeper protocol: per member, "
-                    "its first attempt after the event, how long it took to stop its fetchers "
-                    "and from there to fetch again, and whether it met an owner conflict; "
-                    "writes one CSV row per member and prints the phases' medians.")
+                    "its first attempt after the event, how long it took to stop its fetchers, "
+                    "from there to its plan and to fetching again, where its stop ended on its "
+                    "fetcher's poll grid, and whether it met an owner conflict; writes one CSV "
+                    "row per member and prints the phases' medians.")
     phase_arguments(phases)
     phases.set_defaults(func=run_rebalance_phases)
 
