@@ -129,10 +129,26 @@ def validation_15(ctx: Context) -> str:
         f"Scored at revision `{prov.revision[:12]}`. Re-run: `{prov.command}`."])
 
 
-@figure("scale-validation-16", source="results/scale/validation-16/scoring")
+STATIC_TYPES = "scale/validation-16/request-types"
+
+
+@figure("scale-validation-16", source="results/scale/validation-16/scoring, "
+                                     f"results/{STATIC_TYPES}")
 def validation_16(ctx: Context) -> str:
-    """Plan 16's scoring (static members)."""
-    return held_out_block(ctx, 16, "static-consumer-uniform")
+    """Plan 16's scoring (static members), and the requests by type of its N = 48 joins at
+    1000 ms."""
+    with open(ctx.results / STATIC_TYPES / "hb1000-n48.csv", newline="") as fh:
+        rows = [r for r in csv.DictReader(fh)
+                if r["event"] == "join" and r["counted"] == "True" and int(r["count"])]
+    types = dict.fromkeys(r["request"] for r in rows)
+    said = "; ".join(
+        f"{t}: " + " ".join(r["count"] for r in sorted(rows, key=lambda r: int(r["seed"]))
+                            if r["request"] == t) for t in types)
+    prov = read_provenance(ctx.results / STATIC_TYPES)
+    return "\n".join([
+        held_out_block(ctx, 16, "static-consumer-uniform"), "",
+        f"The N = 48 joins at 1000 ms by request type, in seed order (`results/{STATIC_TYPES}`, "
+        f"`{prov.command}`): {said}. No other type was sent in their counting windows."])
 
 
 @figure("scale-validation-17", source="results/scale/validation-17/scoring")
