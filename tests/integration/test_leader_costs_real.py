@@ -100,16 +100,23 @@ def _member(zk_connect: str, group: str, i: int, **overrides: object
         zk_connect, group, consumer_id=f"c{i}", coordination_mode="leader", **overrides))
 
 
+def _consume_until_owned(conns: list[ZookeeperConsumerConnector], kazoo_client: object,
+                         group: str, topic: str, partitions: int, what: str) -> None:
+    """Each member starts consuming ``topic``, one after the other (the first stands first
+    and leads), until every partition has exactly one owner."""
+    for c in conns:
+        c.create_message_streams({topic: 1})
+    wait_until(lambda: exactly_one_owner(kazoo_client, group, topic, partitions), 30, what)
+
+
 def test_a_publication_costs_an_unchanged_member_one_read_and_the_model_counts_the_rest(
         zk_connect, broker, new_topic, unique, kazoo_client):
     topic, group = new_topic(PARTITIONS), unique("leadercosts")
     conns: list[ZookeeperConsumerConnector] = []
     try:
         conns = [_member(zk_connect, group, i, auto_commit_enable=False) for i in (0, 1)]
-        for c in conns:
-            c.create_message_streams({topic: 1})
-        wait_until(lambda: exactly_one_owner(kazoo_client, group, topic, PARTITIONS), 30,
-                   "two members owning both partitions")
+        _consume_until_owned(conns, kazoo_client, group, topic, PARTITIONS,
+                             "two members owning both partitions")
         before = settled_request_counters(conns, QUIET_S)
 
         # 1. c2 joins: range over 3 members gives it nothing; c0 and c1 keep their partition.
@@ -172,10 +179,8 @@ def test_moved_partitions_cost_what_the_model_counts_operation_by_operation(
     try:
         conns = [_member(zk_connect, group, i, auto_commit_enable=False) for i in (0, 1)]
         conns[1].set_consumer_rebalance_listener(SlowRelease(RELEASE_DELAY_MS / 1000.0))
-        for c in conns:
-            c.create_message_streams({topic: 1})
-        wait_until(lambda: exactly_one_owner(kazoo_client, group, topic, MOVING_PARTITIONS),
-                   30, "two members owning the four partitions")
+        _consume_until_owned(conns, kazoo_client, group, topic, MOVING_PARTITIONS,
+                             "two members owning the four partitions")
         before = settled_request_counters(conns, QUIET_S)
 
         # 1. c2 joins: range over 3 gives c0 [0, 1], c1 [2], c2 [3]. c1 (eager) stops both its
@@ -275,10 +280,8 @@ def test_the_first_member_leaving_shifts_shares_at_the_cost_the_model_counts(
     try:
         conns = [_member(zk_connect, group, i, auto_commit_enable=False) for i in range(4)]
         conns[1].set_consumer_rebalance_listener(SlowRelease(RELEASE_DELAY_MS / 1000.0))
-        for c in conns:  # one after the other: c0 stands first and leads
-            c.create_message_streams({topic: 1})
-        wait_until(lambda: exactly_one_owner(kazoo_client, group, topic, SHIFTING_PARTITIONS),
-                   30, "four members owning the eight partitions")
+        _consume_until_owned(conns, kazoo_client, group, topic, SHIFTING_PARTITIONS,
+                             "four members owning the eight partitions")  # c0 leads
         before = settled_request_counters(conns, 2 * QUIET_S)
         events: list[dict] = []
         conns[2].add_event_listener(events.append)
