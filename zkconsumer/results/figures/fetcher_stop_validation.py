@@ -16,12 +16,14 @@ import json
 from typing import Any
 
 from zkconsumer.results.distributions import (
-    DistTolerances,
     pass_line,
-    score_from_json,
     score_table,
 )
-from zkconsumer.results.figures.scale_distributions import load_scores, validation_block
+from zkconsumer.results.figures.scale_distributions import (
+    load_scores,
+    scores_in,
+    validation_block,
+)
 from zkconsumer.results.provenance import read_provenance
 from zkconsumer.results.registry import Context, figure
 from zkconsumer.tables import nearest_rank
@@ -63,12 +65,6 @@ def fetcher_stops(ctx: Context) -> str:
     return "\n".join(out)
 
 
-def _rescored(ctx: Context) -> tuple[list[Any], dict[str, Any]]:
-    data = json.loads((ctx.results / RESCORED / "scoring.json").read_text())
-    tol = DistTolerances(**data["tolerance_values"])
-    return [score_from_json(c, tol, int(data["real_seeds"])) for c in data["cells"]], data
-
-
 @figure("scale-validation-13", source=f"results/scale/validation-{HELD_OUT}/scoring, "
                                       f"results/{RESCORED}, "
                                       f"results/scale/validation-{BEFORE}/scoring")
@@ -76,7 +72,7 @@ def validation_13(ctx: Context) -> str:
     """Plan 13's scoring, the same runs with the model as plan 10 judged it, and plan 10's
     scoring of the same cells."""
     out = [validation_block(ctx, HELD_OUT), ""]
-    again, data = _rescored(ctx)
+    again, data = scores_in(ctx.results / RESCORED)
     out += [f"*The same runs, scored with the model as plan {BEFORE} judged it* (a rebalance's "
             f"stop under traffic waits the leave's whole poll; revision "
             f"`{data['provenance']['revision'][:12]}`, `{data['provenance']['command']}` "
@@ -139,6 +135,7 @@ def phases_table(folder: Any) -> list[str]:
                        + (f"{phase('read_ms')} | " if reads else "")
                        + f"{phase('claim_ms')} | {conflicts} |")
     return out
+
 
 GRID = "scale/stop-grid"
 

@@ -16,9 +16,7 @@ from pathlib import Path
 
 from zkconsumer.results.distributions import (
     CellScore,
-    DistTolerances,
     pass_line,
-    score_from_json,
     score_table,
 )
 from zkconsumer.results.figures.scale_distributions import (
@@ -26,6 +24,7 @@ from zkconsumer.results.figures.scale_distributions import (
     load_scores,
     plot_protocol,
     runs_table,
+    scores_in,
 )
 from zkconsumer.results.provenance import read_provenance, recorded_heartbeat_ms
 from zkconsumer.results.registry import Context, figure
@@ -67,12 +66,6 @@ def set_heartbeats(repo: Path, plan_path: Path) -> dict[str, int]:
                              "intervals (one expected)")
         out[s["name"]] = hb
     return out
-
-
-def _fit_scores(ctx: Context) -> list[CellScore]:
-    data = json.loads((ctx.results / FIT / "scoring" / "scoring.json").read_text())
-    tol = DistTolerances(**data["tolerance_values"])
-    return [score_from_json(c, tol, int(data["real_seeds"])) for c in data["cells"]]
 
 
 def held_out_block(ctx: Context, plan: int, protocol: str) -> str:
@@ -117,9 +110,7 @@ RANGE_MODEL = f"scale/validation-{RANGE_HELD_OUT}/range-model"
 def validation_15(ctx: Context) -> str:
     """Plan 15's scoring (consumer-range, the same profile), then its runs drawn by the range
     model written after reading them."""
-    data = json.loads((ctx.results / RANGE_MODEL / "scoring.json").read_text())
-    tol = DistTolerances(**data["tolerance_values"])
-    scores = [score_from_json(c, tol, int(data["real_seeds"])) for c in data["cells"]]
+    scores, _ = scores_in(ctx.results / RANGE_MODEL)
     prov = read_provenance(ctx.results / RANGE_MODEL)
     return "\n".join([
         held_out_block(ctx, RANGE_HELD_OUT, "consumer-range"), "",
@@ -185,7 +176,7 @@ def kip848_fit(ctx: Context) -> str:
                 raise ValueError(f"results/{SPREAD}: no {kind} rows at {hb} ms")
             out.append(f"| {what} | {hb} ms | {len(values)} | {lo:+.3f} s | {mid:+.3f} s | "
                        f"{hi:+.3f} s | {model} |")
-    fit = _fit_scores(ctx)
+    fit, _ = scores_in(ctx.results / FIT / "scoring")
     runs = len({r["run_id"] for r in rows})
     out += ["", f"From {runs} fitting runs (`results/{FIT}`: Apache Kafka 4.0.2, "
             f"`consumer-uniform`, N = 12 and 48, P = 24, join and leave, heartbeats 5000 and "

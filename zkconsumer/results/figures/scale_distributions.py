@@ -45,7 +45,13 @@ def load_scores(ctx: Context, n: int = 3) -> tuple[list[CellScore], dict[str, An
         raise FileNotFoundError(f"{path}: missing; write it with `zkconsumer spark validate "
                                 f"--plan results/{_plan(n)} --out results/scale/validation-{n}/"
                                 "scoring`")
-    data = json.loads(path.read_text())
+    return scores_in(path.parent)
+
+
+def scores_in(folder: Path) -> tuple[list[CellScore], dict[str, Any]]:
+    """The cells of a ``spark validate --plan`` scoring folder (its ``scoring.json``) as
+    scores, and the file's data."""
+    data = json.loads((folder / "scoring.json").read_text())
     tol = DistTolerances(**data["tolerance_values"])
     return [score_from_json(c, tol, int(data["real_seeds"])) for c in data["cells"]], data
 
