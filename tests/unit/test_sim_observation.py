@@ -50,3 +50,81 @@ def test_a_round_that_moves_nothing_is_invisible_even_when_the_model_ends_before
     assert unobserved.time_to_stable_s is not None and unobserved.time_to_stable_s > 0.3
     observed = simulate(cfg, OBSERVER)
     assert observed.time_to_stable_s == 0.0 and observed.members_paused == 0
+
+
+# --- the lab's observer: statuses each process publishes, looked at every 0.25 s -------------
+
+STATUS_OBSERVER = Observation(check_interval_s=0.25, quiet_s=3.0, count_after_s=1.3,
+                              status_interval_s=0.5)
+
+
+def test_statuses_published_at_different_instants_can_show_a_partition_twice():
+    from zkconsumer.sim.observation import Status, statuses_stable
+
+    before = Status(0.6, (frozenset({0}), frozenset({1})), None)  # a and b, before a move
+    after = Status(0.9, (frozenset({1}),), 0.8)  # c, after it took 1 from b
+    assert statuses_stable([before], 2)
+    assert not statuses_stable([before, after], 2)  # partition 1 held twice: not settled
+    idle = Status(0.9, (frozenset(),), None)
+    assert statuses_stable([before, idle], 2)  # more members than partitions: one idles
+    assert not statuses_stable([Status(0.6, (frozenset({0, 1}),), None), idle], 2)
+
+
+def _two_members_one_move(seed: int, move_at: float):
+    """Members a (process 0) and b (process 1) own one partition each; at ``move_at`` b's
+    partition is taken away and nobody gets it: the group is never stable again."""
+    from zkconsumer.sim.engine import Engine
+    from zkconsumer.sim.observation import run_observed
+    from zkconsumer.sim.tally import OwnershipLedger
+
+    engine = Engine()
+    ledger = OwnershipLedger(engine, 2)
+    for member, partition in (("a", 0), ("b", 1)):
+        ledger.add_member(member)
+        ledger.set_owner(partition, member)
+    ledger.forget_changes()
+    ledger.begin()
+    engine.at(move_at, lambda: (ledger.set_owner(1, None), ledger.end()))
+    return run_observed(engine, ledger, STATUS_OBSERVER, seed, 60.0, {"a": 0, "b": 1})
+
+
+@pytest.mark.parametrize("seed", range(8))
+def test_a_change_is_seen_only_once_its_process_has_published_it(seed):
+    from zkconsumer.sim.observation import publication_phases
+
+    phases = publication_phases(STATUS_OBSERVER, {"a": 0, "b": 1}, seed)
+    # fresh statuses: each process's first publication at least 0.5 s after the event
+    fresh = [phase + 0.5 for phase in (phases[0], phases[1])]
+    first_look = -(-max(fresh) // 0.25) * 0.25  # the first look on the 0.25 s grid after both
+    move_at = 1.3
+    latest_b = fresh[1] + 0.5 * ((first_look - fresh[1]) // 0.5)  # b's last status by then
+    _ended, closed = _two_members_one_move(seed, move_at)
+    assert latest_b < move_at  # no published status shows the move by the first look
+    assert closed is not None and closed.at == pytest.approx(first_look)
+    assert closed.stable_at == 0.0 and closed.early
+    # a move before both processes' first fresh statuses is always seen: never settled
+    assert _two_members_one_move(seed, 0.1) == (True, None)
+
+
+def test_a_status_observer_needs_the_members_processes():
+    from zkconsumer.sim.engine import Engine
+    from zkconsumer.sim.observation import run_observed
+    from zkconsumer.sim.tally import OwnershipLedger
+
+    engine = Engine()
+    with pytest.raises(ValueError, match="needs the members' processes"):
+        run_observed(engine, OwnershipLedger(engine, 1), STATUS_OBSERVER, 0, 10.0, {})
+
+
+def test_attempts_count_up_to_the_look_that_closed():
+    # Kafka 4.0.2's range over random ids, 48 members on 24 partitions, 1 s heartbeats: the
+    # joiner ranks among the holders and the shifts begin 0.8 s after the event, after the
+    # look that closed on statuses published before them; the lab's window ends at that look
+    from zkconsumer.sim.formation import lab_event_after_change_s
+
+    cfg = SimConfig("kip848-range", 48, 24, "join", seed=5, heartbeat_interval_ms=1000,
+                    client_processes=2, event_after_change_s=lab_event_after_change_s(3.0))
+    unobserved = simulate(cfg)
+    observed = simulate(cfg, STATUS_OBSERVER)
+    assert unobserved.rebalance_attempts == 2 and unobserved.time_to_stable_s > 1.0
+    assert observed.rebalance_attempts == 1 and observed.time_to_stable_s == 0.0

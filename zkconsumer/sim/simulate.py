@@ -102,11 +102,17 @@ def simulate(config: SimConfig, observation: Observation | None = None) -> SimRe
                                         cal.session_expiry_factor)
             engine.at(0.0, model.crash, victim, expiry)
     closed = None
+    seen_attempts, seen_conflicts = None, None
     if observation is None:
         settled = engine.run(config.max_time_s)
     else:
+        hosts = dict(zip(ids, processes_of(config, len(ids)), strict=True))
         settled, closed = run_observed(engine, ledger, observation, config.seed,
-                                       config.max_time_s)
+                                       config.max_time_s, hosts)
+        if closed is not None and closed.early:
+            # the run's records window ends at the look that closed; its requests count on
+            seen_attempts, seen_conflicts = tally.max_attempts, tally.conflicts
+            engine.run(max(engine.now, closed.stable_at + observation.count_after_s))
     if not settled:
         log.warning("%s N=%d P=%d %s seed=%d: still running at %.0f s (max_time_s)",
                     config.protocol, config.members, config.partitions, config.event,
@@ -130,8 +136,8 @@ def simulate(config: SimConfig, observation: Observation | None = None) -> SimRe
     result = SimResult(
         config=config,
         coordination_requests=zk_reads + zk_writes + broker_requests,
-        rebalance_attempts=tally.max_attempts,
-        conflicts=tally.conflicts,
+        rebalance_attempts=(tally.max_attempts if seen_attempts is None else seen_attempts),
+        conflicts=tally.conflicts if seen_conflicts is None else seen_conflicts,
         time_to_stable_s=stable_at,
         members_paused=len(tally.paused),
         failed_rebalances=tally.failed_rebalances,

@@ -176,8 +176,10 @@ class OwnershipLedger:
         self._unowned_since: dict[int, float] = {}
         self.max_unowned_s = 0.0
         self.stable_at: float | None = None
-        # the last instant ownership or fetching changed (None: not since forget_changes)
+        # the last instant ownership or fetching changed (None: not since forget_changes),
+        # group-wide and per member (what each member's client process would publish)
         self.last_change_at: float | None = None
+        self._changed_at: dict[str, float] = {}
 
     # --- membership and ownership ---------------------------------------------------------------
 
@@ -200,7 +202,8 @@ class OwnershipLedger:
                 self._owned_live -= 1
                 self._unowned_since[partition] = self._engine.now
         self.owner[partition] = member
-        self.last_change_at = self._engine.now
+        self._touch(old)
+        self._touch(member)
         if member is not None:
             self._by_member.setdefault(member, set()).add(partition)
             if member in self._live:
@@ -213,12 +216,30 @@ class OwnershipLedger:
         if member not in self._live:
             return
         self._live.discard(member)
-        self.last_change_at = self._engine.now
+        self._touch(member)
         self._count_fetches(member, -1)
         for p in self._by_member.get(member, ()):
             self._owned_live -= 1
             self._unowned_since[p] = self._engine.now
         self._check()
+
+    def _touch(self, member: str | None) -> None:
+        self.last_change_at = self._engine.now
+        if member is not None:
+            self._changed_at[member] = self._engine.now
+
+    def member_view(self, member: str) -> tuple[bool, frozenset[int], float | None]:
+        """What ``member``'s client process would publish of it now: whether it is live, the
+        partitions it holds (fetches, in fetch mode; else owns; nothing when dead) and its last
+        change since :meth:`forget_changes` (None: none)."""
+        live = member in self._live
+        if not live:
+            held: frozenset[int] = frozenset()
+        elif self.by_fetch:
+            held = self._fetching.get(member, frozenset())
+        else:
+            held = frozenset(self._by_member.get(member, ()))
+        return live, held, self._changed_at.get(member)
 
     def _close_gap(self, partition: int) -> None:
         since = self._unowned_since.pop(partition, None)
@@ -241,7 +262,7 @@ class OwnershipLedger:
         """``member`` now fetches exactly ``partitions`` (empty: its fetchers stopped)."""
         live = member in self._live
         if self._fetching.get(member, frozenset()) != frozenset(partitions):
-            self.last_change_at = self._engine.now
+            self._touch(member)
         if live:
             self._count_fetches(member, -1)
         self._fetching[member] = frozenset(partitions)
@@ -294,6 +315,7 @@ class OwnershipLedger:
     def forget_changes(self) -> None:
         """The group as set up is the observation's starting point (no change yet)."""
         self.last_change_at = None
+        self._changed_at.clear()
 
     def observed_stable(self) -> bool:
         """The real runs' rule, from ownership alone (no rebalance bookkeeping): every

@@ -32,6 +32,7 @@ if TYPE_CHECKING:
 log = logging.getLogger(__name__)
 
 STATUS_INTERVAL_S = 0.5
+LOOK_INTERVAL_S = 0.25  # how often a coordinating task looks at the statuses (wait_for)
 # How long the coordinating task waits for the driver's ``produced``: stopping the producer
 # flushes for up to 30 s and joins its thread for up to 40 s, more on a loaded machine.
 PRODUCED_WAIT_S = 120.0
@@ -233,7 +234,8 @@ def drain_target(run: RunDirectory, wait_s: float = PRODUCED_WAIT_S) -> dict[str
     return None if produced is None else dict(produced.get("last", {}))
 
 
-def wait_for(check: Callable[[], Any], deadline_s: float, poll_s: float = 0.25) -> Any:
+def wait_for(check: Callable[[], Any], deadline_s: float,
+             poll_s: float = LOOK_INTERVAL_S) -> Any:
     """Poll ``check`` until it returns something truthy (returned) or the deadline (None)."""
     give_up = time.monotonic() + deadline_s
     while True:

@@ -37,14 +37,16 @@ from zkconsumer.sim.kafka_check import RATE as COMPARE_RATE
 from zkconsumer.sim.observation import Observation
 from zkconsumer.spark.herd.metrics import SAMPLE_AFTER_S
 from zkconsumer.spark.herd.validate import lab_sim_config
-from zkconsumer.spark.task_control import STATUS_INTERVAL_S
+from zkconsumer.spark.task_control import LOOK_INTERVAL_S, STATUS_INTERVAL_S
 
 COMPARE_RUNNER = "experiment compare"
-# A Spark herd run's observer (zkconsumer.sim.observation): the lab's settle checks and counts,
-# each broker member's count ending at its own last statistics sample (zkconsumer.sim.sampling)
-HERD_OBSERVATION = Observation(check_interval_s=STATUS_INTERVAL_S, quiet_s=Timing().quiet_s,
+# A Spark herd run's observer (zkconsumer.sim.observation): the coordinating task's looks at
+# the statuses each task publishes, the lab's settle checks and counts, each broker member's
+# count ending at its own last statistics sample (zkconsumer.sim.sampling)
+HERD_OBSERVATION = Observation(check_interval_s=LOOK_INTERVAL_S, quiet_s=Timing().quiet_s,
                                count_after_s=SAMPLE_AFTER_S,
-                               sample_interval_s=STATS_INTERVAL_MS / 1000.0)
+                               sample_interval_s=STATS_INTERVAL_MS / 1000.0,
+                               status_interval_s=STATUS_INTERVAL_S)
 
 
 @dataclass(frozen=True)
