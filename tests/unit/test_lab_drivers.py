@@ -139,6 +139,36 @@ def test_a_kip848_member_records_each_reconciliation_and_only_what_it_gives_up(
     assert [c.what for c in tail.records.coord].count("attempt") == 2
 
 
+def test_a_kip848_member_given_nothing_is_recorded_joined_once_its_first_heartbeat_was_answered(
+        tmp_path: Path) -> None:
+    """librdkafka calls no rebalance callback for an empty KIP-848 assignment: the member's
+    second heartbeat (one is kept in flight) says the first was answered."""
+    from confluent_kafka import TopicPartition
+
+    from zkconsumer.lab.drivers.broker import BrokerCallbacks, HeartbeatCounter
+
+    s = spec(tmp_path, "consumer-range")
+    writer = RecordWriter(s.records_path, s.member, s.incarnation)
+    beats = HeartbeatCounter()
+    cb = BrokerCallbacks(s, writer, count_attempts=True, heartbeats=beats)
+    stats = json.dumps({"brokers": {}})
+    beats.sent = 1
+    cb.on_stats(stats)  # its first heartbeat is not answered yet
+    beats.sent = 2
+    cb.on_stats(stats)
+    beats.sent = 3
+    cb.on_stats(stats)
+    placed = BrokerCallbacks(s, writer, count_attempts=True, heartbeats=beats)
+    placed.on_assign(None, [TopicPartition("t", 0)])
+    placed.on_stats(stats)  # a member given something was told so by its callback
+    writer.close()
+    tail = RecordTail(tmp_path)
+    tail.poll()
+    assert [c.what for c in tail.records.coord] == ["joined", "attempt", "rebalance_succeeded"]
+    assert [(e.what, e.partitions) for e in tail.records.timeline] == [
+        (Timeline.ASSIGNED, (0,)), (Timeline.FETCHING, (0,))]  # "joined" changes no timeline
+
+
 def test_values_that_are_not_sequence_numbers_are_not_ours() -> None:
     assert (parse_seq(b"17"), parse_seq(b"hello"), parse_seq(None)) == (17, None, None)
 

@@ -34,6 +34,15 @@ def test_a_group_is_formed_once_every_current_incarnation_rebalanced() -> None:
     assert not settle.all_rebalanced(coord, [("m00", 0), ("m01", 1)])
 
 
+def test_a_kip848_member_given_nothing_is_formed_once_it_joined_and_the_group_noticed_it() -> None:
+    # more members than partitions: the idle KIP-848 member gets no rebalance callback, only
+    # its "joined" record; a joiner with nothing is the group reacting to the join
+    coord = [co(1.0, "m00", OK), co(1.4, "m01", "joined")]
+    assert settle.all_rebalanced(coord, [("m00", 0), ("m01", 0)])
+    assert not settle.all_rebalanced(coord[:1], [("m00", 0), ("m01", 0)])
+    assert settle.coordination_quiet(coord, now=4.0, quiet_s=2.0, since=1.2)
+
+
 def test_coordination_is_quiet_only_after_quiet_s_and_a_reaction_by_someone_else() -> None:
     coord = [co(10.0, "m00", ATTEMPT), co(11.0, "m00", OK), co(14.0, "m01", WATCH)]
     assert settle.coordination_quiet(coord, now=13.0, quiet_s=2.0)   # a watch is not activity

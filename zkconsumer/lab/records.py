@@ -69,6 +69,9 @@ class Coord(str, enum.Enum):
     REBALANCE_SUCCEEDED = "rebalance_succeeded"
     LOST = "assignment_lost"
     WATCH_FIRED = "watch_fired"   # a ZooKeeper watch notification reached the member
+    # a KIP-848 member in the group with nothing assigned: librdkafka calls no rebalance
+    # callback for an empty assignment, so its statistics say when it got there
+    JOINED = "joined"
 
 
 @dataclass(frozen=True)

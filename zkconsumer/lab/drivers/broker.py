@@ -120,11 +120,13 @@ class BrokerCallbacks:
         self._writer = writer
         self._count_attempts = count_attempts
         self._heartbeats = heartbeats
+        self._placed = False  # a rebalance callback came, or the member was seen joined
 
     def _mine(self, partitions: list[Any]) -> list[int]:
         return sorted(tp.partition for tp in partitions if tp.topic == self._topic)
 
     def on_assign(self, _consumer: Any, partitions: list[Any]) -> None:
+        self._placed = True
         parts = self._mine(partitions)
         if self._count_attempts:
             self._writer.coord(Coord.ATTEMPT)
@@ -155,6 +157,13 @@ class BrokerCallbacks:
         try:
             sent = None if self._heartbeats is None else self._heartbeats.sent
             self._writer.requests(request_counts(stats_json, sent))
+            if self._heartbeats is not None and not self._placed and self._heartbeats.sent >= 2:
+                # librdkafka keeps one heartbeat in flight: a second one went out only after the
+                # first was answered, which put the member in the group, and no rebalance
+                # callback came, so it was given nothing (its statistics' join state stays
+                # "init" then, never "steady")
+                self._placed = True
+                self._writer.coord(Coord.JOINED)
         except (ValueError, KeyError) as exc:
             log.warning("unreadable librdkafka statistics: %s", exc)
 

@@ -39,9 +39,10 @@ def member_failure(lifecycle: Iterable[LifecycleEntry]) -> str | None:
 
 
 def all_rebalanced(coord: Iterable[CoordEvent], current: Iterable[Incarnation]) -> bool:
-    """Every current member incarnation has completed a rebalance."""
+    """Every current member incarnation has completed a rebalance, or (a KIP-848 member given
+    nothing) is in the group."""
     done = {(c.member, c.incarnation) for c in coord
-            if c.what == Coord.REBALANCE_SUCCEEDED.value}
+            if c.what in (Coord.REBALANCE_SUCCEEDED.value, Coord.JOINED.value)}
     return set(current) <= done
 
 
