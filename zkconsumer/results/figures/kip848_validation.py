@@ -1,6 +1,6 @@
-"""docs/validation-plan-11.md and 15 to 17: the KIP-848 profiles against Apache Kafka 4.0.2, on
-consumer-uniform (plan 11), consumer-range (plan 15 with the uniform profile, plan 17 with the
-range model) and static members (plan 16).
+"""docs/validation-plan-11.md and 15 to 18: the KIP-848 profiles against Apache Kafka 4.0.2, on
+consumer-uniform (plan 11), consumer-range (plan 15 with the uniform profile, plans 17 and 18
+with the range model) and static members (plan 16).
 
 Reads committed files only: the KIP-848 plans' scorings (held-out runs), the fitting runs'
 scoring (``results/scale/kip848-fit/scoring``, in sample) and the formation spread the
@@ -146,6 +146,24 @@ def validation_16(ctx: Context) -> str:
 def validation_17(ctx: Context) -> str:
     """Plan 17's scoring (the range model on new consumer-range runs)."""
     return held_out_block(ctx, 17, "consumer-range")
+
+
+OBSERVER_DIAGNOSTIC = "scale/validation-18/observer-diagnostic"
+
+
+@figure("scale-validation-18", source="results/scale/validation-18/scoring, "
+                                     f"results/{OBSERVER_DIAGNOSTIC}")
+def validation_18(ctx: Context) -> str:
+    """Plan 18's scoring (the range model under the lab's observer), then plan 17's runs drawn
+    by the same model (already read: a diagnostic)."""
+    scores, _ = scores_in(ctx.results / OBSERVER_DIAGNOSTIC)
+    prov = read_provenance(ctx.results / OBSERVER_DIAGNOSTIC)
+    return "\n".join([
+        held_out_block(ctx, 18, "consumer-range"), "",
+        f"**Plan 17's runs drawn by the same model** (already read: a diagnostic, not a "
+        f"validation): {pass_line(scores)}.", "",
+        *score_table(scores), "",
+        f"Scored at revision `{prov.revision[:12]}`. Re-run: `{prov.command}`."])
 
 
 @figure("kip848-fit", source=f"results/{FIT}")

@@ -224,7 +224,9 @@ def model_trust(results: Path) -> str:
             (16, "the KIP-848 model's static members on Apache Kafka 4.0.2",
              "validation-plan-16.md"),
             (17, "the KIP-848 range model on fresh consumer-range runs",
-             "validation-plan-17.md")):
+             "validation-plan-17.md"),
+            (18, "the KIP-848 range model under the lab's observer, on fresh consumer-range "
+                 "runs", "validation-plan-18.md")):
         scoring = results / "scale" / f"validation-{plan}" / "scoring" / "scoring.json"
         if scoring.is_file():
             judged = [c for c in json.loads(scoring.read_text())["cells"] if c["judged"]]
