@@ -149,21 +149,24 @@ def validation_17(ctx: Context) -> str:
 
 
 OBSERVER_DIAGNOSTIC = "scale/validation-18/observer-diagnostic"
+MORE_DRAWS = "scale/validation-18/draws-200"
 
 
 @figure("scale-validation-18", source="results/scale/validation-18/scoring, "
-                                     f"results/{OBSERVER_DIAGNOSTIC}")
+                                     f"results/{OBSERVER_DIAGNOSTIC}, results/{MORE_DRAWS}")
 def validation_18(ctx: Context) -> str:
-    """Plan 18's scoring (the range model under the lab's observer), then plan 17's runs drawn
-    by the same model (already read: a diagnostic)."""
-    scores, _ = scores_in(ctx.results / OBSERVER_DIAGNOSTIC)
-    prov = read_provenance(ctx.results / OBSERVER_DIAGNOSTIC)
-    return "\n".join([
-        held_out_block(ctx, 18, "consumer-range"), "",
-        f"**Plan 17's runs drawn by the same model** (already read: a diagnostic, not a "
-        f"validation): {pass_line(scores)}.", "",
-        *score_table(scores), "",
-        f"Scored at revision `{prov.revision[:12]}`. Re-run: `{prov.command}`."])
+    """Plan 18's scoring (the range model under the lab's observer), then two diagnostics on
+    runs already read: plan 17's runs drawn by the same model, and plan 18's against 200
+    draws."""
+    out = [held_out_block(ctx, 18, "consumer-range")]
+    for folder, what in ((OBSERVER_DIAGNOSTIC, "Plan 17's runs drawn by the same model"),
+                         (MORE_DRAWS, "Plan 18's runs against 200 draws of the same model")):
+        scores, _ = scores_in(ctx.results / folder)
+        prov = read_provenance(ctx.results / folder)
+        out += ["", f"**{what}** (runs already read: a diagnostic, not a validation): "
+                f"{pass_line(scores)}.", "", *score_table(scores), "",
+                f"Scored at revision `{prov.revision[:12]}`. Re-run: `{prov.command}`."]
+    return "\n".join(out)
 
 
 @figure("kip848-fit", source=f"results/{FIT}")
