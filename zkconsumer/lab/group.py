@@ -97,6 +97,13 @@ class LabGroup:
         intervals = build_intervals(self.records, now + 3600.0, Timeline.FETCHING)
         return is_stable(fetchers_at(intervals, self.partitions, now), required)
 
+    def fetching(self, member: str) -> bool:
+        """Whether ``member`` fetches some partition now, from its records."""
+        self.tail.poll()
+        now = time.time()
+        intervals = build_intervals(self.records, now + 3600.0, Timeline.FETCHING)
+        return any(member in who for who in fetchers_at(intervals, self.partitions, now))
+
     def required(self) -> list[str]:
         """Members that must fetch for the group to count as stable: all of them, unless there
         are fewer partitions than members (then some legitimately idle)."""

@@ -275,6 +275,11 @@ class _Sweep:
         else:
             time.sleep(quiet_s)
         before = read_mntr(zk)
+        # A KIP-848 group has nothing to do when a member holding nothing leaves: no member
+        # records a reaction, so none is waited for (the classic and ZooKeeper groups rebalance
+        # on any membership change, and a joiner records at least its own joining).
+        reaction = not (event == "leave" and self.driver.option("group.protocol") == "consumer"
+                        and not group.fetching(name))
         t0 = time.time()
         size_before = len(group.handles)
         if event == "join":
@@ -292,7 +297,7 @@ class _Sweep:
             notification is still in flight looks idle, not done)."""
             nonlocal mntr_between
             self._check_alive()
-            if not self._coordination_quiet(since=t0,
+            if not self._coordination_quiet(since=t0 if reaction else None,
                                             leaver=name if event == "leave" else None):
                 return False
             if not self.zk_family or self.original:
