@@ -82,6 +82,33 @@ def test_time_and_requests_fail_with_their_flags() -> None:
     assert not CellScore(KEY, "zk-range", unsettled, runs([1.0] * 20)).tts_ok
 
 
+def _mixed(moved: int, of: int, moved_requests: float, still_requests: float) -> tuple[Run, ...]:
+    """``moved`` runs where something moved (1.9 s) among ``of``, the rest stable at once."""
+    return (tuple(Run(moved_requests, 2, 0, 1.9) for _ in range(moved))
+            + tuple(Run(still_requests, 1, 0, 0.0) for _ in range(of - moved)))
+
+
+def test_a_split_cell_judges_the_share_that_moved_and_each_side_apart() -> None:
+    split = DistTolerances(split_by_movement=True)
+    real = _mixed(6, 10, 180.0, 50.0)  # medians over both sides: 1.9 s and 180 requests
+    model = _mixed(9, 20, 182.0, 49.0)  # ... and 0 s and 49: the other mode
+    assert CellScore(KEY, "kip848-range", real, model).flags == "R"  # one median each
+    score = CellScore(KEY, "kip848-range", real, model, split)
+    assert score.ok and score.flags == ""
+    assert (score.real_moved, score.sim_moved_share) == (6, 0.45)
+    assert [side for side, _, _ in score.sides()] == ["moved", "still"]
+    assert "moved: 6 of 10 [0.31–0.83] / 0.45; moved: 1.90 s / 1.90 s, 180 / 182 requests; " \
+        "still: 50 / 49 requests" in score_table([score])[2]
+    # the model rarely moving fails the share (and with it the second attempts); a side's
+    # requests off fail R
+    assert CellScore(KEY, "kip848-range", real, _mixed(2, 20, 182.0, 49.0), split).flags == "MS"
+    assert CellScore(KEY, "kip848-range", real, _mixed(9, 20, 182.0, 80.0), split).flags == "R"
+    assert DistTolerances.from_plan({"tolerances": {
+        "time_to_stable_relative": 0.2, "time_to_stable_absolute_s": 0.25,
+        "time_to_stable_iqr": True, "requests_relative": 0.1, "requests_absolute": 5,
+        "multi_attempt_share": "wilson-95", "split_by_movement": True}}) == split
+
+
 def test_a_cell_with_fewer_real_runs_than_the_plan_is_not_judged() -> None:
     score = CellScore(KEY, "zk-range", runs([1.0] * 4), runs([1.0] * 20))
     assert not score.judged and not score.ok

@@ -38,21 +38,27 @@ class DistTolerances:
     time_iqr: bool = True
     requests_relative: float = 0.10
     requests_absolute: float = 5.0
+    # judge the runs where something moved (time to stable > 0) and those where nothing did
+    # apart: a cell whose event moves partitions about half the time has two modes, and one
+    # median over both lands on either by chance
+    split_by_movement: bool = False
 
     @classmethod
     def from_plan(cls, plan: dict[str, Any]) -> DistTolerances:
         t = plan.get("tolerances")
         keys = {"time_to_stable_relative", "time_to_stable_absolute_s", "time_to_stable_iqr",
                 "requests_relative", "requests_absolute", "multi_attempt_share"}
-        if not isinstance(t, dict) or set(t) != keys:
+        optional = {"split_by_movement"}
+        if not isinstance(t, dict) or not keys <= set(t) <= keys | optional:
             raise ValueError(f"validation plan: 'tolerances' must give exactly "
-                             f"{', '.join(sorted(keys))}; got {t!r}")
+                             f"{', '.join(sorted(keys))} (and may give "
+                             f"{', '.join(sorted(optional))}); got {t!r}")
         if t["multi_attempt_share"] != "wilson-95":
             raise ValueError(f"validation plan: multi_attempt_share must be 'wilson-95', got "
                              f"{t['multi_attempt_share']!r}")
         return cls(float(t["time_to_stable_relative"]), float(t["time_to_stable_absolute_s"]),
                    bool(t["time_to_stable_iqr"]), float(t["requests_relative"]),
-                   float(t["requests_absolute"]))
+                   float(t["requests_absolute"]), bool(t.get("split_by_movement", False)))
 
     def describe(self) -> str:
         iqr = "the real interquartile range, or " if self.time_iqr else ""
@@ -60,7 +66,10 @@ class DistTolerances:
                 f"±{self.time_absolute_s:g} s of the real median; requests: "
                 f"±{self.requests_relative:.0%} or ±{self.requests_absolute:g}; more than one "
                 "attempt or a conflict: the model's share inside the real share's 95 % Wilson "
-                "interval")
+                "interval" + ("; the runs split by whether anything moved (time to stable > 0): "
+                              "the model's share that moved inside the real share's 95 % "
+                              "Wilson interval, time and requests judged within each side "
+                              "both have" if self.split_by_movement else ""))
 
 
 @dataclass(frozen=True)
@@ -166,8 +175,45 @@ class CellScore:
             return False  # not a majority of the real runs settled
         if self.sim_tts is None or 2 * len(self.sim_settled) <= len(self.sim):
             return False
-        lo, hi = time_band(self.real_settled, self.tolerances)
-        return lo - 1e-9 <= self.sim_tts <= hi + 1e-9
+        real, sim = self.real_settled, self.sim_settled
+        if self.tolerances.split_by_movement:
+            real, sim = [t for t in real if t > 0], [t for t in sim if t > 0]
+            if not real or not sim:
+                return True  # one side never moved: the moved share judges it
+        lo, hi = time_band(real, self.tolerances)
+        return lo - 1e-9 <= statistics.median(sim) <= hi + 1e-9
+
+    # --- the runs split by whether anything moved (DistTolerances.split_by_movement) ---------
+
+    @property
+    def real_moved(self) -> int:
+        return sum(moved(r) for r in self.real)
+
+    @property
+    def sim_moved_share(self) -> float:
+        return sum(moved(r) for r in self.sim) / len(self.sim) if self.sim else 0.0
+
+    @property
+    def moved_interval(self) -> tuple[float, float]:
+        return wilson(self.real_moved, len(self.real))
+
+    @property
+    def moved_ok(self) -> bool:
+        if not self.tolerances.split_by_movement:
+            return True
+        lo, hi = self.moved_interval
+        return bool(self.real) and lo - 1e-9 <= self.sim_moved_share <= hi + 1e-9
+
+    def sides(self) -> list[tuple[str, tuple[Run, ...], tuple[Run, ...]]]:
+        """(side, its real runs, its draws) for each side both have: the runs that moved and
+        those that did not (unsettled runs are neither)."""
+        out = []
+        for side, test in (("moved", moved), ("still", still)):
+            real = tuple(r for r in self.real if test(r))
+            sim = tuple(r for r in self.sim if test(r))
+            if real and sim:
+                out.append((side, real, sim))
+        return out
 
     @property
     def real_requests(self) -> float:
@@ -179,8 +225,15 @@ class CellScore:
 
     @property
     def requests_ok(self) -> bool:
-        lo, hi = requests_band(self.real_requests, self.tolerances)
-        return lo - 1e-9 <= self.sim_requests <= hi + 1e-9
+        pairs = ([(self.real_requests, self.sim_requests)] if not self.tolerances.split_by_movement
+                 else [(statistics.median(r.requests for r in real),
+                        statistics.median(r.requests for r in sim))
+                       for _, real, sim in self.sides()])
+        for real_median, sim_median in pairs:
+            lo, hi = requests_band(real_median, self.tolerances)
+            if not lo - 1e-9 <= sim_median <= hi + 1e-9:
+                return False
+        return True
 
     @property
     def real_multi(self) -> int:
@@ -201,13 +254,15 @@ class CellScore:
 
     @property
     def ok(self) -> bool:
-        return self.judged and self.tts_ok and self.requests_ok and self.multi_ok
+        return (self.judged and self.tts_ok and self.requests_ok and self.multi_ok
+                and self.moved_ok)
 
     @property
     def flags(self) -> str:
-        """The checks that failed: T(ime), R(equests), M(ore than one attempt)."""
+        """The checks that failed: T(ime), R(equests), M(ore than one attempt), S(hare that
+        moved, where the plan splits the runs)."""
         return "".join(("" if self.tts_ok else "T", "" if self.requests_ok else "R",
-                        "" if self.multi_ok else "M"))
+                        "" if self.multi_ok else "M", "" if self.moved_ok else "S"))
 
     def to_json(self) -> dict[str, Any]:
         k = self.key
@@ -226,7 +281,19 @@ class CellScore:
             "multi_ok": self.multi_ok if self.real else False,
             "real": [run_to_json(r) for r in self.real],
             "sim": [run_to_json(r) for r in self.sim],
+            **({"real_moved": self.real_moved, "sim_moved_share": self.sim_moved_share,
+                "moved_ok": self.moved_ok} if self.tolerances.split_by_movement else {}),
         }
+
+
+def moved(r: Run) -> bool:
+    """Something moved after the event: the run settled, later than at once."""
+    return r.tts is not None and r.tts > 0
+
+
+def still(r: Run) -> bool:
+    """Nothing moved: the run was stable at once."""
+    return r.tts == 0
 
 
 def run_to_json(r: Run) -> dict[str, Any]:
@@ -263,6 +330,8 @@ def score_table(scores: Sequence[CellScore]) -> list[str]:
             multi = "—"
         verdict = ("not judged (runs missing)" if not s.judged
                    else "pass" if s.ok else f"fail: {s.flags}")
+        if s.tolerances.split_by_movement and s.real:
+            verdict += f" ({sides_note(s)})"
         lines.append(
             f"| {k.broker} | {k.protocol} (`{s.model}`) | {k.members} | {k.event} | "
             f"{len(s.real)} / "
@@ -271,6 +340,20 @@ def score_table(scores: Sequence[CellScore]) -> list[str]:
             f"{requests_cell(s)} | "
             f"{multi} / {s.sim_multi_share:.2f} | {verdict} |")
     return lines
+
+
+def sides_note(s: CellScore) -> str:
+    """The split check's figures: the share that moved, then each side's medians."""
+    lo, hi = s.moved_interval
+    out = [f"moved: {s.real_moved} of {len(s.real)} [{lo:.2f}–{hi:.2f}] / "
+           f"{s.sim_moved_share:.2f}"]
+    for side, real, sim in s.sides():
+        time = (f"{_t(statistics.median(r.tts or 0.0 for r in real))} s / "
+                f"{_t(statistics.median(r.tts or 0.0 for r in sim))} s, " if side == "moved"
+                else "")
+        out.append(f"{side}: {time}{statistics.median(r.requests for r in real):,.0f} / "
+                   f"{statistics.median(r.requests for r in sim):,.0f} requests")
+    return "; ".join(out)
 
 
 def requests_cell(s: CellScore) -> str:

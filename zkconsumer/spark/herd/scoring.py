@@ -195,11 +195,20 @@ def plan_calibration(plan: DistPlan, repo: Path) -> Calibration:
     return Calibration.load(repo / plan.calibration) if plan.calibration else Calibration()
 
 
+def tolerance_values(tol: DistTolerances) -> dict[str, Any]:
+    """The tolerances as the scoring records them; the split check only where a plan asks for
+    it (the scorings of the plans before it stay as they were)."""
+    values = dataclasses.asdict(tol)
+    if not tol.split_by_movement:
+        del values["split_by_movement"]
+    return values
+
+
 def scoring_json(scores: Sequence[CellScore], plan: DistPlan, cal: Calibration,
                  provenance: dict[str, Any]) -> str:
     return json.dumps({
         "provenance": provenance, "calibration_source": cal.source,
         "sim_draws": plan.sim_draws, "real_seeds": plan.real_seeds,
         "tolerances": plan.tolerances.describe(),
-        "tolerance_values": dataclasses.asdict(plan.tolerances), "summary": pass_line(scores),
+        "tolerance_values": tolerance_values(plan.tolerances), "summary": pass_line(scores),
         "cells": [s.to_json() for s in scores]}, indent=1) + "\n"
