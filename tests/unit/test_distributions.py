@@ -103,6 +103,11 @@ def test_a_split_cell_judges_the_share_that_moved_and_each_side_apart() -> None:
     # requests off fail R
     assert CellScore(KEY, "kip848-range", real, _mixed(2, 20, 182.0, 49.0), split).flags == "MS"
     assert CellScore(KEY, "kip848-range", real, _mixed(9, 20, 182.0, 80.0), split).flags == "R"
+    # a model run that settled a tenth of a millisecond after a leave (the leaver's own
+    # departure) moved nothing, as the lab's exact 0 says
+    departed = tuple(Run(49.0, 1, 0, 0.0001) for _ in range(11))
+    assert CellScore(KEY, "kip848-range", real, _mixed(9, 9, 182.0, 49.0) + departed,
+                     split).sim_moved_share == 0.45
     assert DistTolerances.from_plan({"tolerances": {
         "time_to_stable_relative": 0.2, "time_to_stable_absolute_s": 0.25,
         "time_to_stable_iqr": True, "requests_relative": 0.1, "requests_absolute": 5,

@@ -66,7 +66,8 @@ class DistTolerances:
                 f"±{self.time_absolute_s:g} s of the real median; requests: "
                 f"±{self.requests_relative:.0%} or ±{self.requests_absolute:g}; more than one "
                 "attempt or a conflict: the model's share inside the real share's 95 % Wilson "
-                "interval" + ("; the runs split by whether anything moved (time to stable > 0): "
+                "interval" + ("; the runs split by whether anything moved (time to stable from "
+                              f"{MOVED_FROM_S:g} s): "
                               "the model's share that moved inside the real share's 95 % "
                               "Wilson interval, time and requests judged within each side "
                               "both have" if self.split_by_movement else ""))
@@ -177,7 +178,8 @@ class CellScore:
             return False
         real, sim = self.real_settled, self.sim_settled
         if self.tolerances.split_by_movement:
-            real, sim = [t for t in real if t > 0], [t for t in sim if t > 0]
+            real = [t for t in real if t >= MOVED_FROM_S]
+            sim = [t for t in sim if t >= MOVED_FROM_S]
             if not real or not sim:
                 return True  # one side never moved: the moved share judges it
         lo, hi = time_band(real, self.tolerances)
@@ -286,14 +288,20 @@ class CellScore:
         }
 
 
+# A run that settled this soon after its event moved nothing: the lab reports exactly 0 then,
+# and the model a leaver's own departure, a tenth of a millisecond after the event; any real
+# move takes at least a request round trip to a broker or ZooKeeper.
+MOVED_FROM_S = 0.01
+
+
 def moved(r: Run) -> bool:
-    """Something moved after the event: the run settled, later than at once."""
-    return r.tts is not None and r.tts > 0
+    """Something moved after the event: the run settled, and not at once."""
+    return r.tts is not None and r.tts >= MOVED_FROM_S
 
 
 def still(r: Run) -> bool:
     """Nothing moved: the run was stable at once."""
-    return r.tts == 0
+    return r.tts is not None and r.tts < MOVED_FROM_S
 
 
 def run_to_json(r: Run) -> dict[str, Any]:
