@@ -1,5 +1,5 @@
-"""docs/validation-plan-11.md and 15 to 18: the KIP-848 profiles against Apache Kafka 4.0.2, on
-consumer-uniform (plan 11), consumer-range (plan 15 with the uniform profile, plans 17 and 18
+"""docs/validation-plan-11.md and 15 to 19: the KIP-848 profiles against Apache Kafka 4.0.2, on
+consumer-uniform (plan 11), consumer-range (plan 15 with the uniform profile, plans 17 to 19
 with the range model) and static members (plan 16).
 
 Reads committed files only: the KIP-848 plans' scorings (held-out runs), the fitting runs'
@@ -167,6 +167,23 @@ def validation_18(ctx: Context) -> str:
                 f"{pass_line(scores)}.", "", *score_table(scores), "",
                 f"Scored at revision `{prov.revision[:12]}`. Re-run: `{prov.command}`."]
     return "\n".join(out)
+
+
+BY_SIDE_DIAGNOSTIC = "scale/validation-19/plan-18-by-side"
+
+
+@figure("scale-validation-19", source="results/scale/validation-19/scoring, "
+                                     f"results/{BY_SIDE_DIAGNOSTIC}")
+def validation_19(ctx: Context) -> str:
+    """Plan 19's scoring (the runs split by whether anything moved), then plan 18's runs under
+    the same rules (already read: a diagnostic)."""
+    scores, _ = scores_in(ctx.results / BY_SIDE_DIAGNOSTIC)
+    prov = read_provenance(ctx.results / BY_SIDE_DIAGNOSTIC)
+    return "\n".join([
+        held_out_block(ctx, 19, "consumer-range"), "",
+        f"**Plan 18's runs under the same rules** (already read: a diagnostic, not a "
+        f"validation): {pass_line(scores)}.", "", *score_table(scores), "",
+        f"Scored at revision `{prov.revision[:12]}`. Re-run: `{prov.command}`."])
 
 
 @figure("kip848-fit", source=f"results/{FIT}")
