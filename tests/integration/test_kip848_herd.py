@@ -63,28 +63,6 @@ def test_the_herd_counts_kip848_heartbeats_and_moves_only_the_newcomers_share(
     assert "heartbeat interval 1000 ms" in (out / "summary.md").read_text()
 
 
-@pytest.mark.slow
-@pytest.mark.timeout(600)
-def test_the_herd_forms_a_kip848_group_with_more_members_than_partitions(
-        kafka_build: Any, tmp_path: Path) -> None:
-    """librdkafka calls no rebalance callback for an empty KIP-848 assignment: the idle member
-    is seen joined by its heartbeats, a joiner given nothing settles the join, and its leave,
-    which nobody has to react to, settles too."""
-    home = kafka_build("4.0")
-    out = tmp_path / "herd"
-    code = herd("--members", "2", "--partitions", "1", "--protocols", "consumer-uniform",
-                "--quiet-s", "1", "--consumer-heartbeat-ms", "1000", "--broker",
-                f"kafka:{home}", "--out", str(out), "--no-progress")
-    assert code == 0
-    runs = {r["event"]: r for r in json.loads((out / "results.json").read_text())["runs"]}
-    assert sorted(runs) == ["join", "leave"]
-    for event, r in runs.items():
-        assert r["status"] == "ok" and r["details"]["settled"], (event, r["reason"])
-        m = r["metrics"]
-        assert (m["time_to_stable_s"], m["partitions_moved"], m["members_paused"]) == (
-            0.0, 0, 0), (event, m)
-
-
 @pytest.fixture(scope="module")
 def spark():
     from zkconsumer.spark.session import spark_session
