@@ -92,17 +92,19 @@ class LabGroup:
 
     def snapshot_stable(self, required: Iterable[str]) -> bool:
         """Whether the group is stable right now, from the records read so far."""
+        return is_stable(self._fetchers_now(), required)
+
+    def _fetchers_now(self) -> list[set[str]]:
+        """For each partition, the members fetching it now, from the records read so far."""
         now = time.time()
         # Open intervals are closed at ``until``; close them in the future so they cover now.
         intervals = build_intervals(self.records, now + 3600.0, Timeline.FETCHING)
-        return is_stable(fetchers_at(intervals, self.partitions, now), required)
+        return fetchers_at(intervals, self.partitions, now)
 
     def fetching(self, member: str) -> bool:
         """Whether ``member`` fetches some partition now, from its records."""
         self.tail.poll()
-        now = time.time()
-        intervals = build_intervals(self.records, now + 3600.0, Timeline.FETCHING)
-        return any(member in who for who in fetchers_at(intervals, self.partitions, now))
+        return any(member in who for who in self._fetchers_now())
 
     def required(self) -> list[str]:
         """Members that must fetch for the group to count as stable: all of them, unless there

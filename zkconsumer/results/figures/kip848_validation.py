@@ -110,14 +110,19 @@ RANGE_MODEL = f"scale/validation-{RANGE_HELD_OUT}/range-model"
 def validation_15(ctx: Context) -> str:
     """Plan 15's scoring (consumer-range, the same profile), then its runs drawn by the range
     model written after reading them."""
-    scores, _ = scores_in(ctx.results / RANGE_MODEL)
-    prov = read_provenance(ctx.results / RANGE_MODEL)
     return "\n".join([
         held_out_block(ctx, RANGE_HELD_OUT, "consumer-range"), "",
-        f"**The same runs drawn by the range model** (`kip848-range`, written after they were "
-        f"read: a diagnostic, not a validation): {pass_line(scores)}.", "",
-        *score_table(scores), "",
-        f"Scored at revision `{prov.revision[:12]}`. Re-run: `{prov.command}`."])
+        *diagnostic_block(ctx, RANGE_MODEL, "The same runs drawn by the range model",
+                          "`kip848-range`, written after they were read: a diagnostic, not a "
+                          "validation")])
+
+
+def diagnostic_block(ctx: Context, folder: str, what: str, why: str) -> list[str]:
+    """A scoring of runs already read (a diagnostic): its pass line, table and provenance."""
+    scores, _ = scores_in(ctx.results / folder)
+    prov = read_provenance(ctx.results / folder)
+    return [f"**{what}** ({why}): {pass_line(scores)}.", "", *score_table(scores), "",
+            f"Scored at revision `{prov.revision[:12]}`. Re-run: `{prov.command}`."]
 
 
 STATIC_TYPES = "scale/validation-16/request-types"
@@ -161,11 +166,8 @@ def validation_18(ctx: Context) -> str:
     out = [held_out_block(ctx, 18, "consumer-range")]
     for folder, what in ((OBSERVER_DIAGNOSTIC, "Plan 17's runs drawn by the same model"),
                          (MORE_DRAWS, "Plan 18's runs against 200 draws of the same model")):
-        scores, _ = scores_in(ctx.results / folder)
-        prov = read_provenance(ctx.results / folder)
-        out += ["", f"**{what}** (runs already read: a diagnostic, not a validation): "
-                f"{pass_line(scores)}.", "", *score_table(scores), "",
-                f"Scored at revision `{prov.revision[:12]}`. Re-run: `{prov.command}`."]
+        out += ["", *diagnostic_block(ctx, folder, what,
+                                      "runs already read: a diagnostic, not a validation")]
     return "\n".join(out)
 
 
@@ -177,13 +179,10 @@ BY_SIDE_DIAGNOSTIC = "scale/validation-19/plan-18-by-side"
 def validation_19(ctx: Context) -> str:
     """Plan 19's scoring (the runs split by whether anything moved), then plan 18's runs under
     the same rules (already read: a diagnostic)."""
-    scores, _ = scores_in(ctx.results / BY_SIDE_DIAGNOSTIC)
-    prov = read_provenance(ctx.results / BY_SIDE_DIAGNOSTIC)
     return "\n".join([
         held_out_block(ctx, 19, "consumer-range"), "",
-        f"**Plan 18's runs under the same rules** (already read: a diagnostic, not a "
-        f"validation): {pass_line(scores)}.", "", *score_table(scores), "",
-        f"Scored at revision `{prov.revision[:12]}`. Re-run: `{prov.command}`."])
+        *diagnostic_block(ctx, BY_SIDE_DIAGNOSTIC, "Plan 18's runs under the same rules",
+                          "already read: a diagnostic, not a validation")])
 
 
 @figure("kip848-fit", source=f"results/{FIT}")
