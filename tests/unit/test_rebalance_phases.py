@@ -33,12 +33,18 @@ def test_a_members_phases_run_from_its_first_attempt_after_the_event():
         rec("co", "attempt", 100.03, "b", 1), rec("tl", "revoked", 100.05, "b", 1),
         rec("co", "owner_conflict", 100.08, "b", 1),
         rec("co", "attempt", 100.01, "j"),          # the joiner: nothing to stop
-        rec("tl", "assigned", 100.2, "j"),
+        rec("dc", "", 100.055, "j"), rec("co", "owner_conflict", 100.06, "j"),
+        rec("co", "attempt", 101.05, "j"), rec("dc", "", 101.06, "j"),  # its retry
+        rec("tl", "assigned", 101.07, "j"),
+        rec("co", "attempt", 100.02, "idle"),       # woken, never planned within the run
     ]
     rows = phase_rows(records, WINDOW)
     assert [(r["member"], r["task"], r["attempt_ms"], r["stop_ms"], r["read_ms"],
-             r["claim_ms"], r["conflict"]) for r in rows] == [
-        ("a", 0, 20.0, 70.0, 30.0, 60.0, False), ("b", 1, 30.0, 20.0, None, None, True)]
+             r["claim_ms"], r["conflict"], r["plan_ms"]) for r in rows] == [
+        ("a", 0, 20.0, 70.0, 30.0, 60.0, False, 120.0),
+        ("b", 1, 30.0, 20.0, None, None, True, None),
+        # the joiner's first plan, the one that raced the owners' stops
+        ("j", 0, 10.0, None, None, None, True, 55.0)]
     assert all(r["source"] == "real" and r["seed"] == 4 for r in rows)
 
 
@@ -75,7 +81,13 @@ def test_the_models_members_are_drawn_as_the_scorer_draws_the_cell():
     assert sorted({r["seed"] for r in rows}) == [0, 1]
     assert all(r["source"] == "model" and r["event"] == "leave" for r in rows)
     assert all(0 < r["read_ms"] < r["claim_ms"] and r["stop_ms"] > 0 for r in rows)
+    # a survivor's plan after the event is its attempt, its stop and its read
+    assert all(r["plan_ms"] == pytest.approx(r["attempt_ms"] + r["stop_ms"] + r["read_ms"],
+                                             abs=0.2) for r in rows)
     assert len(rows) == 2 * 3
+    joins = model_rows(dict(cell, event="join"), 1, cal)
+    (joiner,) = [r for r in joins if r["stop_ms"] is None]
+    assert joiner["plan_ms"] > joiner["attempt_ms"] > 0 and joiner["claim_ms"] is None
 
 
 def test_the_model_notes_each_phase_once_from_the_event_on():
@@ -87,6 +99,12 @@ def test_the_model_notes_each_phase_once_from_the_event_on():
         # the plan is decided after the stop, the partitions fetched after the plan
         assert p.attempt_s >= 0.0 and p.stop_s > 0.0
         assert p.read_s is not None and p.claim_s is not None and 0.0 < p.read_s < p.claim_s
+    # the joiner planned with nothing to stop, after its attempt and before every owner's
+    # plan (the owners stop their fetchers first)
+    (joiner,) = r.joiner_phases
+    assert joiner.member not in {p.member for p in r.member_phases}
+    assert 0.0 < joiner.attempt_s < joiner.plan_s < min(
+        p.attempt_s + p.stop_s + (p.read_s or 0.0) for p in r.member_phases)
     assert r.member_phases == simulate(SimConfig(
         "zk-range", 4, 8, "join", seed=1, member_order="start",
         calibration=Calibration(jitter_cv=0.0))).member_phases

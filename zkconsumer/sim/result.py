@@ -21,7 +21,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from zkconsumer.sim.config import SimConfig
-from zkconsumer.sim.tally import MemberPhases
+from zkconsumer.sim.tally import JoinerPhases, MemberPhases
 
 log = logging.getLogger(__name__)
 
@@ -61,6 +61,8 @@ class SimResult:
     zk_operations: dict[str, int] = field(default_factory=dict)
     # the ZooKeeper-family models' members' phases (zkconsumer.sim.tally.Tally.member_phases)
     member_phases: tuple[MemberPhases, ...] = ()
+    # the members that planned with nothing to stop (Tally.joiner_phases)
+    joiner_phases: tuple[JoinerPhases, ...] = ()
 
     @property
     def stable(self) -> bool:

@@ -155,6 +155,7 @@ def simulate(config: SimConfig, observation: Observation | None = None) -> SimRe
         sim_events=engine.events,
         zk_operations=dict(tally.zk_operations),
         member_phases=tally.member_phases(),
+        joiner_phases=tally.joiner_phases(),
     )
     log.debug("simulated %s: %s", config.protocol, result.row())
     return result

@@ -44,6 +44,18 @@ class MemberPhases:
     claim_s: float | None  # fetchers stopped to fetching again (None: not within the run)
 
 
+@dataclass(frozen=True)
+class JoinerPhases:
+    """A member with nothing to stop (a joiner): its first attempt and its first plan after
+    the event (at time 0), in seconds. Whether a legacy join races is decided by when this
+    plan comes against the old owner's stop, so ``spark rebalance-phases`` sets the two side
+    by side for real members and the model's."""
+
+    member: str
+    attempt_s: float  # the attempt's start after the event
+    plan_s: float  # its plan decided, after the event
+
+
 @dataclass
 class Tally:
     """Counters of one run (the columns of ``SimResult``).
@@ -95,6 +107,14 @@ class Tally:
                 out.append(MemberPhases(member, p["attempt"], p["stopped"] - p["attempt"],
                                         since_stop("decided"), since_stop("fetching")))
         return tuple(out)
+
+    def joiner_phases(self) -> tuple[JoinerPhases, ...]:
+        """The first attempt and plan of each member that planned without stopping a fetcher
+        first (a joiner; a member that stopped nothing because it owned nothing is one too)."""
+        return tuple(JoinerPhases(member, p["attempt"], p["decided"])
+                     for member, p in sorted(self.phases.items())
+                     if "attempt" in p and "decided" in p and "stopped" not in p
+                     and p["decided"] >= p["attempt"])
 
     def operations(self, ops: dict[str, int]) -> None:
         """Name requests counted in ``zk_reads``/``zk_writes`` by their operation."""

@@ -12,10 +12,13 @@ record), is its **read**. A member that claims before its neighbour's release co
 job reads a real-mode sweep's raw output (``DIR/records/<run>`` and ``DIR/windows/<run>.json``,
 written by ``spark herd --mode real`` for a ZooKeeper protocol) and writes one row per member
 that stopped after the event: its Spark task, when its attempt started after the event, the
-phases (a phase the member did not reach within :data:`HORIZON_S` is left empty), whether
-it met an owner conflict, and how long before its stop ended it had last delivered a message
+phases (a phase the member did not reach within :data:`HORIZON_S` is left empty), when its
+plan was decided after the event (``plan_ms``), whether it met an owner conflict, and how long before its stop ended it had last delivered a message
 (``since_delivery_ms``) with that gap's remainder modulo the fetcher's consume poll
-(``poll_phase_ms``). A fetcher thread notices its stop only when ``consume(1, POLL_S)``
+(``poll_phase_ms``). A member that planned with nothing to stop (the joiner) has a row too,
+with only its attempt, its plan and its conflict: a legacy join races when the joiner's plan
+comes before the old owner's fetchers stopped. A fetcher thread notices its stop only when
+``consume(1, POLL_S)``
 returns, on a message or at the end of a poll, and its polls restart at each message: a stop
 that ended at a poll boundary shows a small remainder. With ``--calibration`` it adds the
 simulator's members for the same cells (``source`` = model: ``--draws`` seeded draws a cell,
@@ -35,7 +38,7 @@ from zkconsumer.tables import nearest_rank
 
 COLUMNS = ("source", "run_id", "protocol", "members", "event", "seed", "member", "task",
            "attempt_ms", "stop_ms", "read_ms", "claim_ms", "conflict", "since_delivery_ms",
-           "poll_phase_ms")
+           "poll_phase_ms", "plan_ms")
 ON_BOUNDARY_MS = 10.0  # a stop within this of a poll boundary (after it) ended at the boundary
 HORIZON_S = 10.0  # a member's first attempt after the event (a crash's: after the session
 # expiry) ends well within this
@@ -56,9 +59,9 @@ def phase_rows(records: Iterable[dict[str, Any]], window: dict[str, Any]) -> lis
 
     Records count from the event until half a second after the run settled (the window's
     ``done.settled_ts``; without it :data:`HORIZON_S`), so that a later rebalance (the lab
-    stopping its members) is not taken for the event's. A member that fetched again before
-    stopping anything (a joiner) had nothing to stop and has no row; an owner conflict counts
-    when it came before the member fetched again.
+    stopping its members) is not taken for the event's. A member that planned before
+    stopping anything (a joiner) has a row with its attempt, its first plan (``plan_ms``) and
+    its conflict only; an owner conflict counts when it came before the member fetched again.
     """
     event = float(window["event_ts"])
     settled = (window.get("done") or {}).get("settled_ts")
@@ -83,24 +86,31 @@ def phase_rows(records: Iterable[dict[str, Any]], window: dict[str, Any]) -> lis
             m["conflict"] = True
         elif r["kind"] == "tl" and r["what"] == "revoked":
             m.setdefault("revoked", r["ts"])
-        elif r["kind"] == "dc" and "revoked" in m:
-            m.setdefault("decided", r["ts"])
+        elif r["kind"] == "dc":
+            m.setdefault("decided" if "revoked" in m else "planned", r["ts"])
         elif r["kind"] == "tl" and r["what"] == "assigned":
             m["assigned"] = r["ts"]
     rows = []
     for member, m in sorted(first.items()):
+        if "attempt" not in m:
+            continue
+        row = {"source": "real", "run_id": window["run_id"], "protocol": window["protocol"],
+               "members": int(window["members"]), "event": window["event"],
+               "seed": int(window["seed"]), "member": member, "task": m["task"],
+               "attempt_ms": _ms(m["attempt"] - event), "stop_ms": None, "read_ms": None,
+               "claim_ms": None, "conflict": bool(m.get("conflict")),
+               "since_delivery_ms": None, "poll_phase_ms": None, "plan_ms": None}
         if "revoked" not in m:
-            continue  # a joiner or an idle member: nothing to stop
+            if "planned" in m:  # a joiner: planned with nothing to stop
+                rows.append({**row, "plan_ms": _ms(m["planned"] - event)})
+            continue  # an idle member: neither stopped nor planned
         since = _ms(m["revoked"] - delivered[member]) if member in delivered else None
-        rows.append({"source": "real", "run_id": window["run_id"],
-                     "protocol": window["protocol"],
-                     "members": int(window["members"]), "event": window["event"],
-                     "seed": int(window["seed"]), "member": member, "task": m["task"],
-                     "attempt_ms": _ms(m["attempt"] - event),
-                     "stop_ms": _ms(m["revoked"] - m["attempt"]),
-                     "read_ms": _ms(m["decided"] - m["revoked"]) if "decided" in m else None,
+        decided = "decided" in m
+        rows.append({**row, "stop_ms": _ms(m["revoked"] - m["attempt"]),
+                     "read_ms": _ms(m["decided"] - m["revoked"]) if decided else None,
                      "claim_ms": _ms(m["assigned"] - m["revoked"]) if "assigned" in m else None,
-                     "conflict": bool(m.get("conflict")), "since_delivery_ms": since,
+                     "since_delivery_ms": since,
+                     "plan_ms": _ms(m["decided"] - event) if decided else None,
                      "poll_phase_ms": None if since is None else round(since % POLL_MS, 1)})
     return rows
 
@@ -125,13 +135,18 @@ def model_rows(cell: dict[str, Any], draws: int, cal: Any) -> list[dict[str, Any
         result = simulate(lab_sim_config(
             cell["protocol"], int(cell["members"]), int(cell["partitions"]), cell["event"],
             seed, cal, int(cell["session_timeout_ms"]), int(cell["tasks"]), Timing()))
+        base = {"source": "model", "run_id": "", "protocol": cell["protocol"],
+                "members": int(cell["members"]), "event": cell["event"], "seed": seed,
+                "task": "", "conflict": "", "since_delivery_ms": "", "poll_phase_ms": ""}
         for p in result.member_phases:
-            rows.append({"source": "model", "run_id": "", "protocol": cell["protocol"],
-                         "members": int(cell["members"]), "event": cell["event"],
-                         "seed": seed, "member": p.member, "task": "",
-                         "attempt_ms": _ms(p.attempt_s), "stop_ms": _ms(p.stop_s),
-                         "read_ms": _ms(p.read_s), "claim_ms": _ms(p.claim_s), "conflict": "",
-                         "since_delivery_ms": "", "poll_phase_ms": ""})
+            plan = None if p.read_s is None else p.attempt_s + p.stop_s + p.read_s
+            rows.append({**base, "member": p.member, "attempt_ms": _ms(p.attempt_s),
+                         "stop_ms": _ms(p.stop_s), "read_ms": _ms(p.read_s),
+                         "claim_ms": _ms(p.claim_s), "plan_ms": _ms(plan)})
+        for j in result.joiner_phases:
+            rows.append({**base, "member": j.member, "attempt_ms": _ms(j.attempt_s),
+                         "stop_ms": None, "read_ms": None, "claim_ms": None,
+                         "plan_ms": _ms(j.plan_s)})
     return rows
 
 
