@@ -13,13 +13,13 @@ job reads a real-mode sweep's raw output (``DIR/records/<run>`` and ``DIR/window
 written by ``spark herd --mode real`` for a ZooKeeper protocol) and writes one row per member
 that stopped after the event: its Spark task, when its attempt started after the event, the
 phases (a phase the member did not reach within :data:`HORIZON_S` is left empty), when its
-plan was decided after the event (``plan_ms``), whether it met an owner conflict, and how long before its stop ended it had last delivered a message
-(``since_delivery_ms``) with that gap's remainder modulo the fetcher's consume poll
-(``poll_phase_ms``). A member that planned with nothing to stop (the joiner) has a row too,
-with only its attempt, its plan and its conflict: a legacy join races when the joiner's plan
-comes before the old owner's fetchers stopped. A fetcher thread notices its stop only when
-``consume(1, POLL_S)``
-returns, on a message or at the end of a poll, and its polls restart at each message: a stop
+plan was decided after the event (``plan_ms``), whether it met an owner conflict, and how long
+before its stop ended it had last delivered a message (``since_delivery_ms``) with that gap's
+remainder modulo the fetcher's consume poll (``poll_phase_ms``). A member that planned with
+nothing to stop (the joiner) has a row too, with only its attempt, its plan and its conflict:
+a legacy join races when the joiner's plan comes before the old owner's fetchers stopped. A
+fetcher thread notices its stop only when ``consume(1, POLL_S)`` returns, on a message or at
+the end of a poll, and its polls restart at each message: a stop
 that ended at a poll boundary shows a small remainder. With ``--calibration`` it adds the
 simulator's members for the same cells (``source`` = model: ``--draws`` seeded draws a cell,
 with the lab's settings as ``spark validate`` draws them; the conflict and delivery columns
