@@ -168,3 +168,27 @@ def test_the_leader_models_members_note_their_phases_too():
     for p in r.member_phases:
         assert p.attempt_s >= 0.0 and p.stop_s > 0.0 and p.read_s is None
         assert p.claim_s is not None and p.claim_s > 0.0
+
+
+def test_the_join_race_pairs_each_joiner_with_the_last_ranked_owner_of_its_run():
+    from zkconsumer.results.figures.fetcher_stop_validation import join_race
+
+    def row(source, run, seed, member, attempt, stop, plan, conflict="False"):
+        return {"source": source, "run_id": run, "seed": seed, "members": "2",
+                "event": "join", "member": member, "attempt_ms": str(attempt),
+                "stop_ms": "" if stop is None else str(stop), "plan_ms": str(plan),
+                "conflict": conflict}
+    rows = [
+        # run r1: the joiner plans at 40, the last-ranked owner (m1) stopped at 10 + 50 = 60
+        row("real", "r1", "0", "m0", 10, 20, 70), row("real", "r1", "0", "m1", 10, 50, 90),
+        row("real", "r1", "0", "m2", 5, None, 40, "True"),
+        # run r2: the owner stopped at 30 before the joiner's plan at 45: no race
+        row("real", "r2", "1", "m0", 10, 80, 120), row("real", "r2", "1", "m1", 10, 20, 60),
+        row("real", "r2", "1", "m2", 5, None, 45),
+        row("model", "", "0", "a", 10, 100, 150), row("model", "", "0", "b", 10, 100, 150),
+        row("model", "", "0", "z", 5, None, 46),
+        {**row("real", "r1", "0", "m0", 1, 1, 1), "event": "leave"},  # not a join: ignored
+    ]
+    assert join_race(rows)[2:] == [
+        "| 2 | real | 2 | 45 [40–45] | 60 [30–60] | 1 of 2 | 1 of 2 |",
+        "| 2 | model | 1 | 46 [46–46] | 110 [110–110] | 1 of 1 | — |"]

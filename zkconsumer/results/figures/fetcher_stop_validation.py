@@ -121,7 +121,7 @@ def phases_table(folder: Any) -> list[str]:
     for members, event in cells:
         for source in ("real", "model"):
             part = [r for r in rows if (r["members"], r["event"], r["source"])
-                    == (members, event, source)]
+                    == (members, event, source) and r["stop_ms"]]  # a joiner stops nothing
             if not part:
                 continue
             runs = len({(r["run_id"], r["seed"]) for r in part})
@@ -185,8 +185,45 @@ def stop_grid(ctx: Context) -> str:
             f"{BEFORE} judged it, {draws} draws a cell, same settings):", "",
             *phases_table(folder), "",
             "Median [interquartile range], nearest rank. A member that never fetched again "
-            "within the job's horizon has no claim."]
+            "within the job's horizon has no claim.", "",
+            "The join's race, run by run (the same runs and draws):", "", *join_race(everyone),
+            "", "Median [interquartile range], nearest rank, in ms after the event. Under the "
+            "range assignor the joiner, named last, takes the last partition from the member "
+            "ranked last before it (the last-ranked owner); the joiner's claim conflicts when "
+            "its plan comes before that owner's fetchers stopped and its release followed."]
     return "\n".join(out)
+
+
+def join_race(rows: list[dict[str, str]]) -> list[str]:
+    """Per join cell, real runs and the model's draws: the joiner's first plan and the
+    last-ranked owner's fetchers stopped, both after the event, and how many runs had the plan
+    first (and, real, an owner conflict)."""
+    out = ["| N | source | runs | the joiner's plan | the last-ranked owner's fetchers stopped "
+           "| runs where the plan came first | runs with an owner conflict |",
+           "|---|---|---|---|---|---|---|"]
+    for members in dict.fromkeys(r["members"] for r in rows if r["event"] == "join"):
+        for source in ("real", "model"):
+            runs: dict[tuple[str, str], list[dict[str, str]]] = {}
+            for r in rows:
+                if (r["members"], r["event"], r["source"]) == (members, "join", source):
+                    runs.setdefault((r["run_id"], r["seed"]), []).append(r)
+            plans, stops, first, conflicts = [], [], 0, 0
+            for part in runs.values():
+                joiners = [r for r in part if not r["stop_ms"] and r.get("plan_ms")]
+                owners = sorted((r for r in part if r["stop_ms"]), key=lambda r: r["member"])
+                if len(joiners) != 1 or not owners:
+                    continue
+                plan = float(joiners[0]["plan_ms"])
+                stop = float(owners[-1]["attempt_ms"]) + float(owners[-1]["stop_ms"])
+                plans.append(plan)
+                stops.append(stop)
+                first += plan < stop
+                conflicts += any(r["conflict"] == "True" for r in part)
+            if plans:
+                out.append(f"| {members} | {source} | {len(plans)} | {_quartiles(plans)} | "
+                           f"{_quartiles(stops)} | {first} of {len(plans)} | "
+                           + (f"{conflicts} of {len(plans)} |" if source == "real" else "— |"))
+    return out
 
 
 def _plot_grid(by_event: dict[str, list[float]], poll_ms: float, path: Any) -> Any:
