@@ -92,14 +92,27 @@ def test_rebalance_cpu_onto_measures_a_join_into_a_crowd_and_replaces_only_its_p
 
 
 @pytest.mark.parametrize(("measurement", "count", "least"),
-                         [("rebalance-cpu", 0, 1), ("fetcher-stop", 3, 4)])
+                         [("rebalance-cpu-repeats", 0, 1), ("fetcher-stop-repeats", 3, 4),
+                          ("delivery-fetchers", 0, 1)])
 def test_a_measurement_onto_a_base_refuses_too_few_repeats(tmp_path, capsys, measurement,
                                                            count, least):
-    code = main(["calibrate", f"--{measurement}-onto", str(tmp_path / "base.json"),
-                 f"--{measurement}-repeats", str(count), "--out", str(tmp_path / "out.json")])
+    flag = measurement.rsplit("-", 1)[0]
+    code = main(["calibrate", f"--{flag}-onto", str(tmp_path / "base.json"),
+                 f"--{measurement}", str(count), "--out", str(tmp_path / "out.json")])
     assert code == 2
-    assert (f"--{measurement}-repeats must be >= {least}, got {count}"
-            in capsys.readouterr().err)
+    assert f"--{measurement} must be >= {least}, got {count}" in capsys.readouterr().err
+
+
+def test_the_lab_traffic_reaches_a_fetcher_within_one_fetch_round(zk_connect, broker):
+    from zkconsumer.calibration.delivery import delivery_round_ms, measure_delivery_lags
+
+    lags = measure_delivery_lags(zk_connect, broker.bootstrap, fetchers=1, read_s=2.0)
+    # two partitions of 24 at 40 messages a second: about 6 messages in 2 s, each received
+    # within a fetch round (the broker answers a waiting fetch at its next look, well under
+    # the fetcher's 100 ms fetch.wait.max.ms)
+    assert len(lags) >= 4 and lags == sorted(lags) and lags[0] == 0.0
+    assert max(lags) < 100.0, lags
+    assert 0.0 < delivery_round_ms(lags) < 150.0
 
 
 def test_fetcher_stop_onto_times_stops_inside_one_poll_and_replaces_only_its_ends(tmp_path):

@@ -70,10 +70,10 @@ def measure_fetcher_stops(zk_connect: str, bootstrap: str, repeats: int = STOP_R
     out: list[float] = []
     with measuring_topic(zk_connect, bootstrap, "calibrate-stop", partitions) as (topic, zk):
         for i in range(repeats):
-            manager = _start_fetcher(zk_connect, zk, f"{topic}-{i}", "stopper", topic,
+            manager = start_fetcher(zk_connect, zk, f"{topic}-{i}", "stopper", topic,
                                      range(partitions), ChunkQueue(16, f"{topic}-{i}"))
             try:
-                _wait_fetching(manager, partitions, 30.0)
+                wait_fetching(manager, partitions, 30.0)
                 time.sleep(1.0 + rng.random())
                 out.append(_stop_together([manager])[0])
             finally:
@@ -81,7 +81,7 @@ def measure_fetcher_stops(zk_connect: str, bootstrap: str, repeats: int = STOP_R
     return out
 
 
-def _start_fetcher(zk_connect: str, zk: Any, group: str, name: str, topic: str,
+def start_fetcher(zk_connect: str, zk: Any, group: str, name: str, topic: str,
                    partitions: range, queue: ChunkQueue) -> FetcherManager:
     """A started ``FetcherManager`` of consumer ``name`` in ``group`` fetching ``partitions``
     of ``topic`` from their log end into ``queue``."""
@@ -97,7 +97,7 @@ def _start_fetcher(zk_connect: str, zk: Any, group: str, name: str, topic: str,
     return manager
 
 
-def _wait_fetching(manager: FetcherManager, partitions: int, timeout_s: float) -> None:
+def wait_fetching(manager: FetcherManager, partitions: int, timeout_s: float) -> None:
     """Until the manager's fetcher threads run for every partition (its leader finder placed
     them); an error naming the count if that takes over ``timeout_s``."""
     deadline = time.monotonic() + timeout_s
@@ -178,14 +178,14 @@ def measure_crowd_stops(zk_connect: str, bootstrap: str, repeats: int = CROWD_RE
                     # read as a member's stream reads it: its consumer thread wakes per chunk
                     queue = ChunkQueue(16, f"{topic}-{i}-{k}")
                     _Reader(queue)
-                    managers.append(_start_fetcher(
+                    managers.append(start_fetcher(
                         zk_connect, zk, f"{topic}-{i}-{k}", f"crowd{k}", topic,
                         range(k * STOP_PARTITIONS, (k + 1) * STOP_PARTITIONS), queue))
                     # a process's members restart their fetchers at the end of one rebalance,
                     # within milliseconds of each other
                     time.sleep(rng.random() * START_SPREAD_S)
                 for manager in managers:
-                    _wait_fetching(manager, STOP_PARTITIONS, 30.0)
+                    wait_fetching(manager, STOP_PARTITIONS, 30.0)
                 time.sleep(3.0 + rng.random())
                 out.append(_stop_together(managers))
             finally:

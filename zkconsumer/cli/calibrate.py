@@ -71,7 +71,10 @@ def register(sub: Any) -> None:
              "idle topic stopped at a random moment, then six of one process stopped together "
              "under the lab's traffic, ~2 min): fetcher_stop_min_ms and fetcher_stop_max_ms",
              "--fetcher-stop-repeats", 24,
-             "stops timed by --fetcher-stop-onto")):
+             "stops timed by --fetcher-stop-onto"),
+            ("--delivery-onto", "when a fetcher receives the lab's paced messages (the lab's "
+             "producer and traffic, fetchers of 2 partitions, ~30 s): delivery_round_ms",
+             "--delivery-fetchers", 3, "fetchers read by --delivery-onto")):
         p.add_argument(flag, type=Path, default=None, metavar="CALIBRATION",
                        help=f"measure only {what}, and write CALIBRATION with those replaced")
         p.add_argument(count, type=int, default=default, metavar="K",
@@ -99,7 +102,8 @@ def run_calibrate(args: argparse.Namespace) -> int:
         print("zkconsumer: error: --samples must be >= 10", file=sys.stderr)
         return 2
     for option, least in (("join_start_trials", 1), ("leave_repeats", 2),
-                          ("rebalance_cpu_repeats", 1), ("fetcher_stop_repeats", 4)):
+                          ("rebalance_cpu_repeats", 1), ("fetcher_stop_repeats", 4),
+                          ("delivery_fetchers", 1)):
         if getattr(args, option) < least:
             print(f"zkconsumer: error: --{option.replace('_', '-')} must be >= {least}, got "
                   f"{getattr(args, option)}", file=sys.stderr)
@@ -112,6 +116,8 @@ def run_calibrate(args: argparse.Namespace) -> int:
         return _rebalance_cpu_onto(args)
     if args.fetcher_stop_onto is not None:
         return _fetcher_stop_onto(args)
+    if args.delivery_onto is not None:
+        return _delivery_onto(args)
     prov = capture(_command(f"zkconsumer calibrate --out {args.out}"))
     with contextlib.ExitStack() as stack:
         zk, bootstrap = args.zookeeper, args.bootstrap
@@ -364,3 +370,27 @@ def _fetcher_stop_onto(args: argparse.Namespace) -> int:
     return _remeasure_onto(args, "--fetcher-stop-onto", args.fetcher_stop_onto,
                            f" --fetcher-stop-repeats {args.fetcher_stop_repeats}",
                            ".fetcher-stop.json", measure)
+
+
+def _delivery_onto(args: argparse.Namespace) -> int:
+    """``--delivery-onto``: the base calibration with the fetch round measured (how long a sent
+    message waits for its fetcher's next round)."""
+    from zkconsumer.calibration.delivery import (
+        LAB_PARTITIONS,
+        LAB_RATE,
+        delivery_round_ms,
+        measure_delivery_lags,
+    )
+
+    def measure(zk: str, bootstrap: str, _base: Calibration) -> _Remeasured:
+        lags = measure_delivery_lags(zk, bootstrap, fetchers=args.delivery_fetchers)
+        return _Remeasured({"delivery_round_ms": delivery_round_ms(lags)},
+                           f"the span of a uniform fitted to {len(lags)} messages' lags (receipt "
+                           "less scheduled send, less the smallest) of the lab's producer at "
+                           f"{LAB_RATE:g} messages a second over {LAB_PARTITIONS} partitions, "
+                           f"read by {args.delivery_fetchers} fetchers of 2 partitions "
+                           "(zkconsumer.calibration.delivery)",
+                           {"lags_ms": lags})
+    return _remeasure_onto(args, "--delivery-onto", args.delivery_onto,
+                           f" --delivery-fetchers {args.delivery_fetchers}", ".delivery.json",
+                           measure)

@@ -11,6 +11,19 @@ chaos member's manual commits).
 from __future__ import annotations
 
 from collections.abc import Mapping
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from zkconsumer.scenarios.timing import Timing
+
+LONGEST_CONSUMER_TIMEOUT_MS = 500
+
+
+def lab_consumer_timeout_ms(timing: Timing) -> int:
+    """A lab member's ``consumer.timeout.ms``: its counters' sampling interval, at most
+    :data:`LONGEST_CONSUMER_TIMEOUT_MS` (so a stop request is seen within half a second). The
+    simulator's legacy leaves wake on the same grid."""
+    return int(min(LONGEST_CONSUMER_TIMEOUT_MS, timing.request_sample_interval_s * 1000))
 
 
 def member_properties(*, zk_connect: str, group: str, consumer_id: str,

@@ -137,6 +137,12 @@ class Calibration:
     # validation plan 13), which the whole poll for every owner reproduces and the cause of
     # which is not known. 0 (the default): fetcher_stop_min_ms/max_ms apply with traffic too.
     fetcher_close_traffic_ms: float = 0.0
+    # How long a sent message waits for its fetcher's next fetch round, at most (measured by
+    # ``calibrate --delivery-onto``: zkconsumer.calibration.delivery). With it and traffic the
+    # legacy model places every fetcher stop on the producer's schedule
+    # (zkconsumer.sim.producer_schedule), replacing fetcher_close_traffic_ms, the uniform
+    # stop and the leave's measured wake. 0 (the default): the rules above.
+    delivery_round_ms: float = 0.0
     # A legacy member's CPU per rebalance beyond its ZooKeeper requests (measured by
     # ``calibrate --rebalance-cpu-onto``: zkconsumer.calibration.rebalance_cpu): its fetchers'
     # clients stopped and started again, its listeners' records, the thread handoffs of a

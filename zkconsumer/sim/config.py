@@ -51,6 +51,10 @@ class SimConfig:
     # waits for its next message at most one poll (fetcher_stop_*_ms), so traffic shortens how
     # long stopping it takes (zkconsumer.sim.legacy.fetcher_stop_s).
     messages_per_s: float = 0.0
+    # A legacy member's ``consumer.timeout.ms``: its consume loop wakes at least this often
+    # after its last message, which is when a clean leave's request is seen on an idle stream
+    # (zkconsumer.sim.producer_schedule; used when the calibration has a delivery round).
+    consumer_timeout_ms: int = 500
     # 0: every member on its own machine; k > 0: members spread over k Python processes whose
     # client-side request work shares one core each (the lab runs many connectors per process),
     # and costs more per request in a crowded process (client_cpu_scale).
@@ -102,7 +106,8 @@ class SimConfig:
             raise ValueError(f"brokers must be >= 1, got {self.brokers}")
         if not 0.0 <= self.offsets_changed <= 1.0:
             raise ValueError(f"offsets_changed must lie in [0, 1], got {self.offsets_changed}")
-        for name in ("session_timeout_ms", "heartbeat_interval_ms", "rebalance_timeout_ms"):
+        for name in ("session_timeout_ms", "heartbeat_interval_ms", "rebalance_timeout_ms",
+                     "consumer_timeout_ms"):
             if getattr(self, name) <= 0:
                 raise ValueError(f"{name} must be > 0, got {getattr(self, name)}")
         for name in ("rebalance_backoff_ms", "rebalance_max_retries", "client_processes",

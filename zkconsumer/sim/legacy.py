@@ -36,6 +36,7 @@ from zkconsumer.sim.calibration import Calibration
 from zkconsumer.sim.config import SimConfig
 from zkconsumer.sim.engine import Cpu, Engine
 from zkconsumer.sim.group import SimulatedGroup
+from zkconsumer.sim.producer_schedule import MemberSchedule, Schedule, leave_stop_end, stop_end
 from zkconsumer.sim.tally import OwnershipLedger, Tally
 from zkconsumer.sim.zkmodel import CREATED, GroupView, ZkServer, member_cpus
 
@@ -107,6 +108,26 @@ def leave_stop_s(rng: random.Random, cal: Calibration, owned: int, partitions: i
     return wake_s + shutdown_s * jitter
 
 
+FETCHER_POLL_S = 0.1  # the fetcher thread's consume poll (zkconsumer.datapath.fetcher_thread)
+
+
+def producer_schedule(cfg: SimConfig, cal: Calibration) -> Schedule | None:
+    """The run's producer schedule when stops are placed on it (a measured delivery round and
+    traffic), at a phase drawn from a stream of the seed's own, so the model's other draws
+    keep theirs; None otherwise."""
+    if cal.delivery_round_ms <= 0 or cfg.messages_per_s <= 0:
+        return None
+    cycle = cfg.partitions / cfg.messages_per_s
+    phase = random.Random(f"{cfg.seed}:producer").uniform(0.0, cycle)
+    return Schedule(cfg.messages_per_s, cfg.partitions, phase, cal.delivery_round_ms / 1000.0)
+
+
+def round_phase(seed: int, member: str, round_s: float) -> float:
+    """A member's fetch-round phase, uniform over one round, from a stream of the seed and the
+    member's own (the same whichever member stops first)."""
+    return random.Random(f"{seed}:rounds:{member}").uniform(0.0, round_s) if round_s > 0 else 0.0
+
+
 class MemberState(enum.Enum):
     IDLE = "idle"
     REBALANCING = "rebalancing"
@@ -142,6 +163,7 @@ class LegacyGroup(SimulatedGroup):
         self._roundrobin = cfg.protocol == "zk-roundrobin"
         self._rr_order = roundrobin_order(cfg.partitions) if self._roundrobin else []
         self._cpus = member_cpus(cfg, engine, self.zk)
+        self._schedule = producer_schedule(cfg, self.cal)
 
     # --- set-up: a stable group ------------------------------------------------------------------
 
@@ -200,7 +222,8 @@ class LegacyGroup(SimulatedGroup):
         self.zk.watchers.pop(mid, None)
         owned = list(m.registry)
         stop = self._fetcher_stop(m, leaving=True)
-        if self.cal.leave_wake_ms > 0 or self.cal.leave_shutdown_ms > 0:  # measured
+        if self._schedule is None and (self.cal.leave_wake_ms > 0
+                                       or self.cal.leave_shutdown_ms > 0):  # measured
             stop = leave_stop_s(self.rng, self.cal, len(owned), self.cfg.partitions,
                                 self.cfg.messages_per_s, stop, self.zk.jitter())
         commits = self._commits(m)
@@ -276,9 +299,22 @@ class LegacyGroup(SimulatedGroup):
             return self.cal.idle_fetcher_stop_ms / 1000.0
         m.fetching = False
         self.ledger.fetch(m.mid, ())  # the stop is asked now; no new fetch starts after it
+        if self._schedule is not None and m.registry:
+            return self._scheduled_stop(m, leaving)
         jitter = self.zk.jitter() if self.cal.fetcher_close_traffic_ms > 0 else 1.0
         return fetcher_stop_s(self.rng, self.cal, len(m.registry), self.cfg.partitions,
                               self.cfg.messages_per_s, jitter)
+
+    def _scheduled_stop(self, m: LegacyMember, leaving: bool) -> float:
+        """The stop on the producer's schedule (:mod:`zkconsumer.sim.producer_schedule`),
+        then the client's close (``fetcher_stop_min_ms``); a leave's includes its wake."""
+        assert self._schedule is not None
+        member = MemberSchedule(self._schedule, tuple(m.registry),
+                                round_phase(self.cfg.seed, m.mid, self._schedule.round_s))
+        now, poll = self.engine.now, FETCHER_POLL_S
+        end = (leave_stop_end(member, now, poll, self.cfg.consumer_timeout_ms / 1000.0)
+               if leaving else stop_end(member, now, poll))
+        return end - now + self.cal.fetcher_stop_min_ms / 1000.0
 
     def _commits(self, m: LegacyMember) -> list[int]:
         if not self.cfg.auto_commit:

@@ -28,7 +28,7 @@ MEASURED = (
     "zk_write_service_ms", "watch_delivery_ms", "zk_connect_ms", "session_expiry_factor",
     "broker_request_ms", "client_cpu_scale_by_clients", "zk_read_service_us", "zk_tick_ms",
     "jitter_cv", "leave_wake_ms", "leave_shutdown_ms", "plan_us_per_member",
-    "fetcher_close_traffic_ms", "rebalance_cpu_ms",
+    "fetcher_close_traffic_ms", "rebalance_cpu_ms", "delivery_round_ms",
 )
 
 # Fitted by ``spark fit`` (zkconsumer.spark.herd.fit.FIT_GRIDS): the broker's group timings, which

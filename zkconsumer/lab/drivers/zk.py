@@ -24,7 +24,7 @@ from typing import Any
 from zkconsumer import ConsumerConfig, ConsumerTimeoutException, ZookeeperConsumerConnector
 from zkconsumer.lab.drivers.base import MemberSpec, parse_seq
 from zkconsumer.lab.drivers.decisions import DecisionRecorder
-from zkconsumer.lab.member_config import member_properties
+from zkconsumer.lab.member_config import lab_consumer_timeout_ms, member_properties
 from zkconsumer.lab.records import (
     Coord,
     Lifecycle,
@@ -58,7 +58,7 @@ def connector_config(spec: MemberSpec, strategy: str, mode: str = "legacy",
         session_timeout_ms=t.session_timeout_ms, rebalance_backoff_ms=t.rebalance_backoff_ms,
         rebalance_max_retries=t.rebalance_max_retries,
         # the member loop wakes at least this often, so counters are sampled on time
-        consumer_timeout_ms=int(min(500, t.request_sample_interval_s * 1000)),
+        consumer_timeout_ms=lab_consumer_timeout_ms(t),
         extra=dict(offsets) | {"coordination.mode": mode,
                                "partition.assignment.strategy": strategy,
                                "auto.commit.interval.ms": t.auto_commit_interval_ms})

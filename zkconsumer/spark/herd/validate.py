@@ -26,6 +26,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from zkconsumer.lab.member_config import lab_consumer_timeout_ms
 from zkconsumer.scenarios.timing import Timing
 from zkconsumer.sim import PROTOCOLS, Calibration, SimConfig, simulate
 from zkconsumer.sim.formation import lab_event_after_change_s
@@ -190,6 +191,7 @@ def lab_sim_config(protocol: str, members: int, partitions: int, event: str, see
                      first_candidate_rank=lab_first_candidate_rank(tasks),
                      count_from_s=count_from, count_until_s=count_until,
                      messages_per_s=timing.produce_rate,
+                     consumer_timeout_ms=lab_consumer_timeout_ms(timing),
                      client_processes=tasks, auto_commit=False,
                      event_after_change_s=lab_event_after_change_s(timing.quiet_s))
 
