@@ -228,7 +228,9 @@ def model_trust(results: Path) -> str:
             (18, "the KIP-848 range model under the lab's observer, on fresh consumer-range "
                  "runs", "validation-plan-18.md"),
             (19, "the KIP-848 range model, its runs judged apart by whether anything moved",
-             "validation-plan-19.md")):
+             "validation-plan-19.md"),
+            (20, "the legacy model with its stops on the producer's schedule, on fresh zk-range "
+                 "runs", "validation-plan-20.md")):
         scoring = results / "scale" / f"validation-{plan}" / "scoring" / "scoring.json"
         if scoring.is_file():
             judged = [c for c in json.loads(scoring.read_text())["cells"] if c["judged"]]
