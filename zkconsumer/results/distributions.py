@@ -178,8 +178,7 @@ class CellScore:
             return False
         real, sim = self.real_settled, self.sim_settled
         if self.tolerances.split_by_movement:
-            real = [t for t in real if t >= MOVED_FROM_S]
-            sim = [t for t in sim if t >= MOVED_FROM_S]
+            real, sim = moved_times(self.real), moved_times(self.sim)
             if not real or not sim:
                 return True  # one side never moved: the moved share judges it
         lo, hi = time_band(real, self.tolerances)
@@ -297,6 +296,11 @@ MOVED_FROM_S = 0.01
 def moved(r: Run) -> bool:
     """Something moved after the event: the run settled, and not at once."""
     return r.tts is not None and r.tts >= MOVED_FROM_S
+
+
+def moved_times(runs: Sequence[Run]) -> list[float]:
+    """The times to stable of the runs in which something moved."""
+    return [r.tts for r in runs if r.tts is not None and moved(r)]
 
 
 def still(r: Run) -> bool:
