@@ -26,6 +26,7 @@ import json
 import logging
 import threading
 import time
+from collections.abc import Callable
 from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any, TextIO
@@ -105,23 +106,52 @@ def parse_value(value: bytes | None) -> tuple[str, int] | None:
     return key, int(seq)
 
 
+class TakeGate:
+    """The consuming thread's turn against a commit's, handed over fairly.
+
+    The consuming thread holds :attr:`lock` from taking a record (which moves the offset a
+    commit writes) until the record's line is in the file, and its wait for the next record is
+    inside that hold. A plain lock would let it take the lock again the instant it let go, so a
+    commit waiting on the rebalancer thread could starve for seconds (the rebalance with it,
+    and a joiner's claims after it). A commit first closes the gate: the consuming thread
+    finishes its current take (at most one ``consumer.timeout.ms``), waits at the gate, and
+    the commit has the lock.
+    """
+
+    def __init__(self) -> None:
+        self.lock = threading.Lock()
+        self._open = threading.Event()
+        self._open.set()
+
+    def take_turn(self) -> None:
+        """The consuming thread, before each take: wait while a commit has the turn."""
+        self._open.wait()
+
+    def commit(self, do: Callable[[], object]) -> None:
+        """Run ``do`` once the consuming thread is between takes, and keep it there meanwhile."""
+        self._open.clear()
+        try:
+            with self.lock:
+                do()
+        finally:
+            self._open.set()
+
+
 class CommitOnRelease:
     """Commit before a rebalance gives the partitions up, so their next owner starts where this
     member stopped instead of at the last periodic commit (fewer duplicates, never a loss).
 
-    Runs on the rebalancer thread once the fetchers are stopped and the queues cleared. The
-    lock is held by the consuming thread from taking a record until its line is written, so
-    the commit never covers a record that is not in the file; the wait is at most one
-    ``consumer.timeout.ms``.
+    Runs on the rebalancer thread once the fetchers are stopped and the queues cleared, through
+    the :class:`TakeGate`, so the commit never covers a record that is not in the file and
+    waits at most one ``consumer.timeout.ms``.
     """
 
-    def __init__(self, conn: Any, taking: threading.Lock) -> None:
+    def __init__(self, conn: Any, gate: TakeGate) -> None:
         self._conn = conn
-        self._taking = taking
+        self._gate = gate
 
     def before_releasing_partitions(self, partitions: object) -> None:
-        with self._taking:
-            self._conn.commit_offsets()
+        self._gate.commit(self._conn.commit_offsets)
 
 
 def run(spec: ChaosMemberSpec, stop: threading.Event) -> None:
@@ -142,8 +172,8 @@ def run(spec: ChaosMemberSpec, stop: threading.Event) -> None:
 
     conn = ZookeeperConsumerConnector(spec.connector_config())
     conn.add_event_listener(on_event)
-    taking = threading.Lock()   # held from taking a record until it is in the file
-    conn.set_consumer_rebalance_listener(CommitOnRelease(conn, taking))
+    gate = TakeGate()   # its lock held from taking a record until it is in the file
+    conn.set_consumer_rebalance_listener(CommitOnRelease(conn, gate))
     try:
         stream = conn.create_message_streams({spec.topic: 1})[spec.topic][0]
         out.write({"t": "lc", "w": "ready", "ts": time.time()})
@@ -151,7 +181,8 @@ def run(spec: ChaosMemberSpec, stop: threading.Event) -> None:
         dirty = False
         next_commit = time.monotonic() + COMMIT_INTERVAL_S
         while not stop.is_set():
-            with taking:
+            gate.take_turn()
+            with gate.lock:
                 try:
                     m = next(it)
                 except ConsumerTimeoutException:
