@@ -33,7 +33,7 @@ def test_compare_join_and_crash_across_three_protocols(zk_connect: str, broker: 
                                                        tmp_path: Path) -> None:
     out = tmp_path / "lab"
     code = compare("--members", "4", "--partitions", "8", "--events", "join,crash",
-                   "--protocols", PROTOCOLS, "--session-timeout-ms", "6000",
+                   "--protocols", PROTOCOLS, "--session-timeout-ms", "3000",
                    "--zookeeper", zk_connect, "--bootstrap", broker.bootstrap,  # type: ignore[attr-defined]
                    "--out", str(out), "--json", str(tmp_path / "copy.json"), "--no-progress")
     assert code == 0
