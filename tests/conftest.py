@@ -31,23 +31,6 @@ from zkconsumer.testing.servers import broker_from_env, zookeeper_from_env
 _counter = itertools.count()
 
 
-# The files that take minutes, longest first, run before the rest: ``make test`` gives each of
-# its two workers whole files (--dist loadfile) in collection order, and one of these left to
-# the end would keep one worker busy alone for minutes after the other ran out of files.
-LONGEST_FIRST = ("integration/test_spark_cluster.py", "integration/test_lab_compare.py",
-                 "integration/test_demo_report.py", "integration/test_chaos_mixed.py")
-
-
-def pytest_collection_modifyitems(session: pytest.Session, config: pytest.Config,
-                                  items: list[pytest.Item]) -> None:
-    """Move the :data:`LONGEST_FIRST` files to the front; every other order is kept."""
-    def rank(item: pytest.Item) -> int:
-        path = item.nodeid.split("::", 1)[0]
-        return next((i for i, name in enumerate(LONGEST_FIRST) if path.endswith(name)),
-                    len(LONGEST_FIRST))
-    items.sort(key=rank)  # a stable sort
-
-
 def pytest_configure(config: pytest.Config) -> None:
     """With ZKCONSUMER_REQUIRE_SPEEDUPS=1 (``make test`` where a C compiler exists) a run
     without the C extension stops here instead of skipping its tests."""
