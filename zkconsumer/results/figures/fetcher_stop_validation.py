@@ -100,18 +100,22 @@ def rebalance_phases(ctx: Context) -> str:
     """Per event, real members and the model's: the stop and the claim, median [IQR]."""
     folder = ctx.results / PHASES
     prov = read_provenance(folder)
-    return "\n".join([*phases_table(folder), "", (
+    return "\n".join([*phases_table(read_phases(folder)), "", (
         f"Median [interquartile range], nearest rank. A member that never fetched "
         f"again within the job's horizon has no claim. The model: the rule plan "
         f"{BEFORE} judged. Made at revision `{prov.revision[:12]}`: `{prov.command}` (the "
         f"raw folder is the N = 12 run set's local output).")])
 
 
-def phases_table(folder: Any) -> list[str]:
-    """The phases of ``folder/phases.csv`` per cell, real members and the model's, median
-    [IQR]; the read (stopped to the plan) where the file has it."""
+def read_phases(folder: Any) -> list[dict[str, str]]:
+    """The rows of ``folder/phases.csv`` (``spark rebalance-phases``)."""
     with open(folder / "phases.csv", newline="") as fh:
-        rows = list(csv.DictReader(fh))
+        return list(csv.DictReader(fh))
+
+
+def phases_table(rows: list[dict[str, str]]) -> list[str]:
+    """The phases of :func:`read_phases` rows per cell, real members and the model's, median
+    [IQR]; the read (stopped to the plan) where the file has it."""
     reads = bool(rows) and "read_ms" in rows[0]
     out = ["| N | event | members | stop: first attempt to fetchers stopped, ms | "
            + ("read: fetchers stopped to the plan decided, ms | " if reads else "")
@@ -149,8 +153,7 @@ def stop_grid(ctx: Context) -> str:
     folder = ctx.results / GRID
     prov = read_provenance(folder)
     margin, poll = float(prov.extra["on_boundary_ms"]), float(prov.extra["poll_ms"])
-    with open(folder / "phases.csv", newline="") as fh:
-        everyone = list(csv.DictReader(fh))
+    everyone = read_phases(folder)
     rows = [r for r in everyone if r["source"] == "real"]
     draws = len({r["seed"] for r in everyone if r["source"] == "model"})
     out = ["| N | event | runs | stops after a delivery | since the member's last message, "
@@ -183,7 +186,7 @@ def stop_grid(ctx: Context) -> str:
             f"![Real stops: remainder after the member's last poll boundary](figures/{name})",
             "", "The same members' phases, and the model's (the legacy model as plan "
             f"{BEFORE} judged it, {draws} draws a cell, same settings):", "",
-            *phases_table(folder), "",
+            *phases_table(everyone), "",
             "Median [interquartile range], nearest rank. A member that never fetched again "
             "within the job's horizon has no claim.", "",
             "The join's race, run by run (the same runs and draws):", "", *join_race(everyone),

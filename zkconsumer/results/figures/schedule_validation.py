@@ -8,11 +8,14 @@ runs beside the model's draws (``validation-20/phases``, ``spark rebalance-phase
 
 from __future__ import annotations
 
-import csv
 import json
 
 from zkconsumer.results.distributions import pass_line, score_table
-from zkconsumer.results.figures.fetcher_stop_validation import join_race, phases_table
+from zkconsumer.results.figures.fetcher_stop_validation import (
+    join_race,
+    phases_table,
+    read_phases,
+)
 from zkconsumer.results.figures.scale_distributions import scores_in, validation_block
 from zkconsumer.results.provenance import read_provenance
 from zkconsumer.results.registry import Context, figure
@@ -66,11 +69,10 @@ def phases_20(ctx: Context) -> str:
     for title, folder in (("Plan 20's N = 12 runs", ctx.results / PHASES),
                           ("The stop-grid runs (read before the plan)",
                            ctx.results / STOP_GRID_PHASES)):
-        with open(folder / "phases.csv", newline="") as fh:
-            rows = list(csv.DictReader(fh))
+        rows = read_phases(folder)
         prov = read_provenance(folder)
         out += [f"*{title}* (made at revision `{prov.revision[:12]}`: `{prov.command}`):", "",
-                *phases_table(folder), "", *join_race(rows), ""]
+                *phases_table(rows), "", *join_race(rows), ""]
     return "\n".join([
         *out, "Median [interquartile range], nearest rank, in ms; the race's columns after the "
         "event. Under the range assignor the joiner, named last, takes the last partition from "
