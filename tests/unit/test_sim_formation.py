@@ -11,24 +11,47 @@ from zkconsumer.sim.formation import (
     TANSU,
     Spread,
     formed_phases,
+    formed_schedule,
     lab_event_after_change_s,
     processes_of,
 )
 from zkconsumer.sim.heartbeats import BrokerMember, next_beat
 
 
-def test_members_of_one_process_run_in_its_start_order_and_the_last_was_answered_at_the_lag():
+def test_a_process_clients_tick_in_start_order_and_each_answer_follows_its_own_tick():
     procs = [i % 2 for i in range(10)]
-    phases = formed_phases(procs, 2.0, random.Random(3), 3.1, TANSU)
-    by_proc = {p: [ph for ph, q in zip(phases, procs, strict=True) if q == p] for p in (0, 1)}
+    formed = formed_schedule(procs, 2.0, random.Random(3), 3.1, TANSU)
+    assert formed.ticks is not None
+    by_proc = {p: [t for t, q in zip(formed.ticks, procs, strict=True) if q == p]
+               for p in (0, 1)}
     for v in by_proc.values():  # one client start apart, in the order the process created them
         gaps = [b - a for a, b in zip(v, v[1:], strict=False)]
         assert gaps == pytest.approx([TANSU.client_start_s] * 4)
     assert TANSU.client_start_s * 24 == pytest.approx(0.1)
-    latest = max(ph for v in by_proc.values() for ph in v)
-    assert latest == pytest.approx(-3.1)    # the last assignment, the lag before the event
-    earliest = min(v[-1] for v in by_proc.values())  # each process's last member
-    assert 0.0 <= latest - earliest <= TANSU.late_hi_s
+    leads = [a - t for a, t in zip(formed.answers, formed.ticks, strict=True)]
+    assert all(TANSU.tick_lead_lo_s - 1e-9 <= d <= TANSU.tick_lead_hi_s + 1e-9 for d in leads)
+    assert len({round(d, 6) for d in leads}) == len(leads)  # a lead of its own per member
+    # no answer after the lag's instant: the last process's last tick is a whole lead before it
+    assert max(formed.answers) <= -3.1 + 1e-9
+    assert max(formed.ticks) == pytest.approx(-3.1 - TANSU.tick_lead_hi_s)
+    assert formed_phases(procs, 2.0, random.Random(3), 3.1, TANSU) == formed.answers
+
+
+def test_tansu_answers_keep_no_creation_order_within_a_process():
+    """The revoking owner is the last client its process created; whether others' schedules
+    come after it is what the cooperative join's second round turns on."""
+    after_last_created = 0
+    for seed in range(50):
+        answers = formed_schedule([0] * 6, 2.0, random.Random(seed), 3.1, TANSU).answers
+        after_last_created += sum(a > answers[-1] for a in answers[:-1])
+    assert 0 < after_last_created < 50 * 5
+
+
+def test_without_member_leads_the_answers_themselves_run_in_start_order():
+    procs = [0] * 4
+    formed = formed_schedule(procs, 2.0, random.Random(1), 3.1, Spread(client_start_s=0.01))
+    assert formed.ticks is None
+    assert formed.answers == pytest.approx([-3.13, -3.12, -3.11, -3.1])
 
 
 def test_kafka_answers_every_process_at_once():

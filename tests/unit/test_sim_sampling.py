@@ -4,6 +4,7 @@ statistics sample, and the members of one client process sample in step."""
 from __future__ import annotations
 
 import dataclasses
+import random
 
 import pytest
 
@@ -107,3 +108,18 @@ def test_a_process_without_a_lead_samples_at_a_phase_of_its_own():
                      tick_lead=lambda rng: None if rng.random() < 2 else 0.0)
     assert w.phases["m0"] == w.phases["m2"] != w.phases["m1"]
     assert all(0.0 <= ph < 1.0 for ph in w.phases.values())
+
+
+def test_ticks_drawn_with_the_formation_are_the_members_own_and_move_no_other_draw():
+    answers = {"m0": -3.2, "m1": -3.1, "m2": -3.15}
+
+    def lead(rng: random.Random) -> float:
+        return 0.01
+
+    plain = draw_windows(["m0", "m1", "m2"], [0, 0, 1], 1.0, 1.3, seed=3, answers=answers,
+                         tick_lead=lead)
+    tied = draw_windows(["m0", "m1", "m2"], [0, 0, 1], 1.0, 1.3, seed=3, answers=answers,
+                        tick_lead=lead, ticks={"m0": -3.25, "m1": -3.13})
+    assert tied.phases["m0"] == pytest.approx(-3.25)
+    assert tied.phases["m1"] == pytest.approx(-3.13)
+    assert tied.phases["m2"] == plain.phases["m2"]  # not in ticks: as before

@@ -192,3 +192,19 @@ def test_a_join_group_is_held_for_half_the_session_timeout_at_one_second_looks()
         formed = next(t for t, what, _ in group.history if what == "formed" and t > 0)
         sent = min(t for t in group.view[group.leader].joins if t > 0)
         assert formed - sent == pytest.approx(hold, abs=0.05) == join_hold_s(session_ms / 1000)
+
+
+def test_under_the_lab_observer_a_joiner_given_nothing_still_counts_its_two_join_groups():
+    """The lab counts a classic member's attempts as its JoinGroups in its sampled window,
+    whenever its look closed: a joiner given nothing (48 members on 24 partitions) leaves the
+    group stable at once, and its first sample still counts both of its JoinGroups."""
+    from zkconsumer.scenarios.timing import Timing
+    from zkconsumer.spark.herd.scoring import HERD_OBSERVATION
+    from zkconsumer.spark.herd.validate import lab_sim_config
+
+    cal = replace(TANSU, broker_join_start_ms=5.0)  # the joiner's start-up as measured: ms
+    for seed in range(3):
+        r = simulate(lab_sim_config("cooperative-sticky", 48, 24, "join", seed, cal, 6000, 2,
+                                    Timing(), None), HERD_OBSERVATION)
+        assert r.time_to_stable_s == 0.0
+        assert r.rebalance_attempts == 2

@@ -35,7 +35,7 @@ from zkconsumer.sim.assignment import full_assignment, sticky_target
 from zkconsumer.sim.config import SimConfig
 from zkconsumer.sim.engine import Engine
 from zkconsumer.sim.formation import TANSU as TANSU_FORMATION
-from zkconsumer.sim.formation import formed_phases, processes_of
+from zkconsumer.sim.formation import formed_schedule, processes_of
 from zkconsumer.sim.group import FormedTicks, SimulatedGroup
 from zkconsumer.sim.heartbeats import BrokerMember, count_heartbeats, next_beat
 from zkconsumer.sim.sampling import Window
@@ -86,8 +86,10 @@ class BrokerGroup(SimulatedGroup):
         self._barrier_set = False
         self._target: dict[str, set[int]] = {}
         self._joiner_bounced = 0  # 1 once a joiner's first JoinGroup was bounced (KIP-394)
-        # each member's answer in the round that formed the group (formed_phases)
+        # each member's answer in the round that formed the group (formed_phases), and its
+        # client's statistics tick where the formation drew it member by member
         self.formed_at: dict[str, float] = {}
+        self.formed_tick_at: dict[str, float] = {}
 
     # --- timing ------------------------------------------------------------------------------
 
@@ -104,15 +106,18 @@ class BrokerGroup(SimulatedGroup):
     def formed_phases(self, ids: list[str]) -> list[float]:
         """The members' heartbeat phases in the group the last round formed: in step per
         process, the processes answered :attr:`FORMATION` apart (:mod:`.formation`)."""
-        phases = formed_phases(processes_of(self.cfg, len(ids)), self.hb, self.rng,
-                               self.event_lag_s, self.FORMATION)
-        self.formed_at = dict(zip(ids, phases, strict=True))
-        return phases
+        formed = formed_schedule(processes_of(self.cfg, len(ids)), self.hb, self.rng,
+                                 self.event_lag_s, self.FORMATION)
+        self.formed_at = dict(zip(ids, formed.answers, strict=True))
+        self.formed_tick_at = dict(zip(ids, formed.ticks or [], strict=False))
+        return formed.answers
 
     def formed_ticks(self) -> FormedTicks | None:
         """The lab's statistics ticks come :attr:`FORMATION`'s lead before the members'
         formation answers (:mod:`.formation`)."""
-        return (self.formed_at, self.FORMATION.tick_lead) if self.formed_at else None
+        if not self.formed_at:
+            return None
+        return FormedTicks(self.formed_at, self.FORMATION.tick_lead, self.formed_tick_at)
 
     def setup(self, ids: list[str]) -> None:
         parts = full_assignment(ids, self.cfg.partitions, "range")

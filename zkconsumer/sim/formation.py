@@ -62,7 +62,12 @@ class Spread:
     its client's own one-second tick, which runs from the client's creation); and how long
     before its members' answers a process's statistics tick came (``tick_lead_lo_s`` to
     ``tick_lead_hi_s``, negative: after; a phase unrelated to the answer with probability
-    ``tick_random_share``)."""
+    ``tick_random_share``).
+
+    With ``member_leads``, the clients' statistics ticks run in the creation order instead
+    (``client_start_s`` apart, the process's last one ``tick_lead_hi_s`` before its instant)
+    and each member's answer came its own lead after its own tick: the members' schedules
+    then keep no creation order (Tansu's cooperative groups, :data:`TANSU`)."""
 
     near_s: float = 0.0
     late_share: float = 0.0
@@ -72,6 +77,7 @@ class Spread:
     tick_lead_lo_s: float = 0.0
     tick_lead_hi_s: float = 0.0
     tick_random_share: float = 1.0
+    member_leads: bool = False
 
     def __post_init__(self) -> None:
         for name in ("late_share", "tick_random_share"):
@@ -102,12 +108,16 @@ AT_ONCE = Spread()
 # statistics ticks from the records above (149 of 160 task formations within -0.07..0.2 s).
 KAFKA = Spread(tick_lead_lo_s=-0.07, tick_lead_hi_s=0.2, tick_random_share=11 / 160)
 # Tansu, from the records above (12 of 44 runs late); its coordinator answers each member on
-# its own, so its members' schedules keep their clients' start order (validation plan 5's
-# records: a Spark task's 24 members sampled their statistics, one tick per client, over 0.1 s),
-# each answer 6-69 ms after its member's own statistics tick (160 of 160 task formations).
+# its own, so its members' clients tick in their start order (validation plan 5's records: a
+# Spark task's 24 members sampled their statistics, one tick per client, over 0.1 s), and each
+# answer came 6-69 ms after its member's own statistics tick (160 of 160 task formations), the
+# lead drawn member by member: in the cooperative-sticky runs of results/scale/tansu-formation
+# a process's members were answered in no creation order, each its own lead after its own
+# tick (N = 12: 4-22 ms or 56-62 ms; N = 48: 3-152 ms), and which members' schedules came
+# after the revoking owner's decided who had to rejoin (`spark formation-spread`).
 TANSU = Spread(near_s=0.1, late_share=12 / 44, late_lo_s=0.75, late_hi_s=0.98,
                client_start_s=0.1 / 24, tick_lead_lo_s=0.006, tick_lead_hi_s=0.069,
-               tick_random_share=0.0)
+               tick_random_share=0.0, member_leads=True)
 
 # KIP-848 (Apache Kafka 4.0.2, librdkafka; zkconsumer.sim.kip848): a member's heartbeat
 # interval restarts at every heartbeat it sends, so a formed group's schedules stand within a
@@ -135,15 +145,26 @@ def last_answer(interval_s: float, rng: random.Random, event_lag_s: float | None
     return -event_lag_s
 
 
-def formed_phases(processes: list[int], interval_s: float, rng: random.Random,
-                  event_lag_s: float | None, spread: Spread) -> list[float]:
+@dataclass(frozen=True)
+class Formed:
+    """Each member's formation answer (its heartbeat phase) and, where the spread draws them
+    member by member (``Spread.member_leads``), its client's statistics tick; else None."""
+
+    answers: list[float]
+    ticks: list[float] | None = None
+
+
+def formed_schedule(processes: list[int], interval_s: float, rng: random.Random,
+                    event_lag_s: float | None, spread: Spread) -> Formed:
     """The heartbeat phase of each member (``processes[i]``: the process hosting member i),
     with the event at time 0.
 
     The last process's members were answered ``event_lag_s`` before the event (a random
     instant when ``event_lag_s`` is None), each other process ``spread.draw()`` earlier; the
     members of one process were answered in the order it created them,
-    ``spread.client_start_s`` apart, its last member at the process's instant.
+    ``spread.client_start_s`` apart, its last member at the process's instant. With
+    ``spread.member_leads`` it is their statistics ticks that run in that order, and each
+    answer follows its own tick by its own lead (:meth:`Spread.tick_lead`).
     """
     if interval_s <= 0:
         raise ValueError(f"the heartbeat interval must be > 0, got {interval_s}")
@@ -152,11 +173,24 @@ def formed_phases(processes: list[int], interval_s: float, rng: random.Random,
     latest = rng.choice(ordered) if ordered else None
     answered = {p: last - (0.0 if p == latest else spread.draw(rng)) for p in ordered}
     left = {p: processes.count(p) for p in ordered}  # members of p not placed yet
-    phases = []
+    phases, ticks = [], []
     for p in processes:
         left[p] -= 1
-        phases.append(answered[p] - left[p] * spread.client_start_s)
-    return phases
+        start = answered[p] - left[p] * spread.client_start_s
+        if spread.member_leads:
+            tick = start - spread.tick_lead_hi_s
+            lead = spread.tick_lead(rng)
+            ticks.append(tick)
+            phases.append(tick + (spread.tick_lead_hi_s if lead is None else lead))
+        else:
+            phases.append(start)
+    return Formed(phases, ticks if spread.member_leads else None)
+
+
+def formed_phases(processes: list[int], interval_s: float, rng: random.Random,
+                  event_lag_s: float | None, spread: Spread) -> list[float]:
+    """The members' heartbeat phases alone (:func:`formed_schedule`)."""
+    return formed_schedule(processes, interval_s, rng, event_lag_s, spread).answers
 
 
 def processes_of(cfg: SimConfig, count: int) -> list[int]:

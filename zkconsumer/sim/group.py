@@ -4,16 +4,25 @@ from __future__ import annotations
 
 import random
 from collections.abc import Callable
+from dataclasses import dataclass, field
 
 from zkconsumer.sim.config import SimConfig
 from zkconsumer.sim.engine import Engine
 from zkconsumer.sim.heartbeats import BrokerMember, revoke
 from zkconsumer.sim.tally import OwnershipLedger, Tally
 
-# The members' formation answers (member -> instant) and the draw of a process's statistics
-# tick lead before them (zkconsumer.sim.formation.Spread.tick_lead): what ties the lab's
-# samples to the group's heartbeat schedules (zkconsumer.sim.sampling.draw_windows).
-FormedTicks = tuple[dict[str, float], Callable[[random.Random], float | None]]
+
+@dataclass(frozen=True)
+class FormedTicks:
+    """What ties the lab's statistics samples to the group's heartbeat schedules
+    (:func:`zkconsumer.sim.sampling.draw_windows`): the members' formation answers (member ->
+    instant) and the draw of a process's tick lead before them
+    (:meth:`zkconsumer.sim.formation.Spread.tick_lead`), or the ticks themselves where the
+    formation drew them member by member (``ticks``)."""
+
+    answers: dict[str, float]
+    tick_lead: Callable[[random.Random], float | None]
+    ticks: dict[str, float] = field(default_factory=dict)
 
 
 class SimulatedGroup:

@@ -115,7 +115,7 @@ class Kip848Group(SimulatedGroup):
         the schedules are tied to the formation (module docstring, *Formation*)."""
         if self.event_lag_s is None:
             return None
-        return self.formed_at, KIP848_FORMATION.tick_lead
+        return FormedTicks(self.formed_at, KIP848_FORMATION.tick_lead)
 
     def _new_id(self, mid: str) -> None:
         """The member's random id, drawn only where the assignor sorts by it (so the uniform

@@ -89,8 +89,8 @@ class SampledWindows:
 
 def draw_windows(members: Sequence[str], processes: Sequence[int], interval_s: float,
                  after_s: float, seed: int, answers: Mapping[str, float] | None = None,
-                 tick_lead: Callable[[random.Random], float | None] | None = None
-                 ) -> SampledWindows:
+                 tick_lead: Callable[[random.Random], float | None] | None = None,
+                 ticks: Mapping[str, float] | None = None) -> SampledWindows:
     """Phases for the group that is there before the event, drawn from a stream of their own
     so the model's other draws do not move (``processes[i]`` hosts ``members[i]``).
 
@@ -98,7 +98,8 @@ def draw_windows(members: Sequence[str], processes: Sequence[int], interval_s: f
     the formation: each process draws one lead (``tick_lead``, e.g.
     :meth:`zkconsumer.sim.formation.Spread.tick_lead`) and each of its members samples that
     long before its own answer (``answers``); a process whose lead is None keeps its uniform
-    phase.
+    phase. A member in ``ticks`` (drawn with the formation, member by member) samples at its
+    own tick; the draws for the others stay where they were.
     """
     rng = random.Random(seed * 7919 + 43)
     leads: dict[int, float | None] = {}
@@ -109,5 +110,8 @@ def draw_windows(members: Sequence[str], processes: Sequence[int], interval_s: f
             leads[p] = tick_lead(rng) if tick_lead is not None else None
             free[p] = rng.uniform(0.0, interval_s)
         lead = leads[p]
-        phases[mid] = free[p] if lead is None or answers is None else answers[mid] - lead
+        if ticks is not None and mid in ticks:
+            phases[mid] = ticks[mid]
+        else:
+            phases[mid] = free[p] if lead is None or answers is None else answers[mid] - lead
     return SampledWindows(interval_s, after_s, phases)

@@ -60,9 +60,12 @@ def sampled_windows(config: SimConfig, members: list[str], observation: Observat
     its own; a joiner's samples start at the event."""
     interval = observation.sample_interval_s
     assert interval is not None
-    answers, lead = model.formed_ticks() or (None, None)
+    formed = model.formed_ticks()
     windows = draw_windows(members, processes_of(config, len(members)), interval,
-                           observation.count_after_s, config.seed, answers, lead)
+                           observation.count_after_s, config.seed,
+                           formed.answers if formed else None,
+                           formed.tick_lead if formed else None,
+                           formed.ticks if formed else None)
     return lambda mid: windows.window(mid, stable_at)
 
 
@@ -136,7 +139,9 @@ def simulate(config: SimConfig, observation: Observation | None = None) -> SimRe
     result = SimResult(
         config=config,
         coordination_requests=zk_reads + zk_writes + broker_requests,
-        rebalance_attempts=(tally.max_attempts if seen_attempts is None else seen_attempts),
+        rebalance_attempts=(tally.max_attempts
+                            if seen_attempts is None or tally.attempts_in_window
+                            else seen_attempts),
         conflicts=tally.conflicts if seen_conflicts is None else seen_conflicts,
         time_to_stable_s=stable_at,
         members_paused=len(tally.paused),

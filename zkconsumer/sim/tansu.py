@@ -395,6 +395,7 @@ class TansuCooperativeGroup(BrokerGroup):
                                + costs.SYNC_GROUP * syncs)
         self.tally.attempts_total = sum(joins.values())
         self.tally.max_attempts = max(joins.values(), default=0)
+        self.tally.attempts_in_window = True
         super().finish(end, window)
 
 
