@@ -1,4 +1,5 @@
-"""Where a formed KIP-848 group's schedules stood, from a run's records (spark formation-spread)."""
+"""Where a formed broker-side group's schedules stood, from a run's records (spark
+formation-spread)."""
 
 from __future__ import annotations
 
@@ -56,12 +57,33 @@ def test_quantiles_are_nearest_rank():
     assert quantiles(rows, "tick_lead") == (0, None, None, None)
 
 
-def test_a_sweep_without_a_kip848_heartbeat_is_refused_naming_it(tmp_path):
-    with pytest.raises(ValueError, match="no KIP-848 heartbeat interval"):
+def test_a_sweep_names_its_heartbeat_interval_or_is_refused(tmp_path):
+    with pytest.raises(ValueError, match="neither a KIP-848 heartbeat interval nor a session"):
         broker_heartbeat_ms(tmp_path)  # no meta.json at all
     write_provenance(tmp_path, capture("zkconsumer spark herd", mode="real"))
-    with pytest.raises(ValueError, match="no KIP-848 heartbeat interval"):
+    with pytest.raises(ValueError, match="neither a KIP-848 heartbeat interval nor a session"):
         broker_heartbeat_ms(tmp_path)
-    write_provenance(tmp_path, capture("zkconsumer spark herd",
+    # a classic group's members heartbeat at the lab's third of the session
+    write_provenance(tmp_path, capture("zkconsumer spark herd", session_timeout_ms=6000))
+    assert broker_heartbeat_ms(tmp_path) == 2000
+    write_provenance(tmp_path, capture("zkconsumer spark herd", session_timeout_ms=6000,
                                        consumer_heartbeat_interval_ms=1000))
     assert broker_heartbeat_ms(tmp_path) == 1000
+
+
+def test_each_task_ticks_against_task_0_whose_clients_started_last():
+    def rq(ts: float, member: str, task: str) -> dict:
+        return dict(rec("rq", ts, member), task=task)
+
+    records = [
+        rec("lc", 100.0, "a", "starting"), rec("lc", 100.0, "b", "starting"),
+        rec("lc", 100.0, "c", "starting"),
+        rq(103.12, "a", "0"), rq(103.10, "b", "0"),   # task 0's latest tick: 0.12 past a second
+        rq(103.08, "c", "1"),                          # task 1's: 40 ms earlier
+        rec("tl", 104.2, "a", "assigned"),
+        rq(104.12, "a", "0"), rq(104.10, "b", "0"), rq(104.08, "c", "1"),
+        rq(110.5, "c", "1"),                           # after the last change: not the formation's
+    ]
+    rows = spread_rows(records, WINDOW, heartbeat_ms=2000)
+    ticks = [(r["member"], r["seconds"]) for r in rows if r["kind"] == "task_tick"]
+    assert ticks == [("task 1", pytest.approx(-0.04))]

@@ -122,3 +122,19 @@ def test_a_process_statistics_tick_comes_its_spreads_lead_before_the_answer():
 def test_a_spread_refuses_an_impossible_tick_lead(bad):
     with pytest.raises(ValueError, match="tick"):
         Spread(**bad)
+
+
+def test_the_process_that_started_its_clients_last_ticks_last_where_the_lab_says_which():
+    procs = [i % 2 for i in range(12)]
+
+    def last_tick(formed, p):
+        return max(t for t, q in zip(formed.ticks, procs, strict=True) if q == p)
+
+    later = [last_tick(f, 0) >= last_tick(f, 1)
+             for f in (formed_schedule(procs, 2.0, random.Random(s), 3.1, TANSU, 0)
+                       for s in range(40))]
+    drawn = [last_tick(f, 0) >= last_tick(f, 1)
+             for f in (formed_schedule(procs, 2.0, random.Random(s), 3.1, TANSU)
+                       for s in range(40))]
+    assert all(later)
+    assert 0 < sum(drawn) < 40

@@ -8,12 +8,13 @@ import statistics
 
 import pytest
 
+from zkconsumer.lab.member_config import lab_heartbeat_interval_ms
 from zkconsumer.sim import Calibration, SimConfig, simulate
 from zkconsumer.sim.broker import deferred_revokers
 from zkconsumer.sim.heartbeats import BrokerMember, count_heartbeats
 from zkconsumer.sim.legacy import fetcher_stop_s
 from zkconsumer.sim.simulate import group_ids, pick_victim
-from zkconsumer.spark.herd.validate import lab_heartbeat_interval_ms, sampled_count_margins
+from zkconsumer.spark.herd.validate import sampled_count_margins
 
 # --- member order and the victim -------------------------------------------------------------
 

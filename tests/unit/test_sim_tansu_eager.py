@@ -3,6 +3,7 @@ for the lab."""
 
 from __future__ import annotations
 
+import dataclasses
 import random
 
 import pytest
@@ -91,3 +92,31 @@ def test_a_sync_group_before_the_generation_is_formed_waits_for_the_next_look():
         assert len(joiner_answered) == 1
         looks = (joiner_answered[0] - start - HOLD_S) / LOOK_S
         assert round(looks) >= 1 and looks == pytest.approx(round(looks), abs=0.01)
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_in_the_labs_formation_the_first_answered_member_leads_and_no_follower_waits(seed):
+    """The leader formed the group, so the lab's formation answered it first; in a round every
+    member rejoins at its next heartbeat, no follower's SyncGroup then comes before the
+    leader's, and only the joiner (held from the event) can wait a look: at N = 48 on 24
+    partitions the joiner gets nothing and every real join was stable one hold after the
+    members learnt of it."""
+    from zkconsumer.scenarios.timing import Timing
+    from zkconsumer.spark.herd.validate import lab_sim_config
+
+    cal = dataclasses.replace(STEADY, broker_join_start_ms=5.0)  # as measured: a few ms
+    cfg = lab_sim_config("tansu-eager-range", 48, 24, "join", seed, cal, 6000, 2, Timing(), None)
+    rng = random.Random(cfg.seed)
+    engine, tally = Engine(), Tally()
+    group = TansuEagerGroup(cfg, engine, rng, tally, OwnershipLedger(engine, cfg.partitions))
+    group.event_lag_s = 3.1
+    ids = group_ids(rng, cfg.members + 1, cfg.member_order)
+    group.setup(ids[:cfg.members])
+    assert group._leader == min(ids[:cfg.members], key=group.formed_at.__getitem__)
+    engine.at(0.0, group.join, ids[-1])
+    assert engine.run(60.0)
+    followers = [at for at, mid in group.answers if mid != ids[-1]]
+    assert len(followers) == cfg.members
+    # one hold after each member's JoinGroup, which came at its next heartbeat after the
+    # joiner's (< 2 s): none waited a look for the leader's SyncGroup
+    assert max(followers) < 0.005 + HB_S + HOLD_S + 0.2

@@ -89,10 +89,11 @@ def register(sub: Any) -> None:
     from zkconsumer.spark.herd.formation_spread import add_arguments as spread_arguments
 
     spread = verbs.add_parser(
-        "formation-spread", help="where a formed KIP-848 group's heartbeat schedules stood",
-        description="From the local records of real KIP-848 runs (Apache Kafka 4): each "
-                    "member's heartbeat schedule against the formation's last change, the idle "
-                    "members' grants, the statistics ticks' lead and the event's lag; writes "
+        "formation-spread", help="where a formed broker-side group's heartbeat schedules stood",
+        description="From the local records of real broker-side runs (KIP-848 on Apache "
+                    "Kafka 4, or classic groups): each member's heartbeat schedule against the "
+                    "formation's last change, the idle members' grants, the statistics ticks' "
+                    "lead, the Spark tasks' ticks against task 0's and the event's lag; writes "
                     "one CSV row per measurement and prints their 5 %, median and 95 %.")
     spread_arguments(spread)
     spread.set_defaults(func=run_formation_spread)

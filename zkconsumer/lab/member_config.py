@@ -1,4 +1,5 @@
-"""The connector properties of a lab member: what every experiment's ZooKeeper member shares.
+"""The connector properties of a lab member: what every experiment's ZooKeeper member shares
+(and the broker-side member's heartbeat interval, :func:`lab_heartbeat_interval_ms`).
 
 Every member the lab starts (a compare, herd, split-brain or migration member, or a chaos
 member) is a ``ZookeeperConsumerConnector`` in the same group shape: it starts at the earliest
@@ -24,6 +25,14 @@ def lab_consumer_timeout_ms(timing: Timing) -> int:
     :data:`LONGEST_CONSUMER_TIMEOUT_MS` (so a stop request is seen within half a second). The
     simulator's legacy leaves wake on the same grid."""
     return int(min(LONGEST_CONSUMER_TIMEOUT_MS, timing.request_sample_interval_s * 1000))
+
+
+def lab_heartbeat_interval_ms(session_timeout_ms: int) -> int:
+    """``heartbeat.interval.ms`` of a lab member in a broker-coordinated group: a third of the
+    session (the usual Kafka ratio), not librdkafka's 3000 ms default. The heartbeats a group
+    sends while it waits for a session to expire are most of its requests in a crash, so the
+    simulator and the readers of the runs' records take the same value."""
+    return max(100, session_timeout_ms // 3)
 
 
 def member_properties(*, zk_connect: str, group: str, consumer_id: str,

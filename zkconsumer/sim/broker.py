@@ -34,8 +34,8 @@ from zkconsumer.sim import costs
 from zkconsumer.sim.assignment import full_assignment, sticky_target
 from zkconsumer.sim.config import SimConfig
 from zkconsumer.sim.engine import Engine
+from zkconsumer.sim.formation import LAB_LAST_STARTED, formed_schedule, processes_of
 from zkconsumer.sim.formation import TANSU as TANSU_FORMATION
-from zkconsumer.sim.formation import formed_schedule, processes_of
 from zkconsumer.sim.group import FormedTicks, SimulatedGroup
 from zkconsumer.sim.heartbeats import BrokerMember, count_heartbeats, next_beat
 from zkconsumer.sim.sampling import Window
@@ -105,12 +105,25 @@ class BrokerGroup(SimulatedGroup):
 
     def formed_phases(self, ids: list[str]) -> list[float]:
         """The members' heartbeat phases in the group the last round formed: in step per
-        process, the processes answered :attr:`FORMATION` apart (:mod:`.formation`)."""
-        formed = formed_schedule(processes_of(self.cfg, len(ids)), self.hb, self.rng,
-                                 self.event_lag_s, self.FORMATION)
+        process, the processes answered :attr:`FORMATION` apart (:mod:`.formation`); where
+        the event is the lab's (``event_lag_s``), the process of member 0 started its clients
+        last, as the lab's task 0 does."""
+        processes = processes_of(self.cfg, len(ids))
+        last_started = (processes[LAB_LAST_STARTED]
+                        if self.event_lag_s is not None and processes else None)
+        formed = formed_schedule(processes, self.hb, self.rng, self.event_lag_s,
+                                 self.FORMATION, last_started)
         self.formed_at = dict(zip(ids, formed.answers, strict=True))
         self.formed_tick_at = dict(zip(ids, formed.ticks or [], strict=False))
         return formed.answers
+
+    def first_answered(self) -> str | None:
+        """The member the formation answered first, where the lab's formation placed them
+        (:meth:`formed_phases`): on Tansu, the member that formed the group and leads it (its
+        first JoinGroup came first, and a leader is kept until it leaves)."""
+        if not self.formed_at:
+            return None
+        return min((at, mid) for mid, at in self.formed_at.items())[1]
 
     def formed_ticks(self) -> FormedTicks | None:
         """The lab's statistics ticks come :attr:`FORMATION`'s lead before the members'

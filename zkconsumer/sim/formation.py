@@ -53,6 +53,14 @@ def lab_event_after_change_s(quiet_s: float, poll_s: float = 0.25,
     return quiet_s, quiet_s + poll_s + read_s
 
 
+# Which of the lab's client processes started its clients last: the Spark herd's task 0 (the
+# process of member 0, which also hosts a join's joiner). Its clients' statistics ticks came
+# after the other task's in 14 of the 15 cooperative-sticky runs on Tansu whose tasks were
+# answered at the same look (results/scale/tansu-formation, `task_tick` rows): 10 of 10 at
+# N = 12, by 3-45 ms, and 4 of 5 at N = 48, by 56-79 ms. Index into the placement's processes.
+LAB_LAST_STARTED = 0
+
+
 @dataclass(frozen=True)
 class Spread:
     """How much earlier than the last one the other processes' SyncGroups were answered: within
@@ -155,22 +163,25 @@ class Formed:
 
 
 def formed_schedule(processes: list[int], interval_s: float, rng: random.Random,
-                    event_lag_s: float | None, spread: Spread) -> Formed:
+                    event_lag_s: float | None, spread: Spread,
+                    last_started: int | None = None) -> Formed:
     """The heartbeat phase of each member (``processes[i]``: the process hosting member i),
     with the event at time 0.
 
     The last process's members were answered ``event_lag_s`` before the event (a random
     instant when ``event_lag_s`` is None), each other process ``spread.draw()`` earlier; the
-    members of one process were answered in the order it created them,
-    ``spread.client_start_s`` apart, its last member at the process's instant. With
-    ``spread.member_leads`` it is their statistics ticks that run in that order, and each
-    answer follows its own tick by its own lead (:meth:`Spread.tick_lead`).
+    last process is ``last_started`` where the harness starts one process's clients last
+    (:data:`LAB_LAST_STARTED`), else drawn. The members of one process were answered in the
+    order it created them, ``spread.client_start_s`` apart, its last member at the process's
+    instant. With ``spread.member_leads`` it is their statistics ticks that run in that order,
+    and each answer follows its own tick by its own lead (:meth:`Spread.tick_lead`).
     """
     if interval_s <= 0:
         raise ValueError(f"the heartbeat interval must be > 0, got {interval_s}")
     last = last_answer(interval_s, rng, event_lag_s)
     ordered = sorted(set(processes))
-    latest = rng.choice(ordered) if ordered else None
+    drawn = rng.choice(ordered) if ordered else None
+    latest = last_started if last_started in ordered else drawn
     answered = {p: last - (0.0 if p == latest else spread.draw(rng)) for p in ordered}
     left = {p: processes.count(p) for p in ordered}  # members of p not placed yet
     phases, ticks = [], []
@@ -189,7 +200,7 @@ def formed_schedule(processes: list[int], interval_s: float, rng: random.Random,
 
 def formed_phases(processes: list[int], interval_s: float, rng: random.Random,
                   event_lag_s: float | None, spread: Spread) -> list[float]:
-    """The members' heartbeat phases alone (:func:`formed_schedule`)."""
+    """The members' heartbeat phases alone, the last process drawn (:func:`formed_schedule`)."""
     return formed_schedule(processes, interval_s, rng, event_lag_s, spread).answers
 
 

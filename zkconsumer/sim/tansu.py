@@ -168,7 +168,7 @@ class TansuCooperativeGroup(BrokerGroup):
         if self.event_lag_s is not None:
             # the leader formed the group: the member answered first
             phases = self.formed_phases(ids)
-            self.leader = min(zip(phases, ids, strict=True))[1] if ids else None
+            self.leader = self.first_answered()
         else:  # the leader first, the others within spread of it
             spread = formation_spread(len(ids), self.cal.coop_formation_stagger_ms / 1000.0,
                                       self.poll)

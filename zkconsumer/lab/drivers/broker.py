@@ -25,6 +25,7 @@ import time
 from typing import Any
 
 from zkconsumer.lab.drivers.base import MemberSpec, parse_seq
+from zkconsumer.lab.member_config import lab_heartbeat_interval_ms
 from zkconsumer.lab.records import Coord, Lifecycle, RecordWriter, Timeline
 
 log = logging.getLogger(__name__)
@@ -47,7 +48,7 @@ def consumer_config(spec: MemberSpec, strategy: str, static: bool,
     group: dict[str, object]
     if group_protocol == "classic":
         group = {"session.timeout.ms": t.session_timeout_ms,
-                 "heartbeat.interval.ms": max(100, t.session_timeout_ms // 3),
+                 "heartbeat.interval.ms": lab_heartbeat_interval_ms(t.session_timeout_ms),
                  "partition.assignment.strategy": strategy}
     else:
         group = {"group.protocol": group_protocol, "group.remote.assignor": strategy}

@@ -1,4 +1,4 @@
-"""``spark formation-spread``: where a formed KIP-848 group's heartbeat schedules stood.
+"""``spark formation-spread``: where a formed broker-side group's heartbeat schedules stood.
 
     zkconsumer spark formation-spread --raw DIR [--raw DIR ...] --out FILE.csv
 
@@ -8,8 +8,9 @@ set by where the members' schedules stood when the lab applied its event. The re
 a member's assignment records come just after one of its heartbeats, so its last record of the
 formation stands on its schedule. This job reads a real-mode sweep's raw output
 (``DIR/records/<run>``, ``DIR/windows/<run>.json`` and the broker's interval in
-``DIR/meta.json``, written by ``spark herd --mode real`` on Apache Kafka 4) and writes one row
-per measured quantity, each against the group's last change of the formation (the last
+``DIR/meta.json``, written by ``spark herd --mode real`` on Apache Kafka 4; for a classic
+group, e.g. on Tansu, the interval is the lab's third of the session) and writes one row per
+measured quantity, each against the group's last change of the formation (the last
 ``assigned``/``revoked`` record before the event):
 
 - ``schedule``: a member's last formation record, wrapped into ±half an interval;
@@ -17,10 +18,15 @@ per measured quantity, each against the group's last change of the formation (th
   (its first heartbeat's schedule: it never acknowledged anything), wrapped the same way;
 - ``tick_lead``: how long before its last formation record the member's last statistics
   sample came (modulo the 1 s statistics interval);
-- ``event_lag``: the event after the last change (one row per run).
+- ``event_lag``: the event after the last change (one row per run);
+- ``task_tick``: for each Spark task but task 0, how long after task 0's its clients' last
+  statistics tick came (each client's last sample before the last change, wrapped into ±half
+  the statistics interval; member ``task K``): negative when task 0, which hosts a join's
+  joiner, started its clients last.
 
 The KIP-848 model's formation spans (:data:`zkconsumer.sim.formation.KIP848_SCHEDULES_S` and
-its neighbours) are read off these rows of the fitting runs. :func:`spread_rows` is pure.
+its neighbours) and Tansu's (:data:`zkconsumer.sim.formation.TANSU`) are read off these rows.
+:func:`spread_rows` is pure.
 """
 
 from __future__ import annotations
@@ -30,12 +36,14 @@ from collections.abc import Iterable, Sequence
 from pathlib import Path
 from typing import Any
 
-from zkconsumer.results.provenance import recorded_heartbeat_ms
+from zkconsumer.lab.drivers.broker import STATS_INTERVAL_MS
+from zkconsumer.lab.member_config import lab_heartbeat_interval_ms
+from zkconsumer.results.provenance import META_FILE, read_provenance, recorded_heartbeat_ms
 from zkconsumer.tables import nearest_rank
 
 COLUMNS = ("run_id", "members", "event", "heartbeat_ms", "kind", "member", "seconds")
-KINDS = ("schedule", "idle_grant", "tick_lead", "event_lag")
-STATS_INTERVAL_S = 1.0  # librdkafka's statistics.interval.ms in the lab
+KINDS = ("schedule", "idle_grant", "tick_lead", "event_lag", "task_tick")
+STATS_INTERVAL_S = STATS_INTERVAL_MS / 1000.0  # librdkafka's statistics.interval.ms in the lab
 
 
 def wrap(offset_s: float, interval_s: float) -> float:
@@ -45,7 +53,8 @@ def wrap(offset_s: float, interval_s: float) -> float:
 
 def spread_rows(records: Iterable[dict[str, Any]], window: dict[str, Any],
                 heartbeat_ms: int) -> list[dict[str, Any]]:
-    """The rows of one run from its records (``kind``, ``ts``, ``member``, ``what``)."""
+    """The rows of one run from its records (``kind``, ``ts``, ``member``, ``what``, and
+    ``task`` for the ``task_tick`` rows)."""
     interval = heartbeat_ms / 1000.0
     event = float(window["event_ts"])
     ordered = sorted(records, key=lambda r: r["ts"])
@@ -74,7 +83,31 @@ def spread_rows(records: Iterable[dict[str, Any]], window: dict[str, Any],
         if grants:
             rows.append(dict(base, kind="idle_grant", member=member,
                              seconds=round(wrap(grants[0] - last_change, interval), 4)))
+    rows += [dict(base, kind="task_tick", member=f"task {task}", seconds=lag)
+             for task, lag in task_tick_lags(ordered, started, last_change)]
     return rows
+
+
+def task_tick_lags(ordered: Sequence[dict[str, Any]], members: set[str], last_change: float
+                   ) -> list[tuple[str, float]]:
+    """(task, lag) for each task but task 0: its clients' latest statistics tick after task
+    0's, each client's tick being its last sample before ``last_change``, wrapped into ±half
+    the statistics interval around it."""
+    ticks: dict[str, float] = {}
+    task_of: dict[str, str] = {}
+    for r in ordered:
+        if r["kind"] == "rq" and r["member"] in members and r["ts"] < last_change:
+            ticks[r["member"]] = r["ts"]
+            task_of[r["member"]] = str(r.get("task", ""))
+    latest: dict[str, float] = {}
+    for member, ts in ticks.items():
+        phase = wrap(ts - last_change, STATS_INTERVAL_S)
+        task = task_of[member]
+        latest[task] = max(latest.get(task, phase), phase)
+    if "0" not in latest:
+        return []
+    return [(task, round(wrap(latest[task] - latest["0"], STATS_INTERVAL_S), 4))
+            for task in sorted(latest) if task != "0"]
 
 
 def quantiles(rows: Sequence[dict[str, Any]], kind: str
@@ -85,19 +118,23 @@ def quantiles(rows: Sequence[dict[str, Any]], kind: str
 
 
 def broker_heartbeat_ms(raw: Path) -> int:
-    """The KIP-848 heartbeat interval the sweep's broker gave its members (its ``meta.json``)."""
+    """The heartbeat interval of the sweep's members: the KIP-848 one its broker gave them, or
+    else the classic members' own, a third of the session timeout its ``meta.json`` records."""
     hb = recorded_heartbeat_ms(raw)
-    if hb is None:
-        raise ValueError(f"{raw}: meta.json names no KIP-848 heartbeat interval (a sweep of "
-                         "consumer-* groups on Apache Kafka 4: `spark herd --mode real "
-                         "--broker kafka:...kafka-4.0`)")
-    return hb
+    if hb is not None:
+        return hb
+    session = (read_provenance(raw).extra.get("session_timeout_ms")
+               if (raw / META_FILE).is_file() else None)
+    if session is None:
+        raise ValueError(f"{raw}: meta.json names neither a KIP-848 heartbeat interval nor a "
+                         "session timeout (the local output of `spark herd --mode real`)")
+    return lab_heartbeat_interval_ms(int(str(session)))
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
     from zkconsumer.spark.herd.request_types import add_records_arguments
 
-    add_records_arguments(p, "a real-mode output directory of KIP-848 runs (records/, "
+    add_records_arguments(p, "a real-mode output directory of broker-side runs (records/, "
                              "windows/, meta.json); may repeat")
 
 

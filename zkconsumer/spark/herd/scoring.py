@@ -20,6 +20,7 @@ from pathlib import Path
 from typing import Any
 
 from zkconsumer.lab.drivers.broker import STATS_INTERVAL_MS
+from zkconsumer.lab.member_config import lab_heartbeat_interval_ms
 from zkconsumer.results.distributions import (
     CellKey,
     CellScore,
@@ -132,7 +133,8 @@ def compare_sim_config(protocol: str, key: CellKey, session_timeout_ms: int, see
     return SimConfig(protocol=protocol, members=key.members, partitions=key.partitions,
                      event=key.event, seed=seed, calibration=cal,
                      session_timeout_ms=session_timeout_ms,
-                     heartbeat_interval_ms=heartbeat_ms or max(100, session_timeout_ms // 3),
+                     heartbeat_interval_ms=(heartbeat_ms
+                                            or lab_heartbeat_interval_ms(session_timeout_ms)),
                      messages_per_s=COMPARE_RATE, member_order="start",
                      victim_rank=None if key.event == "join" else key.members - 1,
                      count_from_s=COUNT_FROM_S, count_until_s=COUNT_UNTIL_S,

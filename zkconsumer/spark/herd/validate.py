@@ -26,7 +26,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from zkconsumer.lab.member_config import lab_consumer_timeout_ms
+from zkconsumer.lab.member_config import lab_consumer_timeout_ms, lab_heartbeat_interval_ms
 from zkconsumer.scenarios.timing import Timing
 from zkconsumer.sim import PROTOCOLS, Calibration, SimConfig, simulate
 from zkconsumer.sim.formation import lab_event_after_change_s
@@ -144,16 +144,6 @@ def _num(value: Any) -> float | None:
     return None if value in (None, "") else float(value)
 
 
-
-
-def lab_heartbeat_interval_ms(session_timeout_ms: int) -> int:
-    """``heartbeat.interval.ms`` the lab's broker-mode members run with: a third of the session.
-
-    As ``zkconsumer.lab.drivers.broker.consumer_config`` sets it (the usual Kafka ratio), not
-    librdkafka's 3000 ms default: the heartbeats a broker-side group sends while it waits for a
-    session to expire are most of its requests in a crash, so the simulator must use the same.
-    """
-    return max(100, session_timeout_ms // 3)
 
 
 def sampled_count_margins(sample_interval_s: float) -> tuple[float, float]:
