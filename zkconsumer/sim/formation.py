@@ -54,10 +54,11 @@ def lab_event_after_change_s(quiet_s: float, poll_s: float = 0.25,
 
 
 # Which of the lab's client processes started its clients last: the Spark herd's task 0 (the
-# process of member 0, which also hosts a join's joiner). Its clients' statistics ticks came
-# after the other task's in 14 of the 15 cooperative-sticky runs on Tansu whose tasks were
-# answered at the same look (results/scale/tansu-formation, `task_tick` rows): 10 of 10 at
-# N = 12, by 3-45 ms, and 4 of 5 at N = 48, by 56-79 ms. Index into the placement's processes.
+# process of member 0, which also hosts a join's joiner). Its clients' last statistics tick
+# came after the other task's in 30 of 35 Tansu runs (results/scale/tansu-formation, the
+# `task_tick` rows of `spark formation-spread`): 23 of 25 at N = 12, by 3-65 ms in most, and 7
+# of 10 at N = 48, by 66-149 ms in most. The model makes it always so; the index is into the
+# placement's processes.
 LAB_LAST_STARTED = 0
 
 
@@ -119,10 +120,11 @@ KAFKA = Spread(tick_lead_lo_s=-0.07, tick_lead_hi_s=0.2, tick_random_share=11 / 
 # its own, so its members' clients tick in their start order (validation plan 5's records: a
 # Spark task's 24 members sampled their statistics, one tick per client, over 0.1 s), and each
 # answer came 6-69 ms after its member's own statistics tick (160 of 160 task formations), the
-# lead drawn member by member: in the cooperative-sticky runs of results/scale/tansu-formation
-# a process's members were answered in no creation order, each its own lead after its own
-# tick (N = 12: 4-22 ms or 56-62 ms; N = 48: 3-152 ms), and which members' schedules came
-# after the revoking owner's decided who had to rejoin (`spark formation-spread`).
+# lead its own: in the Tansu runs of results/scale/tansu-formation (`tick_lead` rows) a
+# process's members were answered in no creation order, each a lead of its own after its own
+# tick (N = 12: 4-33 ms for two thirds, 54-70 ms for the rest; N = 48: 5 % to 95 % 11-105 ms),
+# and in the cooperative joins which members' schedules came after the revoking owner's
+# decided who had to rejoin.
 TANSU = Spread(near_s=0.1, late_share=12 / 44, late_lo_s=0.75, late_hi_s=0.98,
                client_start_s=0.1 / 24, tick_lead_lo_s=0.006, tick_lead_hi_s=0.069,
                tick_random_share=0.0, member_leads=True)
