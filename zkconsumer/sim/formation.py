@@ -32,7 +32,7 @@ compared with such a run places the event the same way (``SimConfig.event_after_
 :func:`lab_event_after_change_s` for the lab's); otherwise the event is unrelated to the
 formation (its phase uniform over one interval).
 
-:func:`formed_phases` is pure: the draws come from the caller's random stream. With one host
+:func:`formed_schedule` is pure: the draws come from the caller's random stream. With one host
 per member (the at-scale placement) every member is a process of its own and draws its own
 lead: an assumption, since the runs it was read from had two processes.
 """
@@ -76,7 +76,7 @@ class Spread:
     With ``member_leads``, the clients' statistics ticks run in the creation order instead
     (``client_start_s`` apart, the process's last one ``tick_lead_hi_s`` before its instant)
     and each member's answer came its own lead after its own tick: the members' schedules
-    then keep no creation order (Tansu's cooperative groups, :data:`TANSU`)."""
+    then keep no creation order (Tansu's groups, :data:`TANSU`)."""
 
     near_s: float = 0.0
     late_share: float = 0.0
@@ -182,7 +182,7 @@ def formed_schedule(processes: list[int], interval_s: float, rng: random.Random,
         raise ValueError(f"the heartbeat interval must be > 0, got {interval_s}")
     last = last_answer(interval_s, rng, event_lag_s)
     ordered = sorted(set(processes))
-    drawn = rng.choice(ordered) if ordered else None
+    drawn = rng.choice(ordered) if ordered else None  # drawn either way: later draws stay put
     latest = last_started if last_started in ordered else drawn
     answered = {p: last - (0.0 if p == latest else spread.draw(rng)) for p in ordered}
     left = {p: processes.count(p) for p in ordered}  # members of p not placed yet
@@ -198,12 +198,6 @@ def formed_schedule(processes: list[int], interval_s: float, rng: random.Random,
         else:
             phases.append(start)
     return Formed(phases, ticks if spread.member_leads else None)
-
-
-def formed_phases(processes: list[int], interval_s: float, rng: random.Random,
-                  event_lag_s: float | None, spread: Spread) -> list[float]:
-    """The members' heartbeat phases alone, the last process drawn (:func:`formed_schedule`)."""
-    return formed_schedule(processes, interval_s, rng, event_lag_s, spread).answers
 
 
 def processes_of(cfg: SimConfig, count: int) -> list[int]:

@@ -189,8 +189,14 @@ def validation_7(ctx: Context) -> str:
     return validation_block(ctx, 7)
 
 
-RUNS_LEGEND = ("Each real run as time to stable (s) / requests, in seed order; `*`: more than "
-               "one attempt or a conflict. Model: the median of its 20 draws (time / requests).")
+def runs_legend(draws: int = 20) -> str:
+    """The legend of :func:`runs_table` for a plan of ``draws`` model draws a cell."""
+    return ("Each real run as time to stable (s) / requests, in seed order; `*`: more than "
+            f"one attempt or a conflict. Model: the median of its {draws} draws (time / "
+            "requests).")
+
+
+RUNS_LEGEND = runs_legend()
 
 
 def runs_said(runs: tuple[Run, ...]) -> str:
