@@ -230,7 +230,9 @@ def model_trust(results: Path) -> str:
             (19, "the KIP-848 range model, its runs judged apart by whether anything moved",
              "validation-plan-19.md"),
             (20, "the legacy model with its stops on the producer's schedule, on fresh zk-range "
-                 "runs", "validation-plan-20.md")):
+                 "runs", "validation-plan-20.md"),
+            (21, "plan 10's cells on fresh runs, the Tansu formation as recorded",
+             "validation-plan-21.md")):
         scoring = results / "scale" / f"validation-{plan}" / "scoring" / "scoring.json"
         if scoring.is_file():
             judged = [c for c in json.loads(scoring.read_text())["cells"] if c["judged"]]
