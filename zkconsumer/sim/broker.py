@@ -114,13 +114,14 @@ class BrokerGroup(SimulatedGroup):
         formed = formed_schedule(processes, self.hb, self.rng, self.event_lag_s,
                                  self.FORMATION, last_started)
         self.formed_at = dict(zip(ids, formed.answers, strict=True))
-        self.formed_tick_at = dict(zip(ids, formed.ticks or [], strict=False))
+        self.formed_tick_at = (dict(zip(ids, formed.ticks, strict=True)) if formed.ticks
+                               else {})
         return formed.answers
 
     def first_answered(self) -> str | None:
-        """The member the formation answered first, where the lab's formation placed them
-        (:meth:`formed_phases`): on Tansu, the member that formed the group and leads it (its
-        first JoinGroup came first, and a leader is kept until it leaves)."""
+        """The member the formation answered first (:meth:`formed_phases`; None before it):
+        on Tansu, the member that formed the group and leads it (its first JoinGroup came
+        first, and a leader is kept until it leaves)."""
         if not self.formed_at:
             return None
         return min((at, mid) for mid, at in self.formed_at.items())[1]

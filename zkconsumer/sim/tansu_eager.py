@@ -84,11 +84,11 @@ class TansuEagerGroup(BrokerGroup):
 
     def setup(self, ids: list[str]) -> None:
         super().setup(ids)
-        # the leader formed the group, so the lab's formation answered it first: no follower's
+        # the leader formed the group, so the formation answered it first: no follower's
         # SyncGroup then waits for the leader's in a round all members rejoin, as every real
         # N = 48 join of validation plan 10 shows (3.93-3.96 s; at N = 12 the joiner's, held
-        # from the event, still does). Elsewhere one at random (the ids are random).
-        self._leader = self.first_answered() or ids[0]
+        # from the event, still does)
+        self._leader = self.first_answered()
         self._formed = {mid: set(self.members[mid].owned) for mid in ids}
 
     def round_started(self) -> None:

@@ -9,16 +9,15 @@ runs made to look at it (``tansu-formation``).
 from __future__ import annotations
 
 import csv
-import json
 from collections import defaultdict
 
-from zkconsumer.results.distributions import pass_line, score_table
 from zkconsumer.results.figures.scale_distributions import (
+    diagnostic_block,
     load_scores,
+    planned_sets,
     replication_said,
     runs_legend,
     runs_table,
-    scores_in,
     validation_block,
 )
 from zkconsumer.results.provenance import read_provenance
@@ -44,13 +43,9 @@ def validation_21(ctx: Context) -> str:
         out += ["The failing cells run by run, beside plan 10's runs of the same cells:", "",
                 *runs_table(ctx, HELD_OUT, BEFORE), "", runs_legend(int(data["sim_draws"])),
                 ""]
-    again, diag = scores_in(ctx.results / DIAGNOSTIC)
-    prov = diag["provenance"]
-    sets = ", ".join(s["name"] for s in json.loads(
-        (ctx.results / DIAGNOSTIC / "plan.json").read_text())["sets"])
-    out += [f"*Disclosed before the runs: the same models on run sets already read* ({sets}, "
-            f"in that order; revision `{prov['revision'][:12]}`, `{prov['command']}`): "
-            f"{pass_line(again)}.", "", *score_table(again)]
+    out += diagnostic_block(ctx, DIAGNOSTIC, "Disclosed before the runs: the same models on "
+                            "run sets already read",
+                            f"{planned_sets(ctx, DIAGNOSTIC)}, in that order")
     return "\n".join(out)
 
 

@@ -21,6 +21,7 @@ from zkconsumer.results.distributions import (
 )
 from zkconsumer.results.figures.scale_distributions import (
     RUNS_LEGEND,
+    diagnostic_block,
     load_scores,
     plot_protocol,
     runs_table,
@@ -115,14 +116,6 @@ def validation_15(ctx: Context) -> str:
         *diagnostic_block(ctx, RANGE_MODEL, "The same runs drawn by the range model",
                           "`kip848-range`, written after they were read: a diagnostic, not a "
                           "validation")])
-
-
-def diagnostic_block(ctx: Context, folder: str, what: str, why: str) -> list[str]:
-    """A scoring of runs already read (a diagnostic): its pass line, table and provenance."""
-    scores, _ = scores_in(ctx.results / folder)
-    prov = read_provenance(ctx.results / folder)
-    return [f"**{what}** ({why}): {pass_line(scores)}.", "", *score_table(scores), "",
-            f"Scored at revision `{prov.revision[:12]}`. Re-run: `{prov.command}`."]
 
 
 STATIC_TYPES = "scale/validation-16/request-types"

@@ -143,6 +143,20 @@ def validation_block(ctx: Context, n: int) -> str:
     return "\n".join(out).rstrip("\n")
 
 
+def diagnostic_block(ctx: Context, folder: str, what: str, why: str) -> list[str]:
+    """A scoring of runs already read (a diagnostic): its pass line, table and provenance."""
+    scores, _ = scores_in(ctx.results / folder)
+    prov = read_provenance(ctx.results / folder)
+    return [f"**{what}** ({why}): {pass_line(scores)}.", "", *score_table(scores), "",
+            f"Scored at revision `{prov.revision[:12]}`. Re-run: `{prov.command}`."]
+
+
+def planned_sets(ctx: Context, folder: str) -> str:
+    """The run sets a diagnostic's ``plan.json`` names, in its order."""
+    plan = json.loads((ctx.results / folder / "plan.json").read_text())
+    return ", ".join(s["name"] for s in plan["sets"])
+
+
 def calibration_said(data: dict[str, Any]) -> str:
     """The calibration's first clause (where and when it was measured), and any parameter
     re-measured onto it since."""

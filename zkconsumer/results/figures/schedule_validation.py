@@ -10,13 +10,16 @@ from __future__ import annotations
 
 import json
 
-from zkconsumer.results.distributions import pass_line, score_table
 from zkconsumer.results.figures.fetcher_stop_validation import (
     join_race,
     phases_table,
     read_phases,
 )
-from zkconsumer.results.figures.scale_distributions import scores_in, validation_block
+from zkconsumer.results.figures.scale_distributions import (
+    diagnostic_block,
+    planned_sets,
+    validation_block,
+)
 from zkconsumer.results.provenance import read_provenance
 from zkconsumer.results.registry import Context, figure
 from zkconsumer.tables import nearest_rank
@@ -32,15 +35,11 @@ ROUND = "scale/calibration-10"
                                       f"results/{DIAGNOSTIC}")
 def validation_20(ctx: Context) -> str:
     """Plan 20's scoring, then the diagnostic on the run sets read before it."""
-    again, data = scores_in(ctx.results / DIAGNOSTIC)
-    prov = data["provenance"]
-    sets = ", ".join(s["name"] for s in json.loads(
-        (ctx.results / DIAGNOSTIC / "plan.json").read_text())["sets"])
     return "\n".join([
         validation_block(ctx, HELD_OUT), "",
-        f"*Disclosed before the runs: the same model on run sets already read* ({sets}, in "
-        f"that order, four rows each; revision `{prov['revision'][:12]}`, `{prov['command']}`): "
-        f"{pass_line(again)}.", "", *score_table(again)])
+        *diagnostic_block(ctx, DIAGNOSTIC, "Disclosed before the runs: the same model on run "
+                          "sets already read",
+                          f"{planned_sets(ctx, DIAGNOSTIC)}, in that order, four rows each")])
 
 
 @figure("scale-delivery-round", source=f"results/{ROUND}")

@@ -144,8 +144,6 @@ def _num(value: Any) -> float | None:
     return None if value in (None, "") else float(value)
 
 
-
-
 def sampled_count_margins(sample_interval_s: float) -> tuple[float, float]:
     """(before the event, after stable): the mean margins of the real request counts.
 
