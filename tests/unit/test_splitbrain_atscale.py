@@ -56,6 +56,21 @@ def test_storm_changes_fall_in_the_window_and_never_empty_the_group():
     assert len(pl.final_members()) == 4 + 4 - 3
 
 
+def test_a_storm_owner_delay_slows_only_the_initial_members_from_before_the_storm():
+    params = ScenarioParams(storm_joins=2, storm_leaves=1, storm_owner_delay_ms=600)
+    pl = plan("storm", "zk-range", 3, params, seed=0, session_timeout_ms=6000)
+    delays = {a.member: (a.at_s, a.value) for a in pl.actions if a.kind is Kind.DELAY}
+    assert delays == {m: (0.0, 600) for m in ("m00000", "m00001", "m00002")}
+    # the delays come first: a join at instant 0 is already seen late by the old members
+    assert [a.kind for a in pl.actions[:3]] == [Kind.DELAY] * 3
+    # without the knob (the committed runs) the plan has no delay at all, and the same seed
+    # draws the same joins and leaves
+    plain = plan("storm", "zk-range", 3, ScenarioParams(storm_joins=2, storm_leaves=1), 0, 6000)
+    assert [a for a in pl.actions if a.kind is not Kind.DELAY] == list(plain.actions)
+    with pytest.raises(ValueError, match="storm-owner-delay-ms must be >= 0, got -1"):
+        ScenarioParams(storm_owner_delay_ms=-1).validate()
+
+
 def test_members_spread_over_tasks_round_robin():
     pl = plan("storm", "zk-range", 6, P, seed=0, session_timeout_ms=6000)
     by_task = [pl.for_task(t, 2) for t in range(2)]

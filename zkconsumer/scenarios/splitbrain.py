@@ -14,7 +14,10 @@ spread over Spark tasks (every task applies the actions of its own members); the
 - ``storm``: ``storm_joins`` joins and ``storm_leaves`` clean leaves at random instants of a
   ``storm_window_s`` window, with ``rebalance.max.retries`` = ``max_retries``: members whose
   rebalance runs out of attempts give up (the original's ConsumerRebalanceFailedException) and
-  the group may sit with partitions nobody owns while every remaining member is done.
+  the group may sit with partitions nobody owns while every remaining member is done. With
+  ``storm_owner_delay_ms`` the initial members see ZooKeeper that much late (server->client)
+  from before the storm: an old group under load, whose releases come after the newcomers'
+  single attempt has met their owner znodes.
 """
 
 from __future__ import annotations
@@ -82,6 +85,7 @@ class ScenarioParams:
     storm_leaves: int = 3
     storm_window_s: float = 2.0
     max_retries: int = 1               # rebalance.max.retries during the storm
+    storm_owner_delay_ms: float = 0.0  # the initial members' server->client delay in a storm
 
     def validate(self) -> None:
         if not 0.0 < self.zombie_fraction <= 0.5:
@@ -91,6 +95,9 @@ class ScenarioParams:
                              f"{self.cut_factor}")
         if self.delay_ms_max < 0:
             raise ValueError(f"delay-ms-max must be >= 0, got {self.delay_ms_max}")
+        if self.storm_owner_delay_ms < 0:
+            raise ValueError(f"storm-owner-delay-ms must be >= 0, got "
+                             f"{self.storm_owner_delay_ms}")
         for name in ("burst_joins", "storm_joins", "storm_leaves", "max_retries"):
             if getattr(self, name) < 0:
                 raise ValueError(f"{name.replace('_', '-')} must be >= 0, got "
@@ -204,6 +211,9 @@ def plan(scenario: str, protocol: str, members: int, params: ScenarioParams, see
         leavers = sorted(rng.sample(initial, leaves))
         joiners = [member_name(members + j) for j in range(params.storm_joins)]
         changes = [(m, Kind.LEAVE) for m in leavers] + [(m, Kind.JOIN) for m in joiners]
+        if params.storm_owner_delay_ms > 0:
+            actions += [Action(0.0, m, Kind.DELAY, params.storm_owner_delay_ms)
+                        for m in initial]
         for m, kind in changes:
             actions.append(Action(round(rng.uniform(0.0, params.storm_window_s), 3), m, kind))
     return Plan(scenario, protocol, members, initial,

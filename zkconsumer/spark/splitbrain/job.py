@@ -95,6 +95,10 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
                    help="storm: seconds the joins and leaves fall in, at random")
     p.add_argument("--max-retries", type=int, default=ScenarioParams.max_retries,
                    help="storm: rebalance.max.retries")
+    p.add_argument("--storm-owner-delay-ms", type=float,
+                   default=ScenarioParams.storm_owner_delay_ms,
+                   help="storm: the initial members see ZooKeeper this many ms late "
+                        "(server->client) from before the storm (default 0: no delay)")
     p.add_argument("--formation", choices=[f.value for f in Formation],
                    default=Formation.AUTO.value,
                    help="real: how the initial ZooKeeper members start (auto: leader-mode "
@@ -127,7 +131,7 @@ def params_of(args: argparse.Namespace) -> ScenarioParams:
         delay_ms_max=args.delay_ms_max, burst_joins=args.burst_joins,
         burst_gap_s=args.burst_gap_s, storm_joins=args.storm_joins,
         storm_leaves=args.storm_leaves, storm_window_s=args.storm_window_s,
-        max_retries=args.max_retries)
+        max_retries=args.max_retries, storm_owner_delay_ms=args.storm_owner_delay_ms)
     params.validate()
     return params
 
@@ -141,6 +145,8 @@ def command_line(args: argparse.Namespace) -> str:
                    "burst_gap_s", "storm_joins", "storm_leaves", "storm_window_s",
                    "max_retries", "out"):
         parts += ["--" + action.replace("_", "-"), str(getattr(args, action))]
+    if args.storm_owner_delay_ms:
+        parts += ["--storm-owner-delay-ms", str(args.storm_owner_delay_ms)]
     if args.formation != Formation.AUTO.value:
         parts += ["--formation", args.formation]
     if args.calibration:
