@@ -65,10 +65,27 @@ def test_a_sweep_names_its_heartbeat_interval_or_is_refused(tmp_path):
         broker_heartbeat_ms(tmp_path)
     # a classic group's members heartbeat at the lab's third of the session
     write_provenance(tmp_path, capture("zkconsumer spark herd", session_timeout_ms=6000))
-    assert broker_heartbeat_ms(tmp_path) == 2000
+    assert broker_heartbeat_ms(tmp_path) == (2000, True)
     write_provenance(tmp_path, capture("zkconsumer spark herd", session_timeout_ms=6000,
                                        consumer_heartbeat_interval_ms=1000))
-    assert broker_heartbeat_ms(tmp_path) == 1000
+    assert broker_heartbeat_ms(tmp_path) == (1000, False)  # KIP-848: not a classic group
+
+
+def test_a_classic_formation_names_the_members_answered_a_look_after_the_first():
+    window = dict(WINDOW, members=4, event="join")
+    records = [rec("tl", 100.00, "a", "assigned"), rec("tl", 100.12, "b", "assigned"),
+               rec("tl", 100.45, "c", "assigned"),   # within half a look: not a straggler
+               rec("tl", 101.00, "d", "assigned")]   # a look after the first: the straggler
+    rows = spread_rows(records, window, heartbeat_ms=2000, classic=True)
+    assert [(r["member"], r["seconds"]) for r in rows if r["kind"] == "straggler"] == \
+        [("d", 1.0)]
+    # the event follows the stragglers' answer, the group's last change
+    assert [r["seconds"] for r in rows if r["kind"] == "event_lag"] == [9.0]
+    # without stragglers, or for a KIP-848 group (schedules of their own), no such rows
+    on_time = spread_rows(records[:3], window, heartbeat_ms=2000, classic=True)
+    assert not [r for r in on_time if r["kind"] == "straggler"]
+    assert not [r for r in spread_rows(records, window, heartbeat_ms=2000)
+                if r["kind"] == "straggler"]
 
 
 def test_each_task_ticks_against_task_0_whose_clients_started_last():

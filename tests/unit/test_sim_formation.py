@@ -1,6 +1,7 @@
 """Heartbeat phases of a group its last round formed, and where the lab's event falls."""
 
 import random
+from dataclasses import replace
 
 import pytest
 
@@ -19,7 +20,8 @@ from zkconsumer.sim.heartbeats import BrokerMember, next_beat
 
 def test_a_process_clients_tick_in_start_order_and_each_answer_follows_its_own_tick():
     procs = [i % 2 for i in range(10)]
-    formed = formed_schedule(procs, 2.0, random.Random(3), 3.1, TANSU)
+    on_time = replace(TANSU, straggler_share=0.0)  # stragglers: the test below
+    formed = formed_schedule(procs, 2.0, random.Random(3), 3.1, on_time)
     assert formed.ticks is not None
     by_proc = {p: [t for t, q in zip(formed.ticks, procs, strict=True) if q == p]
                for p in (0, 1)}
@@ -82,10 +84,12 @@ def test_processes_follow_the_placement_or_the_client_processes():
 
 
 def test_a_spread_is_checked():
-    with pytest.raises(ValueError, match="late_share must be within"):
-        Spread(late_share=1.5)
-    with pytest.raises(ValueError, match="late_lo_s <= late_hi_s"):
-        Spread(late_lo_s=1.0, late_hi_s=0.5)
+    with pytest.raises(ValueError, match="straggler_share must be within"):
+        Spread(straggler_share=1.5)
+    with pytest.raises(ValueError, match="stragglers_max >= 1"):
+        Spread(stragglers_max=0)
+    with pytest.raises(ValueError, match="look_s > 0"):
+        Spread(look_s=0.0)
     with pytest.raises(ValueError, match=r"event_after_change_s must be \(lo, hi\)"):
         SimConfig("eager-range", 4, 8, "join", event_after_change_s=(3.0, 2.0))
 
@@ -137,3 +141,38 @@ def test_the_process_that_started_its_clients_last_ticks_last_where_the_lab_says
                        for s in range(40))]
     assert all(later)
     assert 0 < sum(drawn) < 40
+
+
+def test_stragglers_are_answered_a_look_after_the_first_answer_and_are_the_last_change():
+    procs = [i % 2 for i in range(12)]
+    always = replace(TANSU, straggler_share=1.0)
+    sizes = set()
+    for seed in range(30):
+        formed = formed_schedule(procs, 2.0, random.Random(seed), 3.1, always, 0)
+        first = min(formed.answers)
+        late = [i for i, a in enumerate(formed.answers) if a > first + 0.5]
+        sizes.add(len(late))
+        # the lab's event follows the group's last change, the stragglers' answer, which
+        # came one look after the first; everybody else within the usual tenth of a second
+        assert [formed.answers[i] for i in late] == [pytest.approx(-3.1)] * len(late)
+        assert first == pytest.approx(-3.1 - TANSU.look_s)
+        assert max(a for i, a in enumerate(formed.answers) if i not in late) < first + 0.2
+        # from the task that did not start its clients last; ticks moved with the answers
+        assert {procs[i] for i in late} == {1}
+        assert formed.ticks is not None
+        assert all(t < a for t, a in zip(formed.ticks, formed.answers, strict=True))
+    assert sizes == {1, 2, 3, 4}
+
+
+def test_a_tansu_formation_has_stragglers_at_the_records_rate_and_kafka_never():
+    procs = [i % 2 for i in range(12)]
+
+    def with_stragglers(spread: Spread) -> int:
+        n = 0
+        for seed in range(400):
+            answers = formed_schedule(procs, 2.0, random.Random(seed), 3.1, spread, 0).answers
+            n += max(answers) - min(answers) > 0.5
+        return n
+
+    assert 80 < with_stragglers(TANSU) < 140  # 12 of 44 formations in the records
+    assert with_stragglers(KAFKA) == 0

@@ -208,3 +208,26 @@ def test_under_the_lab_observer_a_joiner_given_nothing_still_counts_its_two_join
                                     Timing(), None), HERD_OBSERVATION)
         assert r.time_to_stable_s == 0.0
         assert r.rebalance_attempts == 2
+
+
+@pytest.mark.parametrize("share", [0.0, 1.0])
+def test_a_joiner_given_nothing_counts_both_tasks_heartbeats_only_after_stragglers(
+        monkeypatch, share):
+    """A formation's stragglers are its last change: the lab's event follows them, and every
+    other member's heartbeat round then falls just before the event, inside its counting
+    window, while in a formation without one it falls just after the window's last sample."""
+    from zkconsumer.scenarios.timing import Timing
+    from zkconsumer.sim import formation
+    from zkconsumer.spark.herd.scoring import HERD_OBSERVATION
+    from zkconsumer.spark.herd.validate import lab_sim_config
+
+    monkeypatch.setattr(BrokerGroup, "FORMATION",
+                        replace(formation.TANSU, straggler_share=share))
+    cal = replace(TANSU, broker_join_start_ms=5.0)
+    got = {simulate(lab_sim_config("cooperative-sticky", 48, 24, "join", seed, cal, 6000, 2,
+                                   Timing(), None), HERD_OBSERVATION).coordination_requests
+           for seed in range(8)}
+    if share:  # the joiner's 3 requests and a heartbeat of every member but the stragglers
+        assert min(got) >= 3 + 48 - formation.TANSU.stragglers_max, got
+    else:
+        assert got == {3}

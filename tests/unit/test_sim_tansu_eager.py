@@ -95,14 +95,20 @@ def test_a_sync_group_before_the_generation_is_formed_waits_for_the_next_look():
 
 
 @pytest.mark.parametrize("seed", range(4))
-def test_in_the_labs_formation_the_first_answered_member_leads_and_no_follower_waits(seed):
+def test_in_the_labs_formation_the_first_answered_member_leads_and_no_follower_waits(
+        seed, monkeypatch):
     """The leader formed the group, so the lab's formation answered it first; in a round every
     member rejoins at its next heartbeat, no follower's SyncGroup then comes before the
     leader's, and only the joiner (held from the event) can wait a look: at N = 48 on 24
-    partitions the joiner gets nothing and every real join was stable one hold after the
-    members learnt of it."""
+    partitions the joiner gets nothing and every real join of a formation without stragglers
+    was stable one hold after the members learnt of it (a straggler, whose schedule runs a
+    second after the leader's, rejoins first and waits: the test below)."""
     from zkconsumer.scenarios.timing import Timing
+    from zkconsumer.sim import formation
     from zkconsumer.spark.herd.validate import lab_sim_config
+
+    monkeypatch.setattr(TansuEagerGroup, "FORMATION",
+                        dataclasses.replace(formation.TANSU, straggler_share=0.0))
 
     cal = dataclasses.replace(STEADY, broker_join_start_ms=5.0)  # as measured: a few ms
     cfg = lab_sim_config("tansu-eager-range", 48, 24, "join", seed, cal, 6000, 2, Timing(), None)
@@ -120,3 +126,26 @@ def test_in_the_labs_formation_the_first_answered_member_leads_and_no_follower_w
     # one hold after each member's JoinGroup, which came at its next heartbeat after the
     # joiner's (< 2 s): none waited a look for the leader's SyncGroup
     assert max(followers) < 0.005 + HB_S + HOLD_S + 0.2
+
+
+def test_after_a_formation_with_stragglers_an_eager_join_waits_at_least_a_look_more(
+        monkeypatch):
+    """Every member but the stragglers heartbeats a second before the event and learns of the
+    join a second later; the stragglers rejoin first, before the leader's SyncGroup, and wait
+    a look (the real joins after such a formation settled one or two looks later)."""
+    from zkconsumer.scenarios.timing import Timing
+    from zkconsumer.sim import formation
+    from zkconsumer.spark.herd.scoring import HERD_OBSERVATION
+    from zkconsumer.spark.herd.validate import lab_sim_config
+
+    cal = dataclasses.replace(STEADY, broker_join_start_ms=5.0)
+
+    def times(share: float) -> list[float]:
+        monkeypatch.setattr(TansuEagerGroup, "FORMATION",
+                            dataclasses.replace(formation.TANSU, straggler_share=share))
+        return [simulate(lab_sim_config("tansu-eager-range", 12, 24, "join", seed, cal, 6000,
+                                        2, Timing(), None), HERD_OBSERVATION).time_to_stable_s
+                for seed in range(6)]
+
+    on_time, late = times(0.0), times(1.0)
+    assert min(late) > max(on_time) + 0.9 * formation.TANSU.look_s

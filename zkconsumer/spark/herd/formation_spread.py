@@ -19,6 +19,10 @@ measured quantity, each against the group's last change of the formation (the la
 - ``tick_lead``: how long before its last formation record the member's last statistics
   sample came (modulo the 1 s statistics interval);
 - ``event_lag``: the event after the last change (one row per run);
+- ``straggler``: in a classic group (whose last round answers every member within one of the
+  coordinator's looks), a member whose last formation record came more than half a look
+  (``STRAGGLER_GAP_S``) after the group's first one, at that many seconds after it; a run
+  without such rows had no straggler;
 - ``task_tick``: for each Spark task but task 0, how long after task 0's its clients' last
   statistics tick came (each client's last sample before the last change, wrapped into ±half
   the statistics interval; member ``task K``): negative when task 0, which hosts a join's
@@ -42,8 +46,11 @@ from zkconsumer.results.provenance import META_FILE, read_provenance, recorded_h
 from zkconsumer.tables import nearest_rank
 
 COLUMNS = ("run_id", "members", "event", "heartbeat_ms", "kind", "member", "seconds")
-KINDS = ("schedule", "idle_grant", "tick_lead", "event_lag", "task_tick")
+KINDS = ("schedule", "idle_grant", "tick_lead", "event_lag", "straggler", "task_tick")
 STATS_INTERVAL_S = STATS_INTERVAL_MS / 1000.0  # librdkafka's statistics.interval.ms in the lab
+# Half of Tansu's one-second look: a classic formation answers its members within about a
+# tenth of a second, or a look later (the stragglers, :data:`zkconsumer.sim.formation.TANSU`)
+STRAGGLER_GAP_S = 0.5
 
 
 def wrap(offset_s: float, interval_s: float) -> float:
@@ -52,9 +59,9 @@ def wrap(offset_s: float, interval_s: float) -> float:
 
 
 def spread_rows(records: Iterable[dict[str, Any]], window: dict[str, Any],
-                heartbeat_ms: int) -> list[dict[str, Any]]:
+                heartbeat_ms: int, classic: bool = False) -> list[dict[str, Any]]:
     """The rows of one run from its records (``kind``, ``ts``, ``member``, ``what``, and
-    ``task`` for the ``task_tick`` rows)."""
+    ``task`` for the ``task_tick`` rows); ``straggler`` rows for a ``classic`` group only."""
     interval = heartbeat_ms / 1000.0
     event = float(window["event_ts"])
     ordered = sorted(records, key=lambda r: r["ts"])
@@ -75,6 +82,11 @@ def spread_rows(records: Iterable[dict[str, Any]], window: dict[str, Any],
         if samples:
             rows.append(dict(base, kind="tick_lead", member=member,
                              seconds=round((ts - samples[-1]) % STATS_INTERVAL_S, 4)))
+    if classic:
+        first = min(last_record.values())
+        rows += [dict(base, kind="straggler", member=member, seconds=round(ts - first, 4))
+                 for member, ts in sorted(last_record.items())
+                 if ts - first > STRAGGLER_GAP_S]
     started = {r["member"] for r in ordered
                if r["kind"] == "lc" and r["what"] == "starting" and r["ts"] < event}
     for member in sorted(started - set(last_record)):
@@ -117,18 +129,19 @@ def quantiles(rows: Sequence[dict[str, Any]], kind: str
     return (len(values), *(nearest_rank(values, q) for q in (0.05, 0.5, 0.95)))
 
 
-def broker_heartbeat_ms(raw: Path) -> int:
-    """The heartbeat interval of the sweep's members: the KIP-848 one its broker gave them, or
-    else the classic members' own, a third of the session timeout its ``meta.json`` records."""
+def broker_heartbeat_ms(raw: Path) -> tuple[int, bool]:
+    """The heartbeat interval of the sweep's members and whether they are a classic group: the
+    KIP-848 one its broker gave them, or else the classic members' own, a third of the session
+    timeout its ``meta.json`` records."""
     hb = recorded_heartbeat_ms(raw)
     if hb is not None:
-        return hb
+        return hb, False
     session = (read_provenance(raw).extra.get("session_timeout_ms")
                if (raw / META_FILE).is_file() else None)
     if session is None:
         raise ValueError(f"{raw}: meta.json names neither a KIP-848 heartbeat interval nor a "
                          "session timeout (the local output of `spark herd --mode real`)")
-    return lab_heartbeat_interval_ms(int(str(session)))
+    return lab_heartbeat_interval_ms(int(str(session))), True
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
@@ -153,10 +166,10 @@ def run(args: argparse.Namespace, spark: Any = None) -> int:
     inputs = [(raw, raw_windows(raw), broker_heartbeat_ms(raw)) for raw in args.raw]
     rows: list[dict[str, Any]] = []
     with session_for(spark, args.master, "zkconsumer-formation-spread") as session:
-        for raw, windows, hb in inputs:
+        for raw, windows, (hb, classic) in inputs:
             for w in windows:
                 rows += spread_rows(run_records(session, raw, w["run_id"], ("tl", "rq", "lc")),
-                                    w, hb)
+                                    w, hb, classic)
     write_rows_csv(args.out, COLUMNS, rows, prov)
     for kind in KINDS:
         n, lo, mid, hi = quantiles(rows, kind)
