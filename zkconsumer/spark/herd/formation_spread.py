@@ -19,9 +19,8 @@ measured quantity, each against the group's last change of the formation (the la
 - ``tick_lead``: how long before its last formation record the member's last statistics
   sample came (modulo the 1 s statistics interval);
 - ``event_lag``: the event after the last change (one row per run);
-- ``straggler``: in a classic group (whose last round answers every member within one of the
-  coordinator's looks), a member whose last formation record came more than half a look
-  (``STRAGGLER_GAP_S``) after the group's first one, at that many seconds after it; a run
+- ``straggler``: in a classic group, a member whose last formation record came more than
+  ``STRAGGLER_GAP_S`` after the group's first one, at that many seconds after it; a run
   without such rows had no straggler;
 - ``task_tick``: for each Spark task but task 0, how long after task 0's its clients' last
   statistics tick came (each client's last sample before the last change, wrapped into ±half
@@ -48,9 +47,10 @@ from zkconsumer.tables import nearest_rank
 COLUMNS = ("run_id", "members", "event", "heartbeat_ms", "kind", "member", "seconds")
 KINDS = ("schedule", "idle_grant", "tick_lead", "event_lag", "straggler", "task_tick")
 STATS_INTERVAL_S = STATS_INTERVAL_MS / 1000.0  # librdkafka's statistics.interval.ms in the lab
-# Half of Tansu's one-second look: a classic formation answers its members within about a
-# tenth of a second, or a look later (the stragglers, :data:`zkconsumer.sim.formation.TANSU`)
-STRAGGLER_GAP_S = 0.5
+# A Tansu formation answered its members within 0.66 s of the first (a whole task late by up
+# to that), or one look later, 1.00 s (0.998-1.005 s in results/scale/tansu-formation: the
+# stragglers of :data:`zkconsumer.sim.formation.TANSU`); the gap between the two decides
+STRAGGLER_GAP_S = 0.8
 
 
 def wrap(offset_s: float, interval_s: float) -> float:
