@@ -14,8 +14,8 @@ member by member, those 12 are not a task answered early: one to four *straggler
 answered exactly one of Tansu's looks (1.00 s) after the group's first answer, everybody else
 within the usual tenth of a second (a follower's SyncGroup sent before the leader's waits for
 the next look). In the Tansu runs of results/scale/tansu-formation and validation plan 21
-(cooperative N = 12 and 48, eager N = 12), 19 of 60 formations had stragglers, 1 to 4 of them,
-17 of the 19 in the task that did not start its clients last. The lab's event follows the
+(cooperative and eager, N = 12 and 48), 39 of 115 formations had stragglers, 1 to 4 of them,
+nearly always in the task that did not start its clients last. The lab's event follows the
 group's last change, the stragglers' answer, so every other member's schedule then stands a
 second earlier against the event: their heartbeat round falls just before it (a joiner given
 nothing counts both tasks' heartbeats) and they learn of the event a second later (an eager
@@ -75,8 +75,9 @@ LAB_LAST_STARTED = 0
 class Spread:
     """How much earlier than the last one the other processes' SyncGroups were answered
     (within ``near_s``); with probability ``straggler_share``, 1 to ``stragglers_max`` members
-    of a process other than the last started were answered ``look_s`` after the group's first
-    answer instead (the stragglers, the group's last change); within a process, how far
+    (each one after the first with probability ``another_straggler_share``) of a process other
+    than the last started were answered ``look_s`` after the group's first answer instead (the
+    stragglers, the group's last change); within a process, how far
     apart its members' schedules run (``client_start_s`` per member, in the order the process
     created them: librdkafka looks at its heartbeat timer on
     its client's own one-second tick, which runs from the client's creation); and how long
@@ -91,6 +92,7 @@ class Spread:
 
     near_s: float = 0.0
     straggler_share: float = 0.0
+    another_straggler_share: float = 0.0
     stragglers_max: int = 1
     look_s: float = 1.0
     client_start_s: float = 0.0
@@ -100,7 +102,7 @@ class Spread:
     member_leads: bool = False
 
     def __post_init__(self) -> None:
-        for name in ("straggler_share", "tick_random_share"):
+        for name in ("straggler_share", "another_straggler_share", "tick_random_share"):
             if not 0.0 <= getattr(self, name) <= 1.0:
                 raise ValueError(f"Spread.{name} must be within [0, 1], got "
                                  f"{getattr(self, name)}")
@@ -128,9 +130,12 @@ class Spread:
         member answered ``first`` (the group's leader, whose answer the others wait for)."""
         if not self.straggler_share or rng.random() >= self.straggler_share:
             return []
+        count = 1
+        while count < self.stragglers_max and rng.random() < self.another_straggler_share:
+            count += 1
         others = [i for i in range(len(processes)) if i != first]
         pool = [i for i in others if processes[i] != last_started] or others
-        return rng.sample(pool, min(len(pool), rng.randint(1, self.stragglers_max)))
+        return rng.sample(pool, min(len(pool), count))
 
 
 # Unrelated phases: every SyncGroup answered at once, statistics ticks anywhere.
@@ -138,8 +143,10 @@ AT_ONCE = Spread()
 # Apache Kafka's coordinator completes every SyncGroup of a round with the leader's; the
 # statistics ticks from the records above (149 of 160 task formations within -0.07..0.2 s).
 KAFKA = Spread(tick_lead_lo_s=-0.07, tick_lead_hi_s=0.2, tick_random_share=11 / 160)
-# Tansu, from the records above (12 of 44 formations with stragglers, 1 to 4 of them, one of
-# Tansu's one-second looks after the first answer); its coordinator answers each member on
+# Tansu, from the records above: 12 of plans 7 and 8's 44 formations and 39 of the 115 of
+# results/scale/tansu-formation and validation plan 21 (`zkconsumer spark formation-spread`,
+# its `straggler` rows) had stragglers, one of Tansu's one-second looks after the first answer;
+# of those 39, 26 had one, 10 two, 2 three and 1 four. Its coordinator answers each member on
 # its own, so its members' clients tick in their start order (validation plan 5's records: a
 # Spark task's 24 members sampled their statistics, one tick per client, over 0.1 s), and each
 # answer came 6-69 ms after its member's own statistics tick (160 of 160 task formations), the
@@ -148,7 +155,8 @@ KAFKA = Spread(tick_lead_lo_s=-0.07, tick_lead_hi_s=0.2, tick_random_share=11 / 
 # tick (N = 12: 4-33 ms for two thirds, 54-70 ms for the rest; N = 48: 5 % to 95 % 11-105 ms),
 # and in the cooperative joins which members' schedules came after the revoking owner's
 # decided who had to rejoin.
-TANSU = Spread(near_s=0.1, straggler_share=12 / 44, stragglers_max=4, look_s=1.0,
+TANSU = Spread(near_s=0.1, straggler_share=(12 + 39) / (44 + 115),
+               another_straggler_share=13 / 39, stragglers_max=4, look_s=1.0,
                client_start_s=0.1 / 24, tick_lead_lo_s=0.006, tick_lead_hi_s=0.069,
                tick_random_share=0.0, member_leads=True)
 

@@ -2,14 +2,18 @@
 
 Reads committed files only: validation plan 21's scoring (held-out runs), plan 10's runs of
 the same cells (the lab against itself), the diagnostic on the Tansu run sets read before
-(``validation-21/diagnostic``), and the formation rows ``spark formation-spread`` read off the
-runs made to look at it (``tansu-formation``).
+(``validation-21/diagnostic``), the formation rows ``spark formation-spread`` read off the
+runs made to look at it (``tansu-formation``), and the same rows of plan 21's Tansu broker runs
+(``validation-21/formation-spread``) beside those runs' outcomes.
 """
 
 from __future__ import annotations
 
 import csv
+import re
+import statistics
 from collections import defaultdict
+from pathlib import Path
 
 from zkconsumer.results.figures.scale_distributions import (
     diagnostic_block,
@@ -20,6 +24,8 @@ from zkconsumer.results.figures.scale_distributions import (
     runs_table,
     validation_block,
 )
+from zkconsumer.results.distributions import sweep_runs
+from zkconsumer.results.figures.splitbrain_text import wilson
 from zkconsumer.results.provenance import read_provenance
 from zkconsumer.results.registry import Context, figure
 from zkconsumer.tables import nearest_rank
@@ -28,6 +34,12 @@ HELD_OUT = 21
 BEFORE = 10  # the plan whose cells this one repeats
 DIAGNOSTIC = f"scale/validation-{HELD_OUT}/diagnostic"
 FORMATION = "scale/tansu-formation"
+HELD_OUT_FORMATION = f"scale/validation-{HELD_OUT}/formation-spread"
+# where each source's formation rows and the sweeps of the same runs are
+STRAGGLER_SOURCES = (("tansu-formation", FORMATION, f"{FORMATION}/runs-*/*"),
+                     (f"plan {HELD_OUT}", HELD_OUT_FORMATION,
+                      f"scale/validation-{HELD_OUT}/tansu/*"))
+RUN_ID = re.compile(r"^(?P<protocol>.+)-n(?P<n>\d+)-p\d+-(?P<event>[a-z]+)-s(?P<seed>\d+)-\w+$")
 LONG_LEAD_S = 0.04  # where the N = 12 leads split into their two groups (the block says so)
 
 
@@ -89,4 +101,68 @@ def tansu_formation(ctx: Context) -> str:
             f"`{prov.revision[:12]}`), over the runs in `results/{FORMATION}` (each with the "
             "command that made it). A lead: from a member's last statistics sample to its last "
             "assignment of the formation, modulo the 1 s statistics interval."]
+    return "\n".join(out)
+
+
+def _spread_rows(folder: Path) -> list[dict[str, str]]:
+    with open(folder / "formation-spread.csv", newline="", encoding="utf-8") as fh:
+        return list(csv.DictReader(fh))
+
+
+def _range(values: list[float], spec: str) -> str:
+    if not values:
+        return "—"
+    return (f"{format(statistics.median(values), spec)} ({format(min(values), spec)}–"
+            f"{format(max(values), spec)})")
+
+
+@figure("tansu-stragglers", source=", ".join(
+    f"results/{folder}, results/{runs.rsplit('/', 1)[0]}"
+    for _, folder, runs in STRAGGLER_SOURCES))
+def tansu_stragglers(ctx: Context) -> str:
+    """Which Tansu formations left stragglers, and what the runs after them did."""
+    out = ["| runs | protocol | N | event | runs | formations with stragglers [95 % interval] "
+           "| time to stable, s, after stragglers / after none: median (range) | requests, "
+           "the same |", "|---|---|---|---|---|---|---|---|"]
+    notes, pooled, total, gaps = [], 0, 0, []
+    for label, folder, runs in STRAGGLER_SOURCES:
+        rows = _spread_rows(ctx.results / folder)
+        formed = {r["run_id"] for r in rows if r["kind"] == "event_lag"}
+        late = {r["run_id"] for r in rows if r["kind"] == "straggler"}
+        gaps += [float(r["seconds"]) for r in rows if r["kind"] == "straggler"]
+        outcome = {}
+        for sweep in sorted(ctx.results.glob(runs)):
+            for row, run in sweep_runs(sweep):
+                outcome[(row["protocol"], row["members"], row["event"], row["seed"])] = run
+        cells: dict[tuple[str, int, str], list[str]] = defaultdict(list)
+        for run_id in formed:
+            m = RUN_ID.match(run_id)
+            if m is None:
+                raise ValueError(f"{folder}: run id {run_id!r} does not name its cell")
+            cells[(m["protocol"], int(m["n"]), m["event"])].append(run_id)
+        for (protocol, n, event), ids in sorted(cells.items()):
+            k = sum(1 for i in ids if i in late)
+            lo, hi = wilson(k, len(ids))
+            sides: dict[bool, list] = {True: [], False: []}
+            for i in ids:
+                m = RUN_ID.match(i)
+                assert m is not None
+                sides[i in late].append(outcome[(m["protocol"], m["n"], m["event"], m["seed"])])
+            tts = {side: [r.tts for r in v if r.tts is not None] for side, v in sides.items()}
+            req = {side: [r.requests for r in v] for side, v in sides.items()}
+            out.append(f"| {label} | {protocol} | {n} | {event} | {len(ids)} | {k} of "
+                       f"{len(ids)} [{lo:.2f}–{hi:.2f}] | {_range(tts[True], '.2f')} / "
+                       f"{_range(tts[False], '.2f')} | {_range(req[True], '.0f')} / "
+                       f"{_range(req[False], '.0f')} |")
+            pooled, total = pooled + k, total + len(ids)
+        prov = read_provenance(ctx.results / folder)
+        notes.append(f"{label}: `{prov.command}` ({prov.date[:16].replace('T', ' ')} UTC, "
+                     f"revision `{prov.revision[:12]}`)")
+    lo, hi = wilson(pooled, total)
+    out += ["", f"Real runs only. Over every formation above: {pooled} of {total} with "
+            f"stragglers [{lo:.2f}–{hi:.2f}]. A straggler: a member whose last assignment of "
+            f"the formation came more than 0.8 s after the group's first ({min(gaps):.3f}–"
+            f"{max(gaps):.3f} s after it, {len(gaps)} stragglers: one of Tansu's one-second "
+            "looks); the outcomes are the sweeps' rows of the same runs. "
+            "From " + "; ".join(notes) + "."]
     return "\n".join(out)
