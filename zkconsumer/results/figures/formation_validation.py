@@ -15,6 +15,7 @@ import statistics
 from collections import defaultdict
 from pathlib import Path
 
+from zkconsumer.results.distributions import sweep_runs
 from zkconsumer.results.figures.scale_distributions import (
     diagnostic_block,
     load_scores,
@@ -24,7 +25,6 @@ from zkconsumer.results.figures.scale_distributions import (
     runs_table,
     validation_block,
 )
-from zkconsumer.results.distributions import sweep_runs
 from zkconsumer.results.figures.splitbrain_text import wilson
 from zkconsumer.results.provenance import read_provenance
 from zkconsumer.results.registry import Context, figure
