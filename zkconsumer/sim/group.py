@@ -28,6 +28,11 @@ class FormedTicks:
 class SimulatedGroup:
     """Base of the legacy, broker-side and KIP-848 group models (one per simulated run)."""
 
+    # Whether the model counts a member's attempts as its JoinGroups in its sampled counting
+    # window at its finish, as the lab does whatever look closed the run; otherwise an observer
+    # that closed the run early keeps the attempts it had seen by then.
+    ATTEMPTS_IN_WINDOW = False
+
     def __init__(self, cfg: SimConfig, engine: Engine, rng: random.Random, tally: Tally,
                  ledger: OwnershipLedger) -> None:
         self.cfg = cfg

@@ -140,7 +140,7 @@ def simulate(config: SimConfig, observation: Observation | None = None) -> SimRe
         config=config,
         coordination_requests=zk_reads + zk_writes + broker_requests,
         rebalance_attempts=(tally.max_attempts
-                            if seen_attempts is None or tally.attempts_in_window
+                            if seen_attempts is None or model.ATTEMPTS_IN_WINDOW
                             else seen_attempts),
         conflicts=tally.conflicts if seen_conflicts is None else seen_conflicts,
         time_to_stable_s=stable_at,

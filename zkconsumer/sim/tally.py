@@ -78,9 +78,6 @@ class Tally:
     rollbacks: int = 0
     attempts_total: int = 0
     max_attempts: int = 0
-    # the attempts are the JoinGroups counted in the members' sampled windows (set when the
-    # model counts them so, at its finish): the lab counts them so, whenever its look closed
-    attempts_in_window: bool = False
     failed_rebalances: int = 0
     leader_computations: int = 0
     registration_reads: int = 0

@@ -126,6 +126,8 @@ def first_look_after(arrived: float, wait: float, poll: float) -> float:
 class TansuCooperativeGroup(BrokerGroup):
     """A cooperative-sticky group on Tansu 0.6.0's coordinator (module docstring)."""
 
+    ATTEMPTS_IN_WINDOW = True  # finish() counts each member's JoinGroups in its window
+
     def __init__(self, cfg: SimConfig, engine: Engine, rng: random.Random, tally: Tally,
                  ledger: OwnershipLedger) -> None:
         super().__init__(cfg, engine, rng, tally, ledger)
@@ -395,7 +397,6 @@ class TansuCooperativeGroup(BrokerGroup):
                                + costs.SYNC_GROUP * syncs)
         self.tally.attempts_total = sum(joins.values())
         self.tally.max_attempts = max(joins.values(), default=0)
-        self.tally.attempts_in_window = True
         super().finish(end, window)
 
 
