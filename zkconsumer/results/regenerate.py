@@ -45,6 +45,7 @@ from zkconsumer.results.figures import (
     splitbrain_findings,
     splitbrain_formation,
     splitbrain_validation,
+    straggler_validation,
 )
 from zkconsumer.results.registry import Context, Figure, registered
 
@@ -83,6 +84,7 @@ RENDERER_MODULES = (
     splitbrain_findings,
     splitbrain_formation,
     splitbrain_validation,
+    straggler_validation,
 )
 
 

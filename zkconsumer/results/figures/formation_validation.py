@@ -116,16 +116,30 @@ def _range(values: list[float], spec: str) -> str:
             f"{format(max(values), spec)})")
 
 
-@figure("tansu-stragglers", source=", ".join(
-    f"results/{folder}, results/{runs.rsplit('/', 1)[0]}"
-    for _, folder, runs in STRAGGLER_SOURCES))
+# (label, folder of a `spark formation-spread` output, glob of the same runs' sweep folders)
+StragglerSource = tuple[str, str, str]
+
+
+def stragglers_source(sources: tuple[StragglerSource, ...]) -> str:
+    """A block's ``source=``: every folder :func:`stragglers_table` reads."""
+    return ", ".join(f"results/{folder}, results/{runs.rsplit('/', 1)[0]}"
+                     for _, folder, runs in sources)
+
+
+@figure("tansu-stragglers", source=stragglers_source(STRAGGLER_SOURCES))
 def tansu_stragglers(ctx: Context) -> str:
     """Which Tansu formations left stragglers, and what the runs after them did."""
+    return "\n".join(stragglers_table(ctx, STRAGGLER_SOURCES))
+
+
+def stragglers_table(ctx: Context, sources: tuple[StragglerSource, ...]) -> list[str]:
+    """Per source and cell: the formations with stragglers (Wilson interval) and the runs'
+    time to stable and requests after stragglers and after none; then the pooled share."""
     out = ["| runs | protocol | N | event | runs | formations with stragglers [95 % interval] "
            "| time to stable, s, after stragglers / after none: median (range) | requests, "
            "the same |", "|---|---|---|---|---|---|---|---|"]
     notes, pooled, total, gaps = [], 0, 0, []
-    for label, folder, runs in STRAGGLER_SOURCES:
+    for label, folder, runs in sources:
         rows = _spread_rows(ctx.results / folder)
         formed = {r["run_id"] for r in rows if r["kind"] == "event_lag"}
         late = {r["run_id"] for r in rows if r["kind"] == "straggler"}
@@ -165,4 +179,4 @@ def tansu_stragglers(ctx: Context) -> str:
             f"{max(gaps):.3f} s after it, {len(gaps)} stragglers: one of Tansu's one-second "
             "looks); the outcomes are the sweeps' rows of the same runs. "
             "From " + "; ".join(notes) + "."]
-    return "\n".join(out)
+    return out
