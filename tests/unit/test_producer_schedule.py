@@ -13,6 +13,9 @@ from zkconsumer.sim.producer_schedule import (
     Schedule,
     leave_stop_end,
     next_after,
+    partitions_leave_stop_end,
+    partitions_stop_end,
+    scheduled_stop_s,
     stop_end,
 )
 
@@ -89,3 +92,35 @@ def test_the_fetch_round_is_the_span_of_the_relative_lags():
     assert delivery_round_ms(lags) == pytest.approx(50.0, abs=2.0)
     with pytest.raises(ValueError, match="no message was received"):
         relative_lags([], 0.0, 40.0)
+
+
+def test_one_fetcher_per_partition_stops_when_the_last_of_them_noticed():
+    """The leader mode's fetchers are one per partition, stopped side by side: each notices
+    the stop on its own partition's deliveries, and the member's stop ends with the last."""
+    # asked at 0.62: partition 2's fetcher (last message 0.05) at its message 0.65, partition
+    # 3's (last 0.075) at its boundary and message 0.675; one fetcher for both: 0.65
+    assert partitions_stop_end(LAB, (2, 3), 0.0, 0.62, 0.1) == pytest.approx(0.675)
+    assert stop_end(MemberSchedule(LAB, (2, 3), 0.0), 0.62, 0.1) == pytest.approx(0.65)
+    # a clean leave asked at 0.1 wakes at 0.525 (0.025 + the 0.5 s timeout); partition 0's
+    # fetcher stops at its message 0.6, partition 1's at 0.625
+    assert partitions_leave_stop_end(LAB, (0, 1), 0.0, 0.1, 0.1, 0.5) == pytest.approx(0.625)
+    # the models' one entry point: the time from the request, per partition or not
+    assert scheduled_stop_s(LAB, (2, 3), 0.0, 0.62, 0.1, 0.5, leaving=False,
+                            per_partition=True) == pytest.approx(0.055)
+    assert scheduled_stop_s(LAB, (0, 1), 0.0, 0.1, 0.1, 0.5, leaving=True,
+                            per_partition=False) == pytest.approx(0.5)
+
+
+def test_in_a_leader_mode_leave_a_survivor_rarely_waits_for_anothers_owner_znode():
+    """N = 12 on 24 partitions, member 0 leaves: the second survivor takes a partition from
+    the first, and claims it only once its own two fetchers stopped, on its partitions'
+    deliveries after the first's: the real leaves never waited (plans 10 and 21)."""
+    from zkconsumer.scenarios.timing import Timing
+    from zkconsumer.spark.herd.scoring import HERD_OBSERVATION
+    from zkconsumer.spark.herd.validate import lab_sim_config
+
+    cal = Calibration(delivery_round_ms=51.13, fetcher_stop_min_ms=2.44)
+    waited = sum(simulate(lab_sim_config("zk-leader-range", 12, 24, "leave", seed, cal, 6000,
+                                         2, Timing(), None), HERD_OBSERVATION
+                          ).rebalance_attempts > 1 for seed in range(40))
+    assert waited <= 8

@@ -37,7 +37,14 @@ from zkconsumer.sim.assignment import full_assignment, sticky_target
 from zkconsumer.sim.config import SimConfig
 from zkconsumer.sim.engine import Cpu, Engine
 from zkconsumer.sim.group import SimulatedGroup
-from zkconsumer.sim.legacy import leave_stop_s, traffic_close_s
+from zkconsumer.sim.legacy import (
+    FETCHER_POLL_S,
+    leave_stop_s,
+    producer_schedule,
+    round_phase,
+    traffic_close_s,
+)
+from zkconsumer.sim.producer_schedule import scheduled_stop_s
 from zkconsumer.sim.tally import OwnershipLedger, Tally
 from zkconsumer.sim.zkmodel import ZkServer, member_cpus
 
@@ -81,6 +88,7 @@ class LeaderGroup(SimulatedGroup):
         self._owner_watchers: dict[int, list[str]] = {}
         self._pending_claims: dict[str, list[int]] = {}
         self._cpus = member_cpus(cfg, engine, self.zk)
+        self._schedule = producer_schedule(cfg, self.cal)
 
     @property
     def leader(self) -> str | None:
@@ -148,7 +156,8 @@ class LeaderGroup(SimulatedGroup):
         m.gone = True
         self.ledger.begin()
         stop = self._fetcher_stop(m, leaving=True)
-        if self.cal.leave_wake_ms > 0 or self.cal.leave_shutdown_ms > 0:  # measured
+        if self._schedule is None and (self.cal.leave_wake_ms > 0
+                                       or self.cal.leave_shutdown_ms > 0):  # measured
             # the same lab member and connector shutdown as the legacy mode's leave
             stop = leave_stop_s(self.rng, self.cal, len(m.owned), self.cfg.partitions,
                                 self.cfg.messages_per_s, stop, self.zk.jitter())
@@ -424,6 +433,12 @@ class LeaderGroup(SimulatedGroup):
     def _fetcher_stop(self, m: LeaderMember, leaving: bool = False) -> float:
         if m.owned and not leaving:
             self.tally.paused.add(m.mid)
+        if self._schedule is not None and m.owned:  # one fetcher per partition: the last ends it
+            return scheduled_stop_s(self._schedule, tuple(sorted(m.owned)),
+                                    round_phase(self.cfg.seed, m.mid, self._schedule.round_s),
+                                    self.engine.now, FETCHER_POLL_S,
+                                    self.cfg.consumer_timeout_ms / 1000.0, leaving=leaving,
+                                    per_partition=True) + self.cal.fetcher_stop_min_ms / 1000.0
         close = traffic_close_s(self.cal, len(m.owned), self.cfg.partitions,
                                 self.cfg.messages_per_s)
         if close is not None:  # a fetch in flight, as in the legacy mode

@@ -36,7 +36,7 @@ from zkconsumer.sim.calibration import Calibration
 from zkconsumer.sim.config import SimConfig
 from zkconsumer.sim.engine import Cpu, Engine
 from zkconsumer.sim.group import SimulatedGroup
-from zkconsumer.sim.producer_schedule import MemberSchedule, Schedule, leave_stop_end, stop_end
+from zkconsumer.sim.producer_schedule import Schedule, scheduled_stop_s
 from zkconsumer.sim.tally import OwnershipLedger, Tally
 from zkconsumer.sim.zkmodel import CREATED, GroupView, ZkServer, member_cpus
 
@@ -309,12 +309,11 @@ class LegacyGroup(SimulatedGroup):
         """The stop on the producer's schedule (:mod:`zkconsumer.sim.producer_schedule`),
         then the client's close (``fetcher_stop_min_ms``); a leave's includes its wake."""
         assert self._schedule is not None
-        member = MemberSchedule(self._schedule, tuple(m.registry),
-                                round_phase(self.cfg.seed, m.mid, self._schedule.round_s))
-        now, poll = self.engine.now, FETCHER_POLL_S
-        end = (leave_stop_end(member, now, poll, self.cfg.consumer_timeout_ms / 1000.0)
-               if leaving else stop_end(member, now, poll))
-        return end - now + self.cal.fetcher_stop_min_ms / 1000.0
+        return scheduled_stop_s(self._schedule, tuple(m.registry),
+                                round_phase(self.cfg.seed, m.mid, self._schedule.round_s),
+                                self.engine.now, FETCHER_POLL_S,
+                                self.cfg.consumer_timeout_ms / 1000.0, leaving=leaving,
+                                per_partition=False) + self.cal.fetcher_stop_min_ms / 1000.0
 
     def _commits(self, m: LegacyMember) -> list[int]:
         if not self.cfg.auto_commit:

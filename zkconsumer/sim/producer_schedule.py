@@ -9,6 +9,10 @@ poll boundaries fall a whole number of polls after its last delivery. A stop ask
 ends at the first of: that fetcher's next poll boundary, its next delivery (then the client
 closes). Real stops end so (``docs/validation-plan-13.md``, where the real stops end).
 
+The leader mode runs one fetcher per partition (``coordination/fetchers.py``), stopped side by
+side, each noticing the stop as above on its own partition's deliveries; a member's stop ends
+when the last of them has (:func:`partitions_stop_end`).
+
 A clean leave starts earlier: the leaving member's consume loop sees the stop request only
 when its stream returns, at its next delivery or at the end of a ``consumer.timeout.ms`` wait
 counted from its last delivery; a stream that woke on a message has just seen the fetcher start
@@ -106,3 +110,41 @@ def leave_stop_end(member: MemberSchedule, asked_s: float, poll_s: float,
     after = member.last_and_next(timeout)[1]
     return min(next_after(last, timeout, poll_s), after)
 
+
+
+def partitions_stop_end(schedule: Schedule, owned: tuple[int, ...], round_phase_s: float,
+                        asked_s: float, poll_s: float) -> float:
+    """A stop asked at ``asked_s`` of one fetcher per partition, side by side: each notices it
+    at its own next poll boundary or delivery (:func:`stop_end`), and the stop ends with the
+    last of them."""
+    return max(stop_end(MemberSchedule(schedule, (p,), round_phase_s), asked_s, poll_s)
+               for p in owned)
+
+
+def partitions_leave_stop_end(schedule: Schedule, owned: tuple[int, ...], round_phase_s: float,
+                              asked_s: float, poll_s: float, consumer_timeout_s: float) -> float:
+    """A clean leave with one fetcher per partition: the member's stream wakes at its next
+    delivery of any partition or at the end of a ``consumer_timeout_s`` wait from its last one
+    (:func:`leave_stop_end`), then every partition's fetcher notices the stop as in
+    :func:`partitions_stop_end` (the one that just delivered started a new poll with it)."""
+    member = MemberSchedule(schedule, owned, round_phase_s)
+    last, nxt = member.last_and_next(asked_s)
+    wake = min(nxt, next_after(last, asked_s, consumer_timeout_s))
+    return partitions_stop_end(schedule, owned, round_phase_s, wake, poll_s)
+
+
+def scheduled_stop_s(schedule: Schedule, owned: tuple[int, ...], round_phase_s: float,
+                     asked_s: float, poll_s: float, consumer_timeout_s: float, *, leaving: bool,
+                     per_partition: bool) -> float:
+    """How long a stop asked at ``asked_s`` takes on the schedule: a clean leave's includes its
+    wake; ``per_partition``: one fetcher per partition (the leader mode), else one for all of
+    the member's partitions (the legacy mode)."""
+    if per_partition:
+        end = (partitions_leave_stop_end(schedule, owned, round_phase_s, asked_s, poll_s,
+                                         consumer_timeout_s) if leaving else
+               partitions_stop_end(schedule, owned, round_phase_s, asked_s, poll_s))
+    else:
+        member = MemberSchedule(schedule, owned, round_phase_s)
+        end = (leave_stop_end(member, asked_s, poll_s, consumer_timeout_s) if leaving else
+               stop_end(member, asked_s, poll_s))
+    return end - asked_s
