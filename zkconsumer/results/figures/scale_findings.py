@@ -232,7 +232,9 @@ def model_trust(results: Path) -> str:
             (20, "the legacy model with its stops on the producer's schedule, on fresh zk-range "
                  "runs", "validation-plan-20.md"),
             (21, "plan 10's cells on fresh runs, the Tansu formation as recorded",
-             "validation-plan-21.md")):
+             "validation-plan-21.md"),
+            (22, "plan 21's cells on fresh runs, with the Tansu formation's stragglers and the "
+                 "leader mode's stops one per partition", "validation-plan-22.md")):
         scoring = results / "scale" / f"validation-{plan}" / "scoring" / "scoring.json"
         if scoring.is_file():
             judged = [c for c in json.loads(scoring.read_text())["cells"] if c["judged"]]
