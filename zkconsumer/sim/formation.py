@@ -77,13 +77,12 @@ class Spread:
     (within ``near_s``); with probability ``straggler_share``, 1 to ``stragglers_max`` members
     (each one after the first with probability ``another_straggler_share``) of a process other
     than the last started were answered ``look_s`` after the group's first answer instead (the
-    stragglers, the group's last change); within a process, how far
-    apart its members' schedules run (``client_start_s`` per member, in the order the process
-    created them: librdkafka looks at its heartbeat timer on
-    its client's own one-second tick, which runs from the client's creation); and how long
-    before its members' answers a process's statistics tick came (``tick_lead_lo_s`` to
-    ``tick_lead_hi_s``, negative: after; a phase unrelated to the answer with probability
-    ``tick_random_share``).
+    stragglers, the group's last change); within a process, how far apart its members'
+    schedules run (``client_start_s`` per member, in the order the process created them:
+    librdkafka looks at its heartbeat timer on its client's own one-second tick, which runs
+    from the client's creation); and how long before its members' answers a process's
+    statistics tick came (``tick_lead_lo_s`` to ``tick_lead_hi_s``, negative: after; a phase
+    unrelated to the answer with probability ``tick_random_share``).
 
     With ``member_leads``, the clients' statistics ticks run in the creation order instead
     (``client_start_s`` apart, the process's last one ``tick_lead_hi_s`` before its instant)

@@ -38,13 +38,11 @@ from zkconsumer.sim.config import SimConfig
 from zkconsumer.sim.engine import Cpu, Engine
 from zkconsumer.sim.group import SimulatedGroup
 from zkconsumer.sim.legacy import (
-    FETCHER_POLL_S,
     leave_stop_s,
     producer_schedule,
-    round_phase,
+    stop_on_schedule,
     traffic_close_s,
 )
-from zkconsumer.sim.producer_schedule import scheduled_stop_s
 from zkconsumer.sim.tally import OwnershipLedger, Tally
 from zkconsumer.sim.zkmodel import ZkServer, member_cpus
 
@@ -434,11 +432,9 @@ class LeaderGroup(SimulatedGroup):
         if m.owned and not leaving:
             self.tally.paused.add(m.mid)
         if self._schedule is not None and m.owned:  # one fetcher per partition: the last ends it
-            return scheduled_stop_s(self._schedule, tuple(sorted(m.owned)),
-                                    round_phase(self.cfg.seed, m.mid, self._schedule.round_s),
-                                    self.engine.now, FETCHER_POLL_S,
-                                    self.cfg.consumer_timeout_ms / 1000.0, leaving=leaving,
-                                    per_partition=True) + self.cal.fetcher_stop_min_ms / 1000.0
+            return stop_on_schedule(self.cfg, self.cal, self._schedule, m.mid,
+                                    tuple(sorted(m.owned)), self.engine.now, leaving=leaving,
+                                    per_partition=True)
         close = traffic_close_s(self.cal, len(m.owned), self.cfg.partitions,
                                 self.cfg.messages_per_s)
         if close is not None:  # a fetch in flight, as in the legacy mode

@@ -128,6 +128,18 @@ def round_phase(seed: int, member: str, round_s: float) -> float:
     return random.Random(f"{seed}:rounds:{member}").uniform(0.0, round_s) if round_s > 0 else 0.0
 
 
+def stop_on_schedule(cfg: SimConfig, cal: Calibration, schedule: Schedule, member: str,
+                     owned: tuple[int, ...], now: float, *, leaving: bool,
+                     per_partition: bool) -> float:
+    """How long a member's fetcher stop asked ``now`` takes on the producer's schedule
+    (:func:`zkconsumer.sim.producer_schedule.scheduled_stop_s`), then the client's close
+    (``fetcher_stop_min_ms``); a leave's includes its wake. The legacy and the leader models'
+    one way to place a stop on the schedule."""
+    return scheduled_stop_s(schedule, owned, round_phase(cfg.seed, member, schedule.round_s), now,
+                            FETCHER_POLL_S, cfg.consumer_timeout_ms / 1000.0, leaving=leaving,
+                            per_partition=per_partition) + cal.fetcher_stop_min_ms / 1000.0
+
+
 class MemberState(enum.Enum):
     IDLE = "idle"
     REBALANCING = "rebalancing"
@@ -299,21 +311,12 @@ class LegacyGroup(SimulatedGroup):
             return self.cal.idle_fetcher_stop_ms / 1000.0
         m.fetching = False
         self.ledger.fetch(m.mid, ())  # the stop is asked now; no new fetch starts after it
-        if self._schedule is not None and m.registry:
-            return self._scheduled_stop(m, leaving)
+        if self._schedule is not None and m.registry:  # one fetcher for all its partitions
+            return stop_on_schedule(self.cfg, self.cal, self._schedule, m.mid, tuple(m.registry),
+                                    self.engine.now, leaving=leaving, per_partition=False)
         jitter = self.zk.jitter() if self.cal.fetcher_close_traffic_ms > 0 else 1.0
         return fetcher_stop_s(self.rng, self.cal, len(m.registry), self.cfg.partitions,
                               self.cfg.messages_per_s, jitter)
-
-    def _scheduled_stop(self, m: LegacyMember, leaving: bool) -> float:
-        """The stop on the producer's schedule (:mod:`zkconsumer.sim.producer_schedule`),
-        then the client's close (``fetcher_stop_min_ms``); a leave's includes its wake."""
-        assert self._schedule is not None
-        return scheduled_stop_s(self._schedule, tuple(m.registry),
-                                round_phase(self.cfg.seed, m.mid, self._schedule.round_s),
-                                self.engine.now, FETCHER_POLL_S,
-                                self.cfg.consumer_timeout_ms / 1000.0, leaving=leaving,
-                                per_partition=False) + self.cal.fetcher_stop_min_ms / 1000.0
 
     def _commits(self, m: LegacyMember) -> list[int]:
         if not self.cfg.auto_commit:
