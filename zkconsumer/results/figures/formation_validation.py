@@ -70,8 +70,7 @@ def _cell(run_id: str) -> str:
 def tansu_formation(ctx: Context) -> str:
     """Where the Tansu runs' formations left each task's clients and each member's answer."""
     folder = ctx.results / FORMATION
-    with open(folder / "formation-spread.csv", newline="", encoding="utf-8") as fh:
-        rows = list(csv.DictReader(fh))
+    rows = _spread_rows(folder)
     ticks: dict[tuple[str, int, str], list[float]] = defaultdict(list)
     leads: dict[int, list[float]] = defaultdict(list)
     for r in rows:
@@ -148,20 +147,18 @@ def stragglers_table(ctx: Context, sources: tuple[StragglerSource, ...]) -> list
         for sweep in sorted(ctx.results.glob(runs)):
             for row, run in sweep_runs(sweep):
                 outcome[(row["protocol"], row["members"], row["event"], row["seed"])] = run
-        cells: dict[tuple[str, int, str], list[str]] = defaultdict(list)
+        cells: dict[tuple[str, int, str], list[tuple[str, str]]] = defaultdict(list)
         for run_id in formed:
             m = RUN_ID.match(run_id)
             if m is None:
                 raise ValueError(f"{folder}: run id {run_id!r} does not name its cell")
-            cells[(m["protocol"], int(m["n"]), m["event"])].append(run_id)
+            cells[(m["protocol"], int(m["n"]), m["event"])].append((run_id, m["seed"]))
         for (protocol, n, event), ids in sorted(cells.items()):
-            k = sum(1 for i in ids if i in late)
+            k = sum(1 for i, _ in ids if i in late)
             lo, hi = wilson(k, len(ids))
             sides: dict[bool, list] = {True: [], False: []}
-            for i in ids:
-                m = RUN_ID.match(i)
-                assert m is not None
-                sides[i in late].append(outcome[(m["protocol"], m["n"], m["event"], m["seed"])])
+            for i, seed in ids:
+                sides[i in late].append(outcome[(protocol, str(n), event, seed)])
             tts = {side: [r.tts for r in v if r.tts is not None] for side, v in sides.items()}
             req = {side: [r.requests for r in v] for side, v in sides.items()}
             out.append(f"| {label} | {protocol} | {n} | {event} | {len(ids)} | {k} of "
