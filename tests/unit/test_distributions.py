@@ -95,7 +95,7 @@ def test_a_split_cell_judges_the_share_that_moved_and_each_side_apart() -> None:
     assert CellScore(KEY, "kip848-range", real, model).flags == "R"  # one median each
     score = CellScore(KEY, "kip848-range", real, model, split)
     assert score.ok and score.flags == ""
-    assert (score.real_moved, score.sim_moved_share) == (6, 0.45)
+    assert (score.real_split, score.sim_split_share) == (6, 0.45)
     assert [side for side, _, _ in score.sides()] == ["moved", "still"]
     assert "moved: 6 of 10 [0.31–0.83] / 0.45; moved: 1.90 s / 1.90 s, 180 / 182 requests; " \
         "still: 50 / 49 requests" in score_table([score])[2]
@@ -107,11 +107,54 @@ def test_a_split_cell_judges_the_share_that_moved_and_each_side_apart() -> None:
     # departure) moved nothing, as the lab's exact 0 says
     departed = tuple(Run(49.0, 1, 0, 0.0001) for _ in range(11))
     assert CellScore(KEY, "kip848-range", real, _mixed(9, 9, 182.0, 49.0) + departed,
-                     split).sim_moved_share == 0.45
+                     split).sim_split_share == 0.45
     assert DistTolerances.from_plan({"tolerances": {
         "time_to_stable_relative": 0.2, "time_to_stable_absolute_s": 0.25,
         "time_to_stable_iqr": True, "requests_relative": 0.1, "requests_absolute": 5,
         "multi_attempt_share": "wilson-95", "split_by_movement": True}}) == split
+
+
+def _after(stragglers: int, of: int, slow: tuple[float, float],
+           quick: tuple[float, float]) -> tuple[Run, ...]:
+    """``stragglers`` runs after a formation with stragglers (time, requests ``slow``) among
+    ``of``, the rest ``quick``."""
+    return (tuple(Run(slow[1], 1, 0, slow[0], True) for _ in range(stragglers))
+            + tuple(Run(quick[1], 1, 0, quick[0]) for _ in range(of - stragglers)))
+
+
+def test_a_cell_split_by_stragglers_judges_their_share_and_each_side_apart() -> None:
+    split = DistTolerances(split_by_stragglers=True)
+    # real: 6 of 10 slow after stragglers (median 4.9 s, 60 requests); the model a third
+    real = _after(6, 10, (4.9, 60.0), (3.9, 40.0))
+    model = _after(13, 40, (4.8, 62.0), (3.85, 41.0))
+    assert CellScore(KEY, "eager-range", real, model).flags == "TR"  # one median each
+    score = CellScore(KEY, "eager-range", real, model, split)
+    assert score.ok and score.flags == ""
+    assert (score.real_split, score.sim_split_share) == (6, 13 / 40)
+    assert [side for side, _, _ in score.sides()] == ["stragglers", "none"]
+    assert ("stragglers: 6 of 10 [0.31–0.83] / 0.33; stragglers: 4.90 s / 4.80 s, 60 / 62 "
+            "requests; none: 3.90 s / 3.85 s, 40 / 41 requests") in score_table([score])[2]
+    assert score.to_json()["real_stragglers"] == 6 and score.to_json()["stragglers_ok"]
+    # each side's time is judged: the model's quick side a second slow fails T
+    assert CellScore(KEY, "eager-range", real, _after(13, 40, (4.8, 62.0), (4.9, 41.0)),
+                     split).flags == "T"
+    # a model that never leaves stragglers fails the share (S), its one side judged
+    never = CellScore(KEY, "eager-range", real, _after(0, 40, (0.0, 0.0), (3.85, 41.0)), split)
+    assert never.flags == "S" and [side for side, _, _ in never.sides()] == ["none"]
+    # a run reads back with its stragglers; one without has no such key
+    from zkconsumer.results.distributions import run_from_json, run_to_json, score_from_json
+
+    assert run_from_json(run_to_json(real[0], True)) == real[0] and real[0].stragglers
+    assert "stragglers" not in run_to_json(real[-1], True)
+    # a plan that does not split by them records none (its scorings stay as they were)
+    assert "stragglers" not in run_to_json(real[0])
+    assert score_from_json(score.to_json(), split, 5) == score
+    assert DistTolerances.from_plan({"tolerances": {
+        "time_to_stable_relative": 0.2, "time_to_stable_absolute_s": 0.25,
+        "time_to_stable_iqr": True, "requests_relative": 0.1, "requests_absolute": 5,
+        "multi_attempt_share": "wilson-95", "split_by_stragglers": True}}) == split
+    with pytest.raises(ValueError, match="split_by_movement and split_by_stragglers"):
+        DistTolerances(split_by_movement=True, split_by_stragglers=True)
 
 
 def test_a_cell_with_fewer_real_runs_than_the_plan_is_not_judged() -> None:
@@ -213,3 +256,13 @@ def test_earlier_run_sets_pool_into_one_prediction_per_cell() -> None:
         assert len(r.sim) == 10
     said = replication_said(ctx, 9, (7, 9))
     assert said.startswith("**The lab against itself.** The real runs of plans 7 and 9 pooled,")
+
+
+def test_plan_23_splits_its_tansu_sets_by_stragglers_and_no_other() -> None:
+    plan = DistPlan.from_json(json.loads(
+        (REPO / "results/scale/validation-plan-23.json").read_text()))
+    assert plan.tolerances.split_by_stragglers and not plan.tolerances.split_by_movement
+    rows = "results/scale/validation-23/formation-spread/formation-spread.csv"
+    assert {s.name: s.formation_spread for s in plan.sets} == {
+        "tansu": rows, "tansu-source-rules": rows, "kafka-2.4.1": None}
+    assert len(plan.cells()) == 28

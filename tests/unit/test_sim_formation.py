@@ -2,9 +2,11 @@
 
 import random
 from dataclasses import replace
+from pathlib import Path
 
 import pytest
 
+from zkconsumer.scenarios.timing import Timing
 from zkconsumer.sim import Calibration, SimConfig, simulate
 from zkconsumer.sim.formation import (
     AT_ONCE,
@@ -16,6 +18,10 @@ from zkconsumer.sim.formation import (
     processes_of,
 )
 from zkconsumer.sim.heartbeats import BrokerMember, next_beat
+from zkconsumer.spark.herd.scoring import HERD_OBSERVATION
+from zkconsumer.spark.herd.validate import lab_sim_config
+
+REPO = Path(__file__).resolve().parents[2]
 
 
 def test_a_process_clients_tick_in_start_order_and_each_answer_follows_its_own_tick():
@@ -152,6 +158,7 @@ def test_stragglers_are_answered_a_look_after_the_first_answer_and_are_the_last_
         first = min(formed.answers)
         late = [i for i, a in enumerate(formed.answers) if a > first + 0.5]
         sizes.add(len(late))
+        assert formed.stragglers == len(late)  # what a validation plan splits its draws by
         # the lab's event follows the group's last change, the stragglers' answer, which
         # came one look after the first; everybody else within the usual tenth of a second
         assert [formed.answers[i] for i in late] == [pytest.approx(-3.1)] * len(late)
@@ -176,6 +183,20 @@ def test_a_tansu_formation_has_stragglers_at_the_records_rate_and_kafka_never():
 
     assert 100 < with_stragglers(TANSU) < 160  # 51 of 159 formations in the records
     assert with_stragglers(KAFKA) == 0
+
+
+def test_a_drawn_run_reports_its_formations_stragglers_and_a_zookeeper_group_none():
+    cal = Calibration.load(REPO / "results/scale/calibration-10/calibration.json")
+
+    def stragglers(protocol: str) -> list[int]:
+        return [simulate(lab_sim_config(protocol, 12, 24, "leave", seed, cal, 6000, 2, Timing(),
+                                        None), HERD_OBSERVATION).formation_stragglers
+                for seed in range(40)]
+
+    tansu = stragglers("eager-range")
+    assert 5 < sum(n > 0 for n in tansu) < 25 and max(tansu) <= TANSU.stragglers_max
+    assert stragglers("kafka-eager-range") == [0] * 40
+    assert stragglers("zk-range") == [0] * 40
 
 
 def test_most_straggling_formations_leave_one_straggler():

@@ -11,18 +11,20 @@ checks, whose tolerances the plan fixes before the runs are made (:class:`DistTo
 - the share of runs with more than one rebalance attempt or a conflict: the model's share (of
   its draws) inside the 95 % Wilson interval of the real share (k of n real runs).
 
+A plan may split a cell's runs in two (:attr:`DistTolerances.split`): by whether anything moved,
+or by whether the group's formation left stragglers. A cell with two modes has a median over its
+mixed runs that lands on either by chance; split, the model's share of the first side is judged
+by a Wilson interval of its own, and time and requests within each side both have.
+
 A relative error where the real value is 0 is an absolute difference (:func:`difference`).
 Scoring is deterministic: the model's draws are seeds ``0 .. sim_draws - 1``.
 """
 
 from __future__ import annotations
 
-import csv
-import json
 import statistics
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import Any
 
 from zkconsumer.results.figures.splitbrain_text import wilson
@@ -42,13 +44,32 @@ class DistTolerances:
     # apart: a cell whose event moves partitions about half the time has two modes, and one
     # median over both lands on either by chance
     split_by_movement: bool = False
+    # judge the runs after a formation that left stragglers (members answered one of the
+    # broker's looks after the rest, zkconsumer.sim.formation) and the others apart: slow or
+    # counting everybody's heartbeats after them, quick otherwise
+    split_by_stragglers: bool = False
+
+    def __post_init__(self) -> None:
+        if self.split_by_movement and self.split_by_stragglers:
+            raise ValueError("validation plan: split_by_movement and split_by_stragglers "
+                             "cannot both be set (a cell's runs are split one way)")
+
+    @property
+    def split(self) -> tuple[tuple[str, Callable[[Run], bool]], ...]:
+        """The split's two sides (name, which runs are on it), the first the one whose share
+        is judged; empty where the plan does not split."""
+        if self.split_by_movement:
+            return (("moved", moved), ("still", still))
+        if self.split_by_stragglers:
+            return (("stragglers", after_stragglers), ("none", without_stragglers))
+        return ()
 
     @classmethod
     def from_plan(cls, plan: dict[str, Any]) -> DistTolerances:
         t = plan.get("tolerances")
         keys = {"time_to_stable_relative", "time_to_stable_absolute_s", "time_to_stable_iqr",
                 "requests_relative", "requests_absolute", "multi_attempt_share"}
-        optional = {"split_by_movement"}
+        optional = {"split_by_movement", "split_by_stragglers"}
         if not isinstance(t, dict) or not keys <= set(t) <= keys | optional:
             raise ValueError(f"validation plan: 'tolerances' must give exactly "
                              f"{', '.join(sorted(keys))} (and may give "
@@ -58,7 +79,8 @@ class DistTolerances:
                              f"{t['multi_attempt_share']!r}")
         return cls(float(t["time_to_stable_relative"]), float(t["time_to_stable_absolute_s"]),
                    bool(t["time_to_stable_iqr"]), float(t["requests_relative"]),
-                   float(t["requests_absolute"]), bool(t.get("split_by_movement", False)))
+                   float(t["requests_absolute"]), bool(t.get("split_by_movement", False)),
+                   bool(t.get("split_by_stragglers", False)))
 
     def describe(self) -> str:
         iqr = "the real interquartile range, or " if self.time_iqr else ""
@@ -70,7 +92,11 @@ class DistTolerances:
                               f"{MOVED_FROM_S:g} s): "
                               "the model's share that moved inside the real share's 95 % "
                               "Wilson interval, time and requests judged within each side "
-                              "both have" if self.split_by_movement else ""))
+                              "both have" if self.split_by_movement else "")
+                + ("; the runs split by whether their formation left stragglers: the model's "
+                   "share of draws with stragglers inside the real share's 95 % Wilson "
+                   "interval, time and requests judged within each side both have"
+                   if self.split_by_stragglers else ""))
 
 
 @dataclass(frozen=True)
@@ -81,6 +107,7 @@ class Run:
     attempts: float
     conflicts: float
     tts: float | None  # None: it did not settle
+    stragglers: bool = False  # its group's formation left stragglers (a broker's late look)
 
     @property
     def multi(self) -> bool:
@@ -176,40 +203,45 @@ class CellScore:
             return False  # not a majority of the real runs settled
         if self.sim_tts is None or 2 * len(self.sim_settled) <= len(self.sim):
             return False
-        real, sim = self.real_settled, self.sim_settled
-        if self.tolerances.split_by_movement:
-            real, sim = moved_times(self.real), moved_times(self.sim)
+        pairs = ([(self.real_settled, self.sim_settled)] if not self.tolerances.split
+                 else [(settled(real), settled(sim)) for _, real, sim in self.sides()])
+        for real, sim in pairs:
             if not real or not sim:
-                return True  # one side never moved: the moved share judges it
-        lo, hi = time_band(real, self.tolerances)
-        return lo - 1e-9 <= statistics.median(sim) <= hi + 1e-9
+                continue  # a side where one of them never settled: the split's share judges it
+            lo, hi = time_band(real, self.tolerances)
+            if not lo - 1e-9 <= statistics.median(sim) <= hi + 1e-9:
+                return False
+        return True
 
-    # --- the runs split by whether anything moved (DistTolerances.split_by_movement) ---------
-
-    @property
-    def real_moved(self) -> int:
-        return sum(moved(r) for r in self.real)
+    # --- the runs split in two (DistTolerances.split) -----------------------------------------
 
     @property
-    def sim_moved_share(self) -> float:
-        return sum(moved(r) for r in self.sim) / len(self.sim) if self.sim else 0.0
+    def real_split(self) -> int:
+        """The real runs on the split's first side (that moved, or after stragglers)."""
+        first = self.tolerances.split[0][1]
+        return sum(first(r) for r in self.real)
 
     @property
-    def moved_interval(self) -> tuple[float, float]:
-        return wilson(self.real_moved, len(self.real))
+    def sim_split_share(self) -> float:
+        first = self.tolerances.split[0][1]
+        return sum(first(r) for r in self.sim) / len(self.sim) if self.sim else 0.0
 
     @property
-    def moved_ok(self) -> bool:
-        if not self.tolerances.split_by_movement:
+    def split_interval(self) -> tuple[float, float]:
+        return wilson(self.real_split, len(self.real))
+
+    @property
+    def split_ok(self) -> bool:
+        if not self.tolerances.split:
             return True
-        lo, hi = self.moved_interval
-        return bool(self.real) and lo - 1e-9 <= self.sim_moved_share <= hi + 1e-9
+        lo, hi = self.split_interval
+        return bool(self.real) and lo - 1e-9 <= self.sim_split_share <= hi + 1e-9
 
     def sides(self) -> list[tuple[str, tuple[Run, ...], tuple[Run, ...]]]:
-        """(side, its real runs, its draws) for each side both have: the runs that moved and
-        those that did not (unsettled runs are neither)."""
+        """(side, its real runs, its draws) for each side of the split both have (by
+        movement, unsettled runs are on neither)."""
         out = []
-        for side, test in (("moved", moved), ("still", still)):
+        for side, test in self.tolerances.split:
             real = tuple(r for r in self.real if test(r))
             sim = tuple(r for r in self.sim if test(r))
             if real and sim:
@@ -226,7 +258,7 @@ class CellScore:
 
     @property
     def requests_ok(self) -> bool:
-        pairs = ([(self.real_requests, self.sim_requests)] if not self.tolerances.split_by_movement
+        pairs = ([(self.real_requests, self.sim_requests)] if not self.tolerances.split
                  else [(statistics.median(r.requests for r in real),
                         statistics.median(r.requests for r in sim))
                        for _, real, sim in self.sides()])
@@ -256,14 +288,14 @@ class CellScore:
     @property
     def ok(self) -> bool:
         return (self.judged and self.tts_ok and self.requests_ok and self.multi_ok
-                and self.moved_ok)
+                and self.split_ok)
 
     @property
     def flags(self) -> str:
-        """The checks that failed: T(ime), R(equests), M(ore than one attempt), S(hare that
-        moved, where the plan splits the runs)."""
+        """The checks that failed: T(ime), R(equests), M(ore than one attempt), S(hare on the
+        split's first side, where the plan splits the runs)."""
         return "".join(("" if self.tts_ok else "T", "" if self.requests_ok else "R",
-                        "" if self.multi_ok else "M", "" if self.moved_ok else "S"))
+                        "" if self.multi_ok else "M", "" if self.split_ok else "S"))
 
     def to_json(self) -> dict[str, Any]:
         k = self.key
@@ -280,11 +312,19 @@ class CellScore:
             "real_multi": self.real_multi, "multi_interval": list(self.multi_interval)
             if self.real else None, "sim_multi_share": self.sim_multi_share,
             "multi_ok": self.multi_ok if self.real else False,
-            "real": [run_to_json(r) for r in self.real],
-            "sim": [run_to_json(r) for r in self.sim],
-            **({"real_moved": self.real_moved, "sim_moved_share": self.sim_moved_share,
-                "moved_ok": self.moved_ok} if self.tolerances.split_by_movement else {}),
+            "real": [run_to_json(r, self.tolerances.split_by_stragglers) for r in self.real],
+            "sim": [run_to_json(r, self.tolerances.split_by_stragglers) for r in self.sim],
+            **self.split_json(),
         }
+
+    def split_json(self) -> dict[str, Any]:
+        """The split check's figures, named by its first side (``real_moved``,
+        ``sim_moved_share``, ``moved_ok``; ``real_stragglers`` ...); none without a split."""
+        if not self.tolerances.split:
+            return {}
+        first = self.tolerances.split[0][0]
+        return {f"real_{first}": self.real_split, f"sim_{first}_share": self.sim_split_share,
+                f"{first}_ok": self.split_ok}
 
 
 # A run that settled this soon after its event moved nothing: the lab reports exactly 0 then,
@@ -298,24 +338,34 @@ def moved(r: Run) -> bool:
     return r.tts is not None and r.tts >= MOVED_FROM_S
 
 
-def moved_times(runs: Sequence[Run]) -> list[float]:
-    """The times to stable of the runs in which something moved."""
-    return [r.tts for r in runs if r.tts is not None and moved(r)]
-
-
 def still(r: Run) -> bool:
     """Nothing moved: the run was stable at once."""
     return r.tts is not None and r.tts < MOVED_FROM_S
 
 
-def run_to_json(r: Run) -> dict[str, Any]:
+def after_stragglers(r: Run) -> bool:
+    return r.stragglers
+
+
+def without_stragglers(r: Run) -> bool:
+    return not r.stragglers
+
+
+def settled(runs: Sequence[Run]) -> list[float]:
+    """The times to stable of the runs that settled."""
+    return [r.tts for r in runs if r.tts is not None]
+
+
+def run_to_json(r: Run, stragglers: bool = False) -> dict[str, Any]:
+    """A run as a scoring records it; with ``stragglers`` (a plan that splits by them), also
+    whether its formation left some, where it did."""
     return {"requests": r.requests, "attempts": r.attempts, "conflicts": r.conflicts,
-            "tts": r.tts}
+            "tts": r.tts, **({"stragglers": True} if stragglers and r.stragglers else {})}
 
 
 def run_from_json(d: dict[str, Any]) -> Run:
     return Run(float(d["requests"]), float(d["attempts"]), float(d["conflicts"]),
-               None if d.get("tts") is None else float(d["tts"]))
+               None if d.get("tts") is None else float(d["tts"]), bool(d.get("stragglers")))
 
 
 # --- tables -------------------------------------------------------------------------------------
@@ -342,7 +392,7 @@ def score_table(scores: Sequence[CellScore]) -> list[str]:
             multi = "—"
         verdict = ("not judged (runs missing)" if not s.judged
                    else "pass" if s.ok else f"fail: {s.flags}")
-        if s.tolerances.split_by_movement and s.real:
+        if s.tolerances.split and s.real:
             verdict += f" ({sides_note(s)})"
         lines.append(
             f"| {k.broker} | {k.protocol} (`{s.model}`) | {k.members} | {k.event} | "
@@ -355,14 +405,15 @@ def score_table(scores: Sequence[CellScore]) -> list[str]:
 
 
 def sides_note(s: CellScore) -> str:
-    """The split check's figures: the share that moved, then each side's medians."""
-    lo, hi = s.moved_interval
-    out = [f"moved: {s.real_moved} of {len(s.real)} [{lo:.2f}–{hi:.2f}] / "
-           f"{s.sim_moved_share:.2f}"]
+    """The split check's figures: the share on its first side, then each side's medians (a
+    side that moved nothing has no time to show)."""
+    lo, hi = s.split_interval
+    out = [f"{s.tolerances.split[0][0]}: {s.real_split} of {len(s.real)} [{lo:.2f}–{hi:.2f}] / "
+           f"{s.sim_split_share:.2f}"]
     for side, real, sim in s.sides():
-        time = (f"{_t(statistics.median(r.tts or 0.0 for r in real))} s / "
-                f"{_t(statistics.median(r.tts or 0.0 for r in sim))} s, " if side == "moved"
-                else "")
+        time = ("" if side == "still" or not settled(real) or not settled(sim) else
+                f"{_t(statistics.median(settled(real)))} s / "
+                f"{_t(statistics.median(settled(sim)))} s, ")
         out.append(f"{side}: {time}{statistics.median(r.requests for r in real):,.0f} / "
                    f"{statistics.median(r.requests for r in sim):,.0f} requests")
     return "; ".join(out)
@@ -384,54 +435,6 @@ def pass_line(scores: Sequence[CellScore]) -> str:
             + (f"; {unjudged} of {len(scores)} cells not judged (real runs missing)"
                if unjudged else ""))
 
-
-
-# --- real runs ------------------------------------------------------------------------------------
-
-
-def _num(value: Any) -> float | None:
-    return None if value in (None, "") else float(value)
-
-
-def sweep_runs(folder: Path) -> list[tuple[dict[str, str], Run]]:
-    """The real rows of a ``spark herd --mode real`` folder (``sweep.csv``) as runs."""
-    path = folder / "sweep.csv"
-    if not path.is_file():
-        return []
-    with open(path, newline="") as fh:
-        rows = [r for r in csv.DictReader(fh) if r.get("mode") == "real"]
-    out = []
-    for r in rows:
-        tts = _num(r.get("time_to_stable_s"))
-        settled = str(r.get("settled", "true")).lower() != "false"
-        out.append((r, Run(_num(r["coordination_requests"]) or 0.0,
-                           _num(r["rebalance_attempts"]) or 0.0, _num(r["conflicts"]) or 0.0,
-                           tts if settled else None)))
-    return out
-
-
-def compare_runs(folder: Path) -> list[tuple[dict[str, Any], Run]]:
-    """The runs of an ``experiment compare`` folder (``results.json`` or ``runs.json``)."""
-    for name in ("results.json", "runs.json"):
-        path = folder / name
-        if path.is_file():
-            data = json.loads(path.read_text())
-            break
-    else:
-        return []
-    runs = data["runs"] if isinstance(data, dict) else data
-    out = []
-    for run in runs:
-        if run.get("status") != "ok":
-            continue
-        m = run["metrics"]
-        settled = (run.get("details") or {}).get("settled", True)
-        tts = m.get("time_to_stable_s") if settled else None
-        out.append((run, Run(float(m["coordination_requests"]),
-                             float(m.get("rebalance_attempts") or 0),
-                             float(m.get("conflicts") or 0),
-                             None if tts is None else float(tts))))
-    return out
 
 
 def score_from_json(d: dict[str, Any], tolerances: DistTolerances,

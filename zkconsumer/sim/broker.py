@@ -114,6 +114,7 @@ class BrokerGroup(SimulatedGroup):
         formed = formed_schedule(processes, self.hb, self.rng, self.event_lag_s,
                                  self.FORMATION, last_started)
         self.formed_at = dict(zip(ids, formed.answers, strict=True))
+        self.formed_stragglers = formed.stragglers
         self.formed_tick_at = (dict(zip(ids, formed.ticks, strict=True)) if formed.ticks
                                else {})
         return formed.answers

@@ -192,6 +192,7 @@ class Formed:
 
     answers: list[float]
     ticks: list[float] | None = None
+    stragglers: int = 0  # how many members the formation left as stragglers
 
 
 def formed_schedule(processes: list[int], interval_s: float, rng: random.Random,
@@ -237,7 +238,7 @@ def formed_schedule(processes: list[int], interval_s: float, rng: random.Random,
         shift = last - spread.look_s - phases[first]
         phases = [last if i in late else a + shift for i, a in enumerate(phases)]
         ticks = [t + shift for t in ticks]
-    return Formed(phases, ticks if spread.member_leads else None)
+    return Formed(phases, ticks if spread.member_leads else None, len(late))
 
 
 def processes_of(cfg: SimConfig, count: int) -> list[int]:

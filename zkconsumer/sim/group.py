@@ -45,6 +45,9 @@ class SimulatedGroup:
         # the event to it (drawn by simulate from SimConfig.event_after_change_s); None: an
         # unrelated instant.
         self.event_lag_s: float | None = None
+        # How many members the group's formation left as stragglers (zkconsumer.sim.formation):
+        # a validation plan judges the runs after such a formation apart from the others.
+        self.formed_stragglers = 0
 
     def jitter(self) -> float:
         """A sampled duration's factor: normal around 1 with the calibration's coefficient of

@@ -27,6 +27,7 @@ from zkconsumer.sim.tansu_eager import TansuEagerGroup
 
 class GroupModel(Protocol):
     event_lag_s: float | None
+    formed_stragglers: int
     ATTEMPTS_IN_WINDOW: bool
 
     def formed_ticks(self) -> FormedTicks | None: ...

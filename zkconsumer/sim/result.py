@@ -63,6 +63,9 @@ class SimResult:
     member_phases: tuple[MemberPhases, ...] = ()
     # the members that planned with nothing to stop (Tally.joiner_phases)
     joiner_phases: tuple[JoinerPhases, ...] = ()
+    # how many members the group's formation left as stragglers (broker-side models on the
+    # Tansu formation; 0 elsewhere); not a grid column
+    formation_stragglers: int = 0
 
     @property
     def stable(self) -> bool:

@@ -161,6 +161,7 @@ def simulate(config: SimConfig, observation: Observation | None = None) -> SimRe
         zk_operations=dict(tally.zk_operations),
         member_phases=tally.member_phases(),
         joiner_phases=tally.joiner_phases(),
+        formation_stragglers=model.formed_stragglers,
     )
     log.debug("simulated %s: %s", config.protocol, result.row())
     return result

@@ -9,13 +9,9 @@ runs made to look at it (``tansu-formation``), and the same rows of plan 21's Ta
 
 from __future__ import annotations
 
-import csv
-import re
 import statistics
 from collections import defaultdict
-from pathlib import Path
 
-from zkconsumer.results.distributions import sweep_runs
 from zkconsumer.results.figures.scale_distributions import (
     diagnostic_block,
     load_scores,
@@ -27,6 +23,7 @@ from zkconsumer.results.figures.scale_distributions import (
 )
 from zkconsumer.results.figures.splitbrain_text import wilson
 from zkconsumer.results.provenance import read_provenance
+from zkconsumer.results.real_runs import run_key, spread_rows, sweep_runs
 from zkconsumer.results.registry import Context, figure
 from zkconsumer.tables import nearest_rank
 
@@ -39,7 +36,6 @@ HELD_OUT_FORMATION = f"scale/validation-{HELD_OUT}/formation-spread"
 STRAGGLER_SOURCES = (("tansu-formation", FORMATION, f"{FORMATION}/runs-*/*"),
                      (f"plan {HELD_OUT}", HELD_OUT_FORMATION,
                       f"scale/validation-{HELD_OUT}/tansu/*"))
-RUN_ID = re.compile(r"^(?P<protocol>.+)-n(?P<n>\d+)-p\d+-(?P<event>[a-z]+)-s(?P<seed>\d+)-\w+$")
 LONG_LEAD_S = 0.04  # where the N = 12 leads split into their two groups (the block says so)
 
 
@@ -70,7 +66,7 @@ def _cell(run_id: str) -> str:
 def tansu_formation(ctx: Context) -> str:
     """Where the Tansu runs' formations left each task's clients and each member's answer."""
     folder = ctx.results / FORMATION
-    rows = _spread_rows(folder)
+    rows = spread_rows(folder)
     ticks: dict[tuple[str, int, str], list[float]] = defaultdict(list)
     leads: dict[int, list[float]] = defaultdict(list)
     for r in rows:
@@ -101,11 +97,6 @@ def tansu_formation(ctx: Context) -> str:
             "command that made it). A lead: from a member's last statistics sample to its last "
             "assignment of the formation, modulo the 1 s statistics interval."]
     return "\n".join(out)
-
-
-def _spread_rows(folder: Path) -> list[dict[str, str]]:
-    with open(folder / "formation-spread.csv", newline="", encoding="utf-8") as fh:
-        return list(csv.DictReader(fh))
 
 
 def _range(values: list[float], spec: str) -> str:
@@ -139,7 +130,7 @@ def stragglers_table(ctx: Context, sources: tuple[StragglerSource, ...]) -> list
            "the same |", "|---|---|---|---|---|---|---|---|"]
     notes, pooled, total, gaps = [], 0, 0, []
     for label, folder, runs in sources:
-        rows = _spread_rows(ctx.results / folder)
+        rows = spread_rows(ctx.results / folder)
         formed = {r["run_id"] for r in rows if r["kind"] == "event_lag"}
         late = {r["run_id"] for r in rows if r["kind"] == "straggler"}
         gaps += [float(r["seconds"]) for r in rows if r["kind"] == "straggler"]
@@ -149,10 +140,8 @@ def stragglers_table(ctx: Context, sources: tuple[StragglerSource, ...]) -> list
                 outcome[(row["protocol"], row["members"], row["event"], row["seed"])] = run
         cells: dict[tuple[str, int, str], list[tuple[str, str]]] = defaultdict(list)
         for run_id in formed:
-            m = RUN_ID.match(run_id)
-            if m is None:
-                raise ValueError(f"{folder}: run id {run_id!r} does not name its cell")
-            cells[(m["protocol"], int(m["n"]), m["event"])].append((run_id, m["seed"]))
+            key = run_key(run_id)
+            cells[(key.protocol, key.members, key.event)].append((run_id, str(key.seed)))
         for (protocol, n, event), ids in sorted(cells.items()):
             k = sum(1 for i, _ in ids if i in late)
             lo, hi = wilson(k, len(ids))

@@ -22,10 +22,10 @@ from zkconsumer.results.distributions import (
     pass_line,
     score_from_json,
     score_table,
-    sweep_runs,
 )
 from zkconsumer.results.plotting import pyplot, save_svg
 from zkconsumer.results.provenance import read_provenance
+from zkconsumer.results.real_runs import sweep_runs
 from zkconsumer.results.registry import Context, figure
 from zkconsumer.scenarios.protocols import PROTOCOL_TABLE
 from zkconsumer.sim import Calibration

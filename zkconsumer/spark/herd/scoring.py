@@ -26,11 +26,16 @@ from zkconsumer.results.distributions import (
     CellScore,
     DistTolerances,
     Run,
-    compare_runs,
     pass_line,
-    sweep_runs,
 )
 from zkconsumer.results.provenance import recorded_heartbeat_ms
+from zkconsumer.results.real_runs import (
+    compare_runs,
+    spread_rows,
+    straggler_runs,
+    sweep_key,
+    sweep_runs,
+)
 from zkconsumer.scenarios.timing import Timing
 from zkconsumer.sim import Calibration, SimConfig, simulate
 from zkconsumer.sim.kafka_check import COUNT_FROM_S, COUNT_UNTIL_S
@@ -60,6 +65,9 @@ class RunSet:
     consumer_heartbeat_interval_ms: int | None = None
     # protocol -> the simulator profile that draws its cells, where the plan names one
     models: tuple[tuple[str, str], ...] = ()
+    # the set's `spark formation-spread` rows (a CSV under the repository), where the plan
+    # splits its runs by whether their formation left stragglers
+    formation_spread: str | None = None
 
     @property
     def by_compare(self) -> bool:
@@ -83,7 +91,8 @@ class DistPlan:
         try:
             sets = tuple(RunSet(s["name"], s["broker"], s["folder"], tuple(s["protocols"]),
                                 s["runner"], s.get("consumer_heartbeat_interval_ms"),
-                                tuple(sorted(s.get("models", {}).items())))
+                                tuple(sorted(s.get("models", {}).items())),
+                                s.get("formation_spread"))
                          for s in plan["sets"])
             calibration = plan.get("calibration")
             for amendment in plan.get("amendments", ()):
@@ -156,7 +165,7 @@ def draw(run_set: RunSet, key: CellKey, plan: DistPlan, cal: Calibration,
                                  plan.session_timeout_ms, tasks, Timing(), heartbeat_ms)
         r = simulate(cfg, None if run_set.by_compare else HERD_OBSERVATION)
         out.append(Run(float(r.coordination_requests), float(r.rebalance_attempts),
-                       float(r.conflicts), r.time_to_stable_s))
+                       float(r.conflicts), r.time_to_stable_s, r.formation_stragglers > 0))
     return protocol, tuple(out)
 
 
@@ -171,7 +180,10 @@ def real_runs(repo: Path, run_set: RunSet, key: CellKey) -> tuple[tuple[Run, ...
             if raw["event"] == key.event and raw["protocol"] == key.protocol
             and int(raw["members"]) == key.members and int(raw["partitions"]) == key.partitions]
     tasks = int(rows[0][0].get("tasks") or 2) if rows else 2
-    return tuple(run for _, run in rows), tasks
+    late = (straggler_runs(spread_rows(repo / run_set.formation_spread))
+            if run_set.formation_spread else set())
+    return tuple(dataclasses.replace(run, stragglers=sweep_key(raw) in late)
+                 for raw, run in rows), tasks
 
 
 def set_heartbeat_ms(repo: Path, run_set: RunSet, key: CellKey) -> int | None:
@@ -201,8 +213,9 @@ def tolerance_values(tol: DistTolerances) -> dict[str, Any]:
     """The tolerances as the scoring records them; the split check only where a plan asks for
     it (the scorings of the plans before it stay as they were)."""
     values = dataclasses.asdict(tol)
-    if not tol.split_by_movement:
-        del values["split_by_movement"]
+    for split in ("split_by_movement", "split_by_stragglers"):
+        if not values[split]:
+            del values[split]
     return values
 
 

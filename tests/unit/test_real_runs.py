@@ -1,0 +1,53 @@
+"""The real runs a plan judges, and which of them followed a formation with stragglers."""
+
+from pathlib import Path
+
+import pytest
+
+from zkconsumer.results.distributions import CellKey
+from zkconsumer.results.real_runs import RunKey, run_key
+from zkconsumer.spark.herd.scoring import RunSet, real_runs
+
+SWEEP = ("protocol,members,partitions,event,seed,coordination_requests,rebalance_attempts,"
+         "conflicts,time_to_stable_s,mode,tasks,settled\n")
+SPREAD = "run_id,members,event,heartbeat_ms,kind,member,seconds\n"
+
+
+def test_a_run_id_names_its_cell_and_seed_and_a_bad_one_is_refused_by_name() -> None:
+    assert run_key("cooperative-sticky-n48-p24-leave-s7-2b7e7c") == \
+        RunKey("cooperative-sticky", 48, "leave", 7)
+    with pytest.raises(ValueError, match="'eager-range-s1' does not name its cell"):
+        run_key("eager-range-s1")
+
+
+def test_a_set_with_formation_rows_marks_the_runs_after_stragglers(tmp_path: Path) -> None:
+    folder = tmp_path / "runs/eager-range-n12"
+    folder.mkdir(parents=True)
+    (folder / "sweep.csv").write_text(SWEEP + "".join(
+        f"eager-range,12,24,leave,{seed},{40 + seed},1,0,{3.9 + seed / 10},real,2,true\n"
+        for seed in range(4)) + "eager-range,12,24,join,1,67,2,0,4.1,real,2,true\n")
+    # seed 1's leave left a straggler (two rows: one per straggler); seed 2's formation none;
+    # the join of seed 1, another run with the same seed, left none; seeds 0 and 3 have no
+    # formation rows at all (none left)
+    (tmp_path / "spread.csv").write_text(SPREAD + "".join((
+        "eager-range-n12-p24-leave-s1-ee0766,12,leave,2000,event_lag,,3.1\n",
+        "eager-range-n12-p24-leave-s1-ee0766,12,leave,2000,straggler,m00005,1.001\n",
+        "eager-range-n12-p24-leave-s1-ee0766,12,leave,2000,straggler,m00009,1.0003\n",
+        "eager-range-n12-p24-leave-s2-a04285,12,leave,2000,event_lag,,3.2\n",
+        "eager-range-n12-p24-join-s1-17bcae,12,join,2000,event_lag,,3.0\n")))
+    key = CellKey("tansu", "tansu-0.6.0", "eager-range", 12, 24, "leave")
+    split = RunSet("tansu", "tansu-0.6.0", "runs", ("eager-range",), "spark herd --mode real",
+                   formation_spread="spread.csv")
+    runs, tasks = real_runs(tmp_path, split, key)
+    assert [(r.requests, r.stragglers) for r in runs] == \
+        [(40.0, False), (41.0, True), (42.0, False), (43.0, False)]
+    assert tasks == 2
+    join = real_runs(tmp_path, split,
+                     CellKey("tansu", "tansu-0.6.0", "eager-range", 12, 24, "join"))[0]
+    assert [r.stragglers for r in join] == [False]
+    plain = RunSet("tansu", "tansu-0.6.0", "runs", ("eager-range",), "spark herd --mode real")
+    assert not any(r.stragglers for r in real_runs(tmp_path, plain, key)[0])
+    missing = RunSet("tansu", "tansu-0.6.0", "runs", ("eager-range",),
+                     "spark herd --mode real", formation_spread="nowhere.csv")
+    with pytest.raises(FileNotFoundError, match="no formation-spread rows at .*nowhere.csv"):
+        real_runs(tmp_path, missing, key)

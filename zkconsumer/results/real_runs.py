@@ -1,0 +1,112 @@
+"""The real runs a validation plan judges, as :class:`~zkconsumer.results.distributions.Run`:
+a Spark herd sweep's rows (``sweep.csv``), an ``experiment compare`` folder's runs, and which
+of them followed a formation that left stragglers (``spark formation-spread``'s rows).
+
+A run id names its cell (``<protocol>-n<N>-p<P>-<event>-s<seed>-<suffix>``, as ``spark herd``
+writes it); :func:`run_key` reads it, so formation rows meet the sweep rows of the same runs.
+"""
+
+from __future__ import annotations
+
+import csv
+import json
+import re
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from zkconsumer.results.distributions import Run
+
+RUN_ID = re.compile(r"^(?P<protocol>.+)-n(?P<n>\d+)-p\d+-(?P<event>[a-z]+)-s(?P<seed>\d+)-\w+$")
+
+
+@dataclass(frozen=True)
+class RunKey:
+    """What names one run of a sweep: its cell and seed."""
+
+    protocol: str
+    members: int
+    event: str
+    seed: int
+
+
+def run_key(run_id: str) -> RunKey:
+    """The cell and seed a run id names; a clear error for one that names none."""
+    m = RUN_ID.match(run_id)
+    if m is None:
+        raise ValueError(f"run id {run_id!r} does not name its cell "
+                         "(<protocol>-n<N>-p<P>-<event>-s<seed>-<suffix>)")
+    return RunKey(m["protocol"], int(m["n"]), m["event"], int(m["seed"]))
+
+
+def sweep_key(row: dict[str, str]) -> RunKey:
+    """The same for a sweep row."""
+    return RunKey(row["protocol"], int(row["members"]), row["event"], int(row["seed"]))
+
+
+def spread_rows(path: Path) -> list[dict[str, str]]:
+    """A ``spark formation-spread`` output's rows (its CSV, or the folder holding it)."""
+    if path.is_dir():
+        path = path / "formation-spread.csv"
+    if not path.is_file():
+        raise FileNotFoundError(f"no formation-spread rows at {path} (spark formation-spread "
+                                "writes them from the runs' raw records)")
+    with open(path, newline="", encoding="utf-8") as fh:
+        return list(csv.DictReader(fh))
+
+
+def straggler_runs(rows: list[dict[str, str]]) -> set[RunKey]:
+    """The runs whose formation left stragglers (a ``straggler`` row)."""
+    return {run_key(r["run_id"]) for r in rows if r["kind"] == "straggler"}
+
+
+def formed_runs(rows: list[dict[str, str]]) -> set[RunKey]:
+    """The runs that formed before their event (an ``event_lag`` row each)."""
+    return {run_key(r["run_id"]) for r in rows if r["kind"] == "event_lag"}
+
+
+
+
+def _num(value: Any) -> float | None:
+    return None if value in (None, "") else float(value)
+
+
+def sweep_runs(folder: Path) -> list[tuple[dict[str, str], Run]]:
+    """The real rows of a ``spark herd --mode real`` folder (``sweep.csv``) as runs."""
+    path = folder / "sweep.csv"
+    if not path.is_file():
+        return []
+    with open(path, newline="") as fh:
+        rows = [r for r in csv.DictReader(fh) if r.get("mode") == "real"]
+    out = []
+    for r in rows:
+        tts = _num(r.get("time_to_stable_s"))
+        settled = str(r.get("settled", "true")).lower() != "false"
+        out.append((r, Run(_num(r["coordination_requests"]) or 0.0,
+                           _num(r["rebalance_attempts"]) or 0.0, _num(r["conflicts"]) or 0.0,
+                           tts if settled else None)))
+    return out
+
+
+def compare_runs(folder: Path) -> list[tuple[dict[str, Any], Run]]:
+    """The runs of an ``experiment compare`` folder (``results.json`` or ``runs.json``)."""
+    for name in ("results.json", "runs.json"):
+        path = folder / name
+        if path.is_file():
+            data = json.loads(path.read_text())
+            break
+    else:
+        return []
+    runs = data["runs"] if isinstance(data, dict) else data
+    out = []
+    for run in runs:
+        if run.get("status") != "ok":
+            continue
+        m = run["metrics"]
+        settled = (run.get("details") or {}).get("settled", True)
+        tts = m.get("time_to_stable_s") if settled else None
+        out.append((run, Run(float(m["coordination_requests"]),
+                             float(m.get("rebalance_attempts") or 0),
+                             float(m.get("conflicts") or 0),
+                             None if tts is None else float(tts))))
+    return out
