@@ -153,6 +153,9 @@ def test_a_cell_split_by_stragglers_judges_their_share_and_each_side_apart() -> 
         "time_to_stable_relative": 0.2, "time_to_stable_absolute_s": 0.25,
         "time_to_stable_iqr": True, "requests_relative": 0.1, "requests_absolute": 5,
         "multi_attempt_share": "wilson-95", "split_by_stragglers": True}}) == split
+    # a cell without real runs is not judged, and says so without a share to judge
+    empty = CellScore(KEY, "eager-range", (), model, split)
+    assert not empty.judged and not empty.split_ok and empty.to_json()["real_stragglers"] == 0
     with pytest.raises(ValueError, match="split_by_movement and split_by_stragglers"):
         DistTolerances(split_by_movement=True, split_by_stragglers=True)
 

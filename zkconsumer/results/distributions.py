@@ -234,8 +234,10 @@ class CellScore:
     def split_ok(self) -> bool:
         if not self.tolerances.split:
             return True
+        if not self.real:
+            return False  # nothing to judge the share on (the cell is not judged either)
         lo, hi = self.split_interval
-        return bool(self.real) and lo - 1e-9 <= self.sim_split_share <= hi + 1e-9
+        return lo - 1e-9 <= self.sim_split_share <= hi + 1e-9
 
     def sides(self) -> list[tuple[str, tuple[Run, ...], tuple[Run, ...]]]:
         """(side, its real runs, its draws) for each side of the split both have (by
