@@ -51,3 +51,20 @@ def test_a_set_with_formation_rows_marks_the_runs_after_stragglers(tmp_path: Pat
                      "spark herd --mode real", formation_spread="nowhere.csv")
     with pytest.raises(FileNotFoundError, match="no formation-spread rows at .*nowhere.csv"):
         real_runs(tmp_path, missing, key)
+
+
+def test_an_earlier_plans_runs_as_the_model_carry_their_own_formations_stragglers(
+        tmp_path: Path) -> None:
+    from zkconsumer.results.figures.straggler_split import split_replication
+    from zkconsumer.results.registry import Context
+
+    results = Path(__file__).resolve().parents[2] / "results"
+    runs, model = split_replication(Context(results, tmp_path), 22,
+                                    ((21, "scale/validation-21/formation-spread"),))
+    by_cell = {(r.key.set_name, r.key.protocol, r.key.members, r.key.event): r for r in runs}
+    # plan 21's eager N = 48 leaves: 6 of 10 formations left stragglers (its formation rows),
+    # and its zk-range runs had no broker formation to leave any
+    leave = by_cell[("tansu", "eager-range", 48, "leave")]
+    assert (len(leave.sim), sum(r.stragglers for r in leave.sim)) == (10, 6)
+    assert not any(r.stragglers for r in by_cell[("tansu", "zk-range", 48, "leave")].sim)
+    assert [m.key for m in model] == [r.key for r in runs]

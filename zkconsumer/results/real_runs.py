@@ -9,13 +9,14 @@ writes it); :func:`run_key` reads it, so formation rows meet the sweep rows of t
 from __future__ import annotations
 
 import csv
+import dataclasses
 import json
 import re
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from zkconsumer.results.distributions import Run
+from zkconsumer.results.distributions import CellKey, Run
 
 RUN_ID = re.compile(r"^(?P<protocol>.+)-n(?P<n>\d+)-p\d+-(?P<event>[a-z]+)-s(?P<seed>\d+)-\w+$")
 
@@ -110,3 +111,14 @@ def compare_runs(folder: Path) -> list[tuple[dict[str, Any], Run]]:
                              float(m.get("conflicts") or 0),
                              None if tts is None else float(tts))))
     return out
+
+
+def sweep_cell(folder: Path, key: CellKey, late: set[RunKey] | frozenset[RunKey] = frozenset()
+               ) -> list[tuple[dict[str, str], Run]]:
+    """One cell's rows of a Spark herd sweep folder (``<protocol>-n<N>`` of a run set), each
+    run marked when it followed a formation with stragglers (``late``:
+    :func:`straggler_runs`)."""
+    return [(raw, dataclasses.replace(run, stragglers=sweep_key(raw) in late))
+            for raw, run in sweep_runs(folder)
+            if raw["event"] == key.event and raw["protocol"] == key.protocol
+            and int(raw["members"]) == key.members and int(raw["partitions"]) == key.partitions]

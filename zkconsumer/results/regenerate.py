@@ -45,6 +45,7 @@ from zkconsumer.results.figures import (
     splitbrain_findings,
     splitbrain_formation,
     splitbrain_validation,
+    straggler_split,
     straggler_validation,
 )
 from zkconsumer.results.registry import Context, Figure, registered
@@ -84,6 +85,7 @@ RENDERER_MODULES = (
     splitbrain_findings,
     splitbrain_formation,
     splitbrain_validation,
+    straggler_split,
     straggler_validation,
 )
 

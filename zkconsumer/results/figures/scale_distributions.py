@@ -63,9 +63,9 @@ def _short_broker(broker: str) -> str:
 def plot_protocol(scores: list[CellScore], protocol: str, path: Path,
                   label_of: Callable[[CellScore], str] | None = None,
                   legend_loc: str = "upper left") -> Path:
-    """Real runs as filled markers, the model's draws as open boxes with open markers;
-    ``label_of`` names a cell (default: broker, N and event, and the model where it is not the
-    protocol's own)."""
+    """Real runs as filled markers, the model's draws as open boxes with open markers (runs
+    and draws after a formation that left stragglers as triangles); ``label_of`` names a cell
+    (default: broker, N and event, and the model where it is not the protocol's own)."""
     plt = pyplot()
     cells = [s for s in scores if s.key.protocol == protocol]
     colour = PROTOCOL_TABLE[protocol].colour if protocol in PROTOCOL_TABLE else None
@@ -86,17 +86,23 @@ def plot_protocol(scores: list[CellScore], protocol: str, path: Path,
             return text
 
         for i, s in enumerate(cells):
-            real = [getattr(r, what) for r in s.real if getattr(r, what) is not None]
             sim = [getattr(r, what) for r in s.sim if getattr(r, what) is not None]
             if sim:
                 ax.boxplot([sim], positions=[i + 0.18], widths=0.3, showfliers=False,
                            medianprops={"color": "black"}, boxprops={"color": "grey"},
                            whiskerprops={"color": "grey"}, capprops={"color": "grey"})
-                ax.plot([i + 0.18] * len(sim), sim, "o", mfc="none", mec="grey", ms=3,
-                        label=label("sim", "model draws (open)"))
-            if real:
-                ax.plot([i - 0.18] * len(real), real, "o", color=colour or "C0", ms=5,
-                        label=label("real", "real runs (filled)"))
+            for late, marker, note in ((False, "o", ""),
+                                       (True, "^", ", after stragglers: triangles")):
+                sim = [getattr(r, what) for r in s.sim
+                       if getattr(r, what) is not None and r.stragglers == late]
+                real = [getattr(r, what) for r in s.real
+                        if getattr(r, what) is not None and r.stragglers == late]
+                if sim:
+                    ax.plot([i + 0.18] * len(sim), sim, marker, mfc="none", mec="grey", ms=3,
+                            label=label(f"sim{late}", f"model draws (open{note})"))
+                if real:
+                    ax.plot([i - 0.18] * len(real), real, marker, color=colour or "C0", ms=5,
+                            label=label(f"real{late}", f"real runs (filled{note})"))
         ax.set_xticks(xs, labels, fontsize=6, rotation=30, ha="right")
         ax.set_ylabel(unit, fontsize=8)
         ax.tick_params(axis="y", labelsize=7)
@@ -203,11 +209,13 @@ def validation_7(ctx: Context) -> str:
     return validation_block(ctx, 7)
 
 
-def runs_legend(draws: int = 20) -> str:
-    """The legend of :func:`runs_table` for a plan of ``draws`` model draws a cell."""
+def runs_legend(draws: int = 20, stragglers: bool = False) -> str:
+    """The legend of :func:`runs_table` for a plan of ``draws`` model draws a cell (with
+    ``stragglers``: one that splits its runs by them)."""
     return ("Each real run as time to stable (s) / requests, in seed order; `*`: more than "
-            f"one attempt or a conflict. Model: the median of its {draws} draws (time / "
-            "requests).")
+            "one attempt or a conflict"
+            + ("; `†`: after a formation that left stragglers" if stragglers else "")
+            + f". Model: the median of its {draws} draws (time / requests).")
 
 
 RUNS_LEGEND = runs_legend()
@@ -215,10 +223,10 @@ RUNS_LEGEND = runs_legend()
 
 def runs_said(runs: tuple[Run, ...]) -> str:
     """Each real run as ``time s / requests`` (``*``: more than one attempt or a conflict;
-    ``-``: did not settle), in seed order."""
+    ``†``: after a formation that left stragglers; ``-``: did not settle), in seed order."""
     def one(r: Run) -> str:
         tts = "-" if r.tts is None else f"{r.tts:.2f}"
-        return f"{tts} / {r.requests:.0f}{'*' if r.multi else ''}"
+        return f"{tts} / {r.requests:.0f}{'*' if r.multi else ''}{'†' if r.stragglers else ''}"
     return "; ".join(one(r) for r in runs)
 
 
@@ -310,13 +318,18 @@ def _plans_said(plans: tuple[int, ...]) -> str:
 def replication_said(ctx: Context, n: int, before: tuple[int, ...]) -> str:
     """One paragraph: the runs of the plans ``before`` as a prediction of plan ``n``'s, and
     how many of the model's failing cells are cells where the run sets themselves disagree."""
-    runs, model = replication(ctx, n, before)
+    return replication_paragraph(n, before, *replication(ctx, n, before))
+
+
+def replication_paragraph(n: int, before: tuple[int, ...], runs: list[CellScore],
+                          model: list[CellScore]) -> str:
+    """:func:`replication_said`'s paragraph for ``runs`` (the earlier plans' runs scored as
+    the model) beside ``model`` (plan ``n``'s own scores)."""
     failing = [m for m in model if m.judged and not m.ok]
     both = [m for m, r in zip(model, runs, strict=True) if m.judged and not m.ok and not r.ok]
     cells = "; ".join(f"{_short_broker(r.key.broker)} {r.key.protocol}"
                       f"{'' if m.model == r.key.protocol else f' (`{m.model}`)'} "
-                      f"N = {r.key.members} {r.key.event} ({'T' if not r.tts_ok else ''}"
-                      f"{'R' if not r.requests_ok else ''}{'M' if not r.multi_ok else ''})"
+                      f"N = {r.key.members} {r.key.event} ({r.flags})"
                       for m, r in zip(model, runs, strict=True) if r.judged and not r.ok
                       ) or "none"
     whose = (f"Plan {before[0]}'s real runs" if len(before) == 1

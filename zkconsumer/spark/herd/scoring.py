@@ -33,8 +33,7 @@ from zkconsumer.results.real_runs import (
     compare_runs,
     spread_rows,
     straggler_runs,
-    sweep_key,
-    sweep_runs,
+    sweep_cell,
 )
 from zkconsumer.scenarios.timing import Timing
 from zkconsumer.sim import Calibration, SimConfig, simulate
@@ -176,14 +175,11 @@ def real_runs(repo: Path, run_set: RunSet, key: CellKey) -> tuple[tuple[Run, ...
         runs = [run for raw, run in compare_runs(folder)
                 if raw.get("event") == key.event and raw.get("protocol") == key.protocol]
         return tuple(runs), 0
-    rows = [(raw, run) for raw, run in sweep_runs(folder)
-            if raw["event"] == key.event and raw["protocol"] == key.protocol
-            and int(raw["members"]) == key.members and int(raw["partitions"]) == key.partitions]
-    tasks = int(rows[0][0].get("tasks") or 2) if rows else 2
     late = (straggler_runs(spread_rows(repo / run_set.formation_spread))
             if run_set.formation_spread else set())
-    return tuple(dataclasses.replace(run, stragglers=sweep_key(raw) in late)
-                 for raw, run in rows), tasks
+    rows = sweep_cell(folder, key, late)
+    tasks = int(rows[0][0].get("tasks") or 2) if rows else 2
+    return tuple(run for _, run in rows), tasks
 
 
 def set_heartbeat_ms(repo: Path, run_set: RunSet, key: CellKey) -> int | None:
