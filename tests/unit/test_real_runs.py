@@ -59,12 +59,16 @@ def test_an_earlier_plans_runs_as_the_model_carry_their_own_formations_straggler
     from zkconsumer.results.registry import Context
 
     results = Path(__file__).resolve().parents[2] / "results"
-    runs, model = split_replication(Context(results, tmp_path), 22,
+    runs, model = split_replication(Context(results, tmp_path), 23,
                                     ((21, "scale/validation-21/formation-spread"),))
     by_cell = {(r.key.set_name, r.key.protocol, r.key.members, r.key.event): r for r in runs}
-    # plan 21's eager N = 48 leaves: 6 of 10 formations left stragglers (its formation rows),
+    # plan 21's Tansu eager N = 48 leaves: 6 of 10 formations left stragglers (its formation rows),
     # and its zk-range runs had no broker formation to leave any
     leave = by_cell[("tansu", "eager-range", 48, "leave")]
     assert (len(leave.sim), sum(r.stragglers for r in leave.sim)) == (10, 6)
     assert not any(r.stragglers for r in by_cell[("tansu", "zk-range", 48, "leave")].sim)
+    # a run id names no broker: Tansu's rows mark none of the Apache Kafka runs of the same
+    # protocol, size, event and seed
+    kafka = by_cell[("kafka-2.4.1", "eager-range", 48, "leave")]
+    assert len(kafka.sim) == 10 and not any(r.stragglers for r in kafka.sim)
     assert [m.key for m in model] == [r.key for r in runs]

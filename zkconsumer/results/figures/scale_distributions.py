@@ -108,7 +108,11 @@ def plot_protocol(scores: list[CellScore], protocol: str, path: Path,
         ax.tick_params(axis="y", labelsize=7)
         ax.set_xlim(-0.6, len(cells) - 0.4)
     axes[1].set_yscale("log")
-    axes[0].legend(fontsize=7, loc=legend_loc)
+    if any(r.stragglers for s in cells for r in s.real + s.sim):
+        # four entries: beside the plot, clear of the first cells' runs
+        axes[0].legend(fontsize=7, loc="upper left", bbox_to_anchor=(1.01, 1.0))
+    else:
+        axes[0].legend(fontsize=7, loc=legend_loc)
     fig.suptitle(f"{protocol}: real runs vs model draws, P = 24", fontsize=9)
     fig.tight_layout()
     return save_svg(fig, path)

@@ -234,7 +234,9 @@ def model_trust(results: Path) -> str:
             (21, "plan 10's cells on fresh runs, the Tansu formation as recorded",
              "validation-plan-21.md"),
             (22, "plan 21's cells on fresh runs, with the Tansu formation's stragglers and the "
-                 "leader mode's stops one per partition", "validation-plan-22.md")):
+                 "leader mode's stops one per partition", "validation-plan-22.md"),
+            (23, "plan 22's cells on fresh runs, the Tansu classic cells judged apart by "
+                 "whether their formation left stragglers", "validation-plan-23.md")):
         scoring = results / "scale" / f"validation-{plan}" / "scoring" / "scoring.json"
         if scoring.is_file():
             judged = [c for c in json.loads(scoring.read_text())["cells"] if c["judged"]]

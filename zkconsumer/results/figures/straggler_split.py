@@ -44,23 +44,30 @@ SOURCES: tuple[StragglerSource, ...] = (
 def split_replication(ctx: Context, n: int, before: tuple[tuple[int, str], ...]
                       ) -> tuple[list[CellScore], list[CellScore]]:
     """The real runs of the plans ``before`` (pooled, each run marked by its own plan's
-    formation rows), scored as if they were the model of plan ``n``'s real runs, and plan
-    ``n``'s own scores; a split plan cannot take the earlier runs from their scorings, which
-    did not record the stragglers."""
+    formation rows on the sets plan ``n`` splits), scored as if they were the model of plan
+    ``n``'s real runs, and plan ``n``'s own scores; a split plan cannot take the earlier runs
+    from their scorings, which did not record the stragglers."""
     scores, _ = load_scores(ctx, n)
+    split = {s["name"] for s in _plan_sets(ctx, n) if s.get("formation_spread")}
     pooled: dict[tuple[object, str], tuple[Run, ...]] = {}
     for plan, rows in before:
+        # a run id names no broker: the rows read off one broker's runs mark that set's only
         late = straggler_runs(spread_rows(ctx.results / rows))
-        data = json.loads((ctx.results / f"scale/validation-plan-{plan}.json").read_text())
-        folders = {s["name"]: s["folder"] for s in data["sets"]}
+        folders = {s["name"]: s["folder"] for s in _plan_sets(ctx, plan)}
         for s in scores:
             folder = (ctx.results.parent / folders[s.key.set_name]
                       / f"{s.key.protocol}-n{s.key.members}")
-            found = tuple(run for _, run in sweep_cell(folder, s.key, late))
+            marked = late if s.key.set_name in split else set()
+            found = tuple(run for _, run in sweep_cell(folder, s.key, marked))
             pooled[(s.key, s.model)] = pooled.get((s.key, s.model), ()) + found
     name = "the runs of plans " + " and ".join(str(p) for p, _ in before)
     return ([dataclasses.replace(s, sim=pooled[(s.key, s.model)], model=name) for s in scores],
             scores)
+
+
+def _plan_sets(ctx: Context, plan: int) -> list[dict[str, str]]:
+    return list(json.loads((ctx.results / f"scale/validation-plan-{plan}.json").read_text())
+                ["sets"])
 
 
 @figure("scale-validation-23", source=f"results/scale/validation-{HELD_OUT}/scoring, "
