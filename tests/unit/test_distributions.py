@@ -141,6 +141,11 @@ def test_a_cell_split_by_stragglers_judges_their_share_and_each_side_apart() -> 
     # a model that never leaves stragglers fails the share (S), its one side judged
     never = CellScore(KEY, "eager-range", real, _after(0, 40, (0.0, 0.0), (3.85, 41.0)), split)
     assert never.flags == "S" and [side for side, _, _ in never.sides()] == ["none"]
+    # a cell with stragglers on neither side (a ZooKeeper or Kafka cell of a split plan) reads
+    # as an unsplit one
+    none = _after(0, 10, (0.0, 0.0), (3.9, 40.0))
+    assert score_table([CellScore(KEY, "zk-range", none, none * 4, split)])[2].endswith(
+        "| pass |")
     # a run reads back with its stragglers; one without has no such key
     from zkconsumer.results.distributions import run_from_json, run_to_json, score_from_json
 

@@ -394,7 +394,8 @@ def score_table(scores: Sequence[CellScore]) -> list[str]:
             multi = "—"
         verdict = ("not judged (runs missing)" if not s.judged
                    else "pass" if s.ok else f"fail: {s.flags}")
-        if s.tolerances.split and s.real:
+        if s.tolerances.split and s.real and (s.real_split or s.sim_split_share):
+            # a cell with no run and no draw on the split's first side is judged as unsplit
             verdict += f" ({sides_note(s)})"
         lines.append(
             f"| {k.broker} | {k.protocol} (`{s.model}`) | {k.members} | {k.event} | "
