@@ -6,7 +6,7 @@ import pytest
 
 from zkconsumer.results.distributions import CellKey
 from zkconsumer.results.real_runs import RunKey, run_key
-from zkconsumer.spark.herd.scoring import RunSet, real_runs
+from zkconsumer.spark.herd.scoring import RunSet, real_runs, set_stragglers
 
 SWEEP = ("protocol,members,partitions,event,seed,coordination_requests,rebalance_attempts,"
          "conflicts,time_to_stable_s,mode,tasks,settled\n")
@@ -38,19 +38,21 @@ def test_a_set_with_formation_rows_marks_the_runs_after_stragglers(tmp_path: Pat
     key = CellKey("tansu", "tansu-0.6.0", "eager-range", 12, 24, "leave")
     split = RunSet("tansu", "tansu-0.6.0", "runs", ("eager-range",), "spark herd --mode real",
                    formation_spread="spread.csv")
-    runs, tasks = real_runs(tmp_path, split, key)
+    runs, tasks = real_runs(tmp_path, split, key, set_stragglers(tmp_path, split))
     assert [(r.requests, r.stragglers) for r in runs] == \
         [(40.0, False), (41.0, True), (42.0, False), (43.0, False)]
     assert tasks == 2
     join = real_runs(tmp_path, split,
-                     CellKey("tansu", "tansu-0.6.0", "eager-range", 12, 24, "join"))[0]
+                     CellKey("tansu", "tansu-0.6.0", "eager-range", 12, 24, "join"),
+                     set_stragglers(tmp_path, split))[0]
     assert [r.stragglers for r in join] == [False]
     plain = RunSet("tansu", "tansu-0.6.0", "runs", ("eager-range",), "spark herd --mode real")
-    assert not any(r.stragglers for r in real_runs(tmp_path, plain, key)[0])
+    assert set_stragglers(tmp_path, plain) == set()
+    assert not any(r.stragglers for r in real_runs(tmp_path, plain, key, set())[0])
     missing = RunSet("tansu", "tansu-0.6.0", "runs", ("eager-range",),
                      "spark herd --mode real", formation_spread="nowhere.csv")
     with pytest.raises(FileNotFoundError, match="no formation-spread rows at .*nowhere.csv"):
-        real_runs(tmp_path, missing, key)
+        set_stragglers(tmp_path, missing)
 
 
 def test_an_earlier_plans_runs_as_the_model_carry_their_own_formations_stragglers(

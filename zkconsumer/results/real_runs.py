@@ -66,8 +66,6 @@ def formed_runs(rows: list[dict[str, str]]) -> set[RunKey]:
     return {run_key(r["run_id"]) for r in rows if r["kind"] == "event_lag"}
 
 
-
-
 def _num(value: Any) -> float | None:
     return None if value in (None, "") else float(value)
 

@@ -23,7 +23,15 @@ from zkconsumer.results.figures.scale_distributions import (
 )
 from zkconsumer.results.figures.splitbrain_text import wilson
 from zkconsumer.results.provenance import read_provenance
-from zkconsumer.results.real_runs import run_key, spread_rows, sweep_runs
+from zkconsumer.results.real_runs import (
+    RunKey,
+    formed_runs,
+    run_key,
+    spread_rows,
+    straggler_runs,
+    sweep_key,
+    sweep_runs,
+)
 from zkconsumer.results.registry import Context, figure
 from zkconsumer.tables import nearest_rank
 
@@ -57,11 +65,6 @@ def validation_21(ctx: Context) -> str:
     return "\n".join(out)
 
 
-def _cell(run_id: str) -> str:
-    """``cooperative-sticky-n12-p24-join-s0-ab12cd`` -> ``cooperative-sticky``."""
-    return run_id.split("-n", 1)[0]
-
-
 @figure("tansu-formation", source=f"results/{FORMATION}")
 def tansu_formation(ctx: Context) -> str:
     """Where the Tansu runs' formations left each task's clients and each member's answer."""
@@ -71,7 +74,7 @@ def tansu_formation(ctx: Context) -> str:
     leads: dict[int, list[float]] = defaultdict(list)
     for r in rows:
         if r["kind"] == "task_tick":
-            ticks[(_cell(r["run_id"]), int(r["members"]), r["event"])].append(
+            ticks[(run_key(r["run_id"]).protocol, int(r["members"]), r["event"])].append(
                 float(r["seconds"]))
         elif r["kind"] == "tick_lead":
             leads[int(r["members"])].append(float(r["seconds"]))
@@ -131,23 +134,19 @@ def stragglers_table(ctx: Context, sources: tuple[StragglerSource, ...]) -> list
     notes, pooled, total, gaps = [], 0, 0, []
     for label, folder, runs in sources:
         rows = spread_rows(ctx.results / folder)
-        formed = {r["run_id"] for r in rows if r["kind"] == "event_lag"}
-        late = {r["run_id"] for r in rows if r["kind"] == "straggler"}
+        late = straggler_runs(rows)
         gaps += [float(r["seconds"]) for r in rows if r["kind"] == "straggler"]
-        outcome = {}
-        for sweep in sorted(ctx.results.glob(runs)):
-            for row, run in sweep_runs(sweep):
-                outcome[(row["protocol"], row["members"], row["event"], row["seed"])] = run
-        cells: dict[tuple[str, int, str], list[tuple[str, str]]] = defaultdict(list)
-        for run_id in formed:
-            key = run_key(run_id)
-            cells[(key.protocol, key.members, key.event)].append((run_id, str(key.seed)))
+        outcome = {sweep_key(row): run for sweep in sorted(ctx.results.glob(runs))
+                   for row, run in sweep_runs(sweep)}
+        cells: dict[tuple[str, int, str], list[RunKey]] = defaultdict(list)
+        for key in formed_runs(rows):
+            cells[(key.protocol, key.members, key.event)].append(key)
         for (protocol, n, event), ids in sorted(cells.items()):
-            k = sum(1 for i, _ in ids if i in late)
+            k = sum(1 for i in ids if i in late)
             lo, hi = wilson(k, len(ids))
             sides: dict[bool, list] = {True: [], False: []}
-            for i, seed in ids:
-                sides[i in late].append(outcome[(protocol, str(n), event, seed)])
+            for i in ids:
+                sides[i in late].append(outcome[i])
             tts = {side: [r.tts for r in v if r.tts is not None] for side, v in sides.items()}
             req = {side: [r.requests for r in v] for side, v in sides.items()}
             out.append(f"| {label} | {protocol} | {n} | {event} | {len(ids)} | {k} of "

@@ -30,6 +30,7 @@ from zkconsumer.results.distributions import (
 )
 from zkconsumer.results.provenance import recorded_heartbeat_ms
 from zkconsumer.results.real_runs import (
+    RunKey,
     compare_runs,
     spread_rows,
     straggler_runs,
@@ -168,15 +169,23 @@ def draw(run_set: RunSet, key: CellKey, plan: DistPlan, cal: Calibration,
     return protocol, tuple(out)
 
 
-def real_runs(repo: Path, run_set: RunSet, key: CellKey) -> tuple[tuple[Run, ...], int]:
-    """(the cell's real runs, the Spark tasks that hosted them: 0 for compare runs)."""
+def set_stragglers(repo: Path, run_set: RunSet) -> set[RunKey]:
+    """The runs of a set whose formation left stragglers, from the formation rows it names
+    (none where it names none)."""
+    if not run_set.formation_spread:
+        return set()
+    return straggler_runs(spread_rows(repo / run_set.formation_spread))
+
+
+def real_runs(repo: Path, run_set: RunSet, key: CellKey,
+              late: set[RunKey]) -> tuple[tuple[Run, ...], int]:
+    """(the cell's real runs, each marked when it is in ``late``
+    (:func:`set_stragglers`), the Spark tasks that hosted them: 0 for compare runs)."""
     folder = repo / run_set.folder / f"{key.protocol}-n{key.members}"
     if run_set.by_compare:
         runs = [run for raw, run in compare_runs(folder)
                 if raw.get("event") == key.event and raw.get("protocol") == key.protocol]
         return tuple(runs), 0
-    late = (straggler_runs(spread_rows(repo / run_set.formation_spread))
-            if run_set.formation_spread else set())
     rows = sweep_cell(folder, key, late)
     tasks = int(rows[0][0].get("tasks") or 2) if rows else 2
     return tuple(run for _, run in rows), tasks
@@ -193,8 +202,9 @@ def set_heartbeat_ms(repo: Path, run_set: RunSet, key: CellKey) -> int | None:
 
 def score_plan(plan: DistPlan, repo: Path, cal: Calibration) -> list[CellScore]:
     scores = []
+    late = {s.name: set_stragglers(repo, s) for s in plan.sets}  # each set's rows read once
     for run_set, key in plan.cells():
-        real, tasks = real_runs(repo, run_set, key)
+        real, tasks = real_runs(repo, run_set, key, late[run_set.name])
         model, sim = draw(run_set, key, plan, cal, tasks,
                           set_heartbeat_ms(repo, run_set, key))
         scores.append(CellScore(key, model, real, sim, plan.tolerances, plan.real_seeds))
