@@ -7,17 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from zkconsumer.results.distributions import (
-    CellKey,
-    CellScore,
-    DistTolerances,
-    Run,
-    difference,
-    quartiles,
-    requests_band,
-    score_table,
-    time_band,
-)
+from zkconsumer.results.distributions import CellKey, CellScore, difference, score_table
+from zkconsumer.results.judging import DistTolerances, Run, quartiles, requests_band, time_band
 from zkconsumer.spark.herd.scoring import DistPlan, model_protocol
 
 REPO = Path(__file__).resolve().parents[2]
@@ -48,8 +39,28 @@ def test_the_time_band_is_the_widest_of_iqr_relative_and_absolute() -> None:
 
 def test_the_requests_band_has_an_absolute_floor() -> None:
     tol = DistTolerances()
-    assert requests_band(20.0, tol) == (15.0, 25.0)
-    assert requests_band(1000.0, tol) == (900.0, 1100.0)
+    assert requests_band([20.0], tol) == (15.0, 25.0)
+    assert requests_band([990.0, 1000.0, 1010.0], tol) == (900.0, 1100.0)
+
+
+def test_a_plan_may_let_the_requests_pass_inside_the_real_interquartile_range() -> None:
+    # a joiner that gets nothing: the count is the observer's window on the heartbeats
+    spread = [3.0] * 5 + [33.0, 65.0, 70.0, 74.0, 91.0]
+    assert requests_band(spread, DistTolerances()) == (13.0, 23.0)  # median 18, floor ±5
+    with_iqr = DistTolerances(requests_iqr=True)
+    assert requests_band(spread, with_iqr) == pytest.approx((3.0, 68.75))
+    real = tuple(Run(c, 1, 0, 0.0) for c in spread)
+    model = tuple(Run(3.0, 1, 0, 0.0) for _ in range(20))
+    assert CellScore(KEY, "cooperative-sticky", real, model).flags == "R"
+    assert CellScore(KEY, "cooperative-sticky", real, model, with_iqr).ok
+    # a tight count keeps its margins: the range adds nothing
+    tight = [3086.0, 3087.0, 3088.0, 3088.0, 3089.0]
+    assert requests_band(tight, with_iqr) == requests_band(tight, DistTolerances())
+    assert DistTolerances.from_plan({"tolerances": {
+        "time_to_stable_relative": 0.2, "time_to_stable_absolute_s": 0.25,
+        "time_to_stable_iqr": True, "requests_relative": 0.1, "requests_absolute": 5,
+        "requests_iqr": True, "multi_attempt_share": "wilson-95"}}).requests_iqr
+    assert "requests: the real interquartile range, or ±10%" in with_iqr.describe()
 
 
 def test_the_multi_attempt_share_is_judged_by_the_real_wilson_interval() -> None:
@@ -213,8 +224,8 @@ def test_a_committed_cell_reads_back_with_the_same_verdicts() -> None:
 
 
 def test_a_run_list_says_each_run_its_time_requests_and_a_star_for_a_second_attempt() -> None:
-    from zkconsumer.results.distributions import Run
     from zkconsumer.results.figures.scale_distributions import runs_said
+    from zkconsumer.results.judging import Run
 
     said = runs_said((Run(44.0, 1.0, 0.0, 0.271), Run(60.0, 2.0, 0.0, 0.28),
                        Run(7.0, 1.0, 1.0, 0.0), Run(3.0, 1.0, 0.0, None)))

@@ -104,3 +104,22 @@ def test_each_task_ticks_against_task_0_whose_clients_started_last():
     rows = spread_rows(records, WINDOW, heartbeat_ms=2000)
     ticks = [(r["member"], r["seconds"]) for r in rows if r["kind"] == "task_tick"]
     assert ticks == [("task 1", pytest.approx(-0.04))]
+
+
+def test_a_run_places_its_event_on_the_producers_clock_for_every_family():
+    """Record n is sent n / rate after the producer's first: the quickest delivery before the
+    event gives the producer's start; a ZooKeeper group gets that row and no straggler rows."""
+    def d(ts: float, seq: int) -> dict:
+        return dict(rec("d", ts, "a", None), seq=seq)
+
+    window = dict(WINDOW, family="zookeeper")   # event at 110.0
+    records = [rec("tl", 101.0, "a", "assigned"), rec("tl", 102.5, "b", "assigned"),
+               d(100.53, 20), d(100.611, 24),   # starts 100.03 and 100.011: the least
+               d(110.2, 405)]                   # after the event: not counted
+    rows = spread_rows(records, window, heartbeat_ms=2000, classic=True, rate=40.0)
+    assert [r["seconds"] for r in rows if r["kind"] == "producer_event"] == \
+        [pytest.approx(9.989)]
+    assert not [r for r in rows if r["kind"] == "straggler"]
+    # no delivery before the event: no row
+    assert not [r for r in spread_rows(records[:2], window, 2000, rate=40.0)
+                if r["kind"] == "producer_event"]

@@ -67,6 +67,46 @@ def test_the_schedule_is_used_only_with_a_measured_round_and_traffic():
     assert round_phase(3, "m1", 0.05) == round_phase(3, "m1", 0.05) != round_phase(3, "m2", 0.05)
 
 
+def test_the_event_falls_where_the_lab_put_it_on_the_producers_cycle():
+    """With the event's measured times after the producer's first record, a draw places the
+    producer so that the event (t = 0) comes one of them after record 0."""
+    cal = Calibration(delivery_round_ms=50.0)
+    one = SimConfig("zk-leader-range", 48, 24, "leave", seed=3, messages_per_s=40.0,
+                    event_after_producer_s=(3.63,))
+    on = producer_schedule(one, cal)
+    assert on is not None and on.phase_s == pytest.approx(0.57)  # 7 cycles of 0.6 s - 3.63
+    measured = (3.62, 3.71, 3.88)
+    phases = {round(producer_schedule(SimConfig("zk-leader-range", 48, 24, "leave", seed=s,
+                                                messages_per_s=40.0,
+                                                event_after_producer_s=measured), cal).phase_s,
+                    4) for s in range(30)}
+    assert phases == {0.58, 0.49, 0.32}
+    with pytest.raises(ValueError, match="event_after_producer_s must be seconds >= 0"):
+        SimConfig("zk-range", 12, 24, "join", event_after_producer_s=(3.6, -0.1))
+
+
+def test_a_leader_leave_locked_to_the_producers_cycle_waits_for_the_consumer_timeout():
+    """The lab's N = 48 leader leave came just after the victim's partition got its message,
+    run after run, so its stream woke only at its 500 ms timeout: the model placed so is
+    slower than one at a uniform phase (plans 21 and 22's measured times, seconds)."""
+    from zkconsumer.scenarios.timing import Timing
+    from zkconsumer.spark.herd.scoring import HERD_OBSERVATION
+    from zkconsumer.spark.herd.validate import lab_sim_config
+
+    cal = Calibration(delivery_round_ms=51.13, fetcher_stop_min_ms=2.44)
+    locked = (3.61, 3.63, 3.66, 3.69, 3.71, 3.72, 3.75, 3.79, 3.84, 3.88)
+
+    def median_tts(on_producer: tuple[float, ...]) -> float:
+        times = sorted(simulate(lab_sim_config("zk-leader-range", 48, 24, "leave", seed, cal,
+                                               6000, 2, Timing(), None, on_producer),
+                                HERD_OBSERVATION).time_to_stable_s or 0.0
+                       for seed in range(20))
+        return (times[9] + times[10]) / 2
+
+    uniform, on_cycle = median_tts(()), median_tts(locked)
+    assert on_cycle - uniform > 0.15
+
+
 def test_scheduled_stops_end_within_a_poll_and_apart():
     cal = Calibration(jitter_cv=0.0, delivery_round_ms=50.0)
     r = simulate(SimConfig("zk-range", 12, 24, "join", seed=1, member_order="start",

@@ -74,3 +74,22 @@ def test_an_earlier_plans_runs_as_the_model_carry_their_own_formations_straggler
     kafka = by_cell[("kafka-2.4.1", "eager-range", 48, "leave")]
     assert len(kafka.sim) == 10 and not any(r.stragglers for r in kafka.sim)
     assert [m.key for m in model] == [r.key for r in runs]
+
+
+def test_a_plan_places_each_cells_event_from_the_producer_rows_it_names(
+        tmp_path: Path) -> None:
+    import json
+
+    from zkconsumer.spark.herd.scoring import DistPlan, plan_producer_events
+
+    (tmp_path / "earlier.csv").write_text(SPREAD + "".join((
+        "zk-leader-range-n48-p24-leave-s1-bb,48,leave,2000,producer_event,,3.72\n",
+        "zk-leader-range-n48-p24-leave-s0-aa,48,leave,2000,producer_event,,3.63\n",
+        "zk-leader-range-n48-p24-leave-s0-aa,48,leave,2000,event_lag,,3.1\n",
+        "zk-range-n12-p24-join-s0-cc,12,join,2000,producer_event,,5.9\n")))
+    plan = json.loads((Path(__file__).resolve().parents[2]
+                       / "results/scale/validation-plan-23.json").read_text())
+    assert plan_producer_events(DistPlan.from_json(plan), tmp_path) == {}
+    plan["event_on_producer"] = "earlier.csv"
+    assert plan_producer_events(DistPlan.from_json(plan), tmp_path) == {
+        ("zk-leader-range", 48, "leave"): (3.63, 3.72), ("zk-range", 12, "join"): (5.9,)}

@@ -3,7 +3,8 @@ model draws (``zkconsumer spark validate --plan results/scale/validation-plan-3.
 
 One real run per cell judges a race (a second attempt the model drew and the run did not have
 reads as a miss of 600 %). So every cell has several real runs and many model draws, and three
-checks, whose tolerances the plan fixes before the runs are made (:class:`DistTolerances`):
+checks, whose tolerances the plan fixes before the runs are made
+(:class:`zkconsumer.results.judging.DistTolerances`):
 
 - time to stable: the model's median inside the real runs' interquartile range, or within a
   relative or an absolute margin of the real median (whichever is widest);
@@ -11,8 +12,8 @@ checks, whose tolerances the plan fixes before the runs are made (:class:`DistTo
 - the share of runs with more than one rebalance attempt or a conflict: the model's share (of
   its draws) inside the 95 % Wilson interval of the real share (k of n real runs).
 
-A plan may split a cell's runs in two (:attr:`DistTolerances.split`): by whether anything moved,
-or by whether the group's formation left stragglers. A cell with two modes has a median over its
+A plan may split a cell's runs in two (``DistTolerances.split``): by whether anything moved, or
+by whether the group's formation left stragglers. A cell with two modes has a median over its
 mixed runs that lands on either by chance; split, the model's share of the first side is judged
 by a Wilson interval of its own, and time and requests within each side both have.
 
@@ -23,130 +24,25 @@ Scoring is deterministic: the model's draws are seeds ``0 .. sim_draws - 1``.
 from __future__ import annotations
 
 import statistics
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
 from zkconsumer.results.figures.splitbrain_text import wilson
+from zkconsumer.results.judging import (
+    DistTolerances,
+    Run,
+    quartiles,
+    requests_band,
+    time_band,
+)
 from zkconsumer.tables import relative_error
-
-
-@dataclass(frozen=True)
-class DistTolerances:
-    """How far the model's distribution may be from the real one (the plan's ``tolerances``)."""
-
-    time_relative: float = 0.20
-    time_absolute_s: float = 0.25
-    time_iqr: bool = True
-    requests_relative: float = 0.10
-    requests_absolute: float = 5.0
-    # judge the runs where something moved (time to stable > 0) and those where nothing did
-    # apart: a cell whose event moves partitions about half the time has two modes, and one
-    # median over both lands on either by chance
-    split_by_movement: bool = False
-    # judge the runs after a formation that left stragglers (members answered one of the
-    # broker's looks after the rest, zkconsumer.sim.formation) and the others apart: slow or
-    # counting everybody's heartbeats after them, quick otherwise
-    split_by_stragglers: bool = False
-
-    def __post_init__(self) -> None:
-        if self.split_by_movement and self.split_by_stragglers:
-            raise ValueError("validation plan: split_by_movement and split_by_stragglers "
-                             "cannot both be set (a cell's runs are split one way)")
-
-    @property
-    def split(self) -> tuple[tuple[str, Callable[[Run], bool]], ...]:
-        """The split's two sides (name, which runs are on it), the first the one whose share
-        is judged; empty where the plan does not split."""
-        if self.split_by_movement:
-            return (("moved", moved), ("still", still))
-        if self.split_by_stragglers:
-            return (("stragglers", after_stragglers), ("none", without_stragglers))
-        return ()
-
-    @classmethod
-    def from_plan(cls, plan: dict[str, Any]) -> DistTolerances:
-        t = plan.get("tolerances")
-        keys = {"time_to_stable_relative", "time_to_stable_absolute_s", "time_to_stable_iqr",
-                "requests_relative", "requests_absolute", "multi_attempt_share"}
-        optional = {"split_by_movement", "split_by_stragglers"}
-        if not isinstance(t, dict) or not keys <= set(t) <= keys | optional:
-            raise ValueError(f"validation plan: 'tolerances' must give exactly "
-                             f"{', '.join(sorted(keys))} (and may give "
-                             f"{', '.join(sorted(optional))}); got {t!r}")
-        if t["multi_attempt_share"] != "wilson-95":
-            raise ValueError(f"validation plan: multi_attempt_share must be 'wilson-95', got "
-                             f"{t['multi_attempt_share']!r}")
-        return cls(float(t["time_to_stable_relative"]), float(t["time_to_stable_absolute_s"]),
-                   bool(t["time_to_stable_iqr"]), float(t["requests_relative"]),
-                   float(t["requests_absolute"]), bool(t.get("split_by_movement", False)),
-                   bool(t.get("split_by_stragglers", False)))
-
-    def describe(self) -> str:
-        iqr = "the real interquartile range, or " if self.time_iqr else ""
-        return (f"time to stable: {iqr}±{self.time_relative:.0%} or "
-                f"±{self.time_absolute_s:g} s of the real median; requests: "
-                f"±{self.requests_relative:.0%} or ±{self.requests_absolute:g}; more than one "
-                "attempt or a conflict: the model's share inside the real share's 95 % Wilson "
-                "interval" + ("; the runs split by whether anything moved (time to stable from "
-                              f"{MOVED_FROM_S:g} s): "
-                              "the model's share that moved inside the real share's 95 % "
-                              "Wilson interval, time and requests judged within each side "
-                              "both have" if self.split_by_movement else "")
-                + ("; the runs split by whether their formation left stragglers: the model's "
-                   "share of draws with stragglers inside the real share's 95 % Wilson "
-                   "interval, time and requests judged within each side both have"
-                   if self.split_by_stragglers else ""))
-
-
-@dataclass(frozen=True)
-class Run:
-    """One run's outcome, real or drawn: what the three checks read."""
-
-    requests: float
-    attempts: float
-    conflicts: float
-    tts: float | None  # None: it did not settle
-    stragglers: bool = False  # its group's formation left stragglers (a broker's late look)
-
-    @property
-    def multi(self) -> bool:
-        """More than one rebalance attempt (the most one member made) or a conflict."""
-        return self.attempts > 1 or self.conflicts > 0
-
-
-def quartiles(values: Sequence[float]) -> tuple[float, float]:
-    """(first, third) quartile, by linear interpolation between order statistics (a single
-    value is its own quartiles)."""
-    if not values:
-        raise ValueError("quartiles of no values")
-    xs = sorted(values)
-    if len(xs) == 1:
-        return xs[0], xs[0]
-    q = statistics.quantiles(xs, n=4, method="inclusive")
-    return q[0], q[2]
 
 
 def difference(real: float | None, sim: float | None, spec: str = ",.0f",
                unit: str = "") -> str:
     """The model's error: per cent of the real value, or the absolute difference at a real 0."""
     return relative_error(real, sim, spec, unit)
-
-
-def time_band(real: Sequence[float], tol: DistTolerances) -> tuple[float, float]:
-    """The interval the model's median time to stable must lie in (settled real runs)."""
-    med = statistics.median(real)
-    lo = min(med * (1 - tol.time_relative), med - tol.time_absolute_s)
-    hi = max(med * (1 + tol.time_relative), med + tol.time_absolute_s)
-    if tol.time_iqr:
-        q1, q3 = quartiles(real)
-        lo, hi = min(lo, q1), max(hi, q3)
-    return max(0.0, lo), hi
-
-
-def requests_band(real_median: float, tol: DistTolerances) -> tuple[float, float]:
-    margin = max(abs(real_median) * tol.requests_relative, tol.requests_absolute)
-    return real_median - margin, real_median + margin
 
 
 @dataclass(frozen=True)
@@ -260,12 +156,11 @@ class CellScore:
 
     @property
     def requests_ok(self) -> bool:
-        pairs = ([(self.real_requests, self.sim_requests)] if not self.tolerances.split
-                 else [(statistics.median(r.requests for r in real),
-                        statistics.median(r.requests for r in sim))
-                       for _, real, sim in self.sides()])
-        for real_median, sim_median in pairs:
-            lo, hi = requests_band(real_median, self.tolerances)
+        pairs = ([(self.real, self.sim)] if not self.tolerances.split
+                 else [(real, sim) for _, real, sim in self.sides()])
+        for real, sim in pairs:
+            lo, hi = requests_band([r.requests for r in real] or [0.0], self.tolerances)
+            sim_median = statistics.median(r.requests for r in sim) if sim else 0.0
             if not lo - 1e-9 <= sim_median <= hi + 1e-9:
                 return False
         return True
@@ -327,30 +222,6 @@ class CellScore:
         first = self.tolerances.split[0][0]
         return {f"real_{first}": self.real_split, f"sim_{first}_share": self.sim_split_share,
                 f"{first}_ok": self.split_ok}
-
-
-# A run that settled this soon after its event moved nothing: the lab reports exactly 0 then,
-# and the model a leaver's own departure, a tenth of a millisecond after the event; any real
-# move takes at least a request round trip to a broker or ZooKeeper.
-MOVED_FROM_S = 0.01
-
-
-def moved(r: Run) -> bool:
-    """Something moved after the event: the run settled, and not at once."""
-    return r.tts is not None and r.tts >= MOVED_FROM_S
-
-
-def still(r: Run) -> bool:
-    """Nothing moved: the run was stable at once."""
-    return r.tts is not None and r.tts < MOVED_FROM_S
-
-
-def after_stragglers(r: Run) -> bool:
-    return r.stragglers
-
-
-def without_stragglers(r: Run) -> bool:
-    return not r.stragglers
 
 
 def settled(runs: Sequence[Run]) -> list[float]:

@@ -16,7 +16,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from zkconsumer.results.distributions import CellKey, Run
+from zkconsumer.results.distributions import CellKey
+from zkconsumer.results.judging import Run
 
 RUN_ID = re.compile(r"^(?P<protocol>.+)-n(?P<n>\d+)-p\d+-(?P<event>[a-z]+)-s(?P<seed>\d+)-\w+$")
 
@@ -64,6 +65,18 @@ def straggler_runs(rows: list[dict[str, str]]) -> set[RunKey]:
 def formed_runs(rows: list[dict[str, str]]) -> set[RunKey]:
     """The runs that formed before their event (an ``event_lag`` row each)."""
     return {run_key(r["run_id"]) for r in rows if r["kind"] == "event_lag"}
+
+
+def producer_events(rows: list[dict[str, str]]) -> dict[tuple[str, int, str], tuple[float, ...]]:
+    """(protocol, members, event) -> when the event came after the producer's first record in
+    each of that cell's runs (the ``producer_event`` rows), in run-id order."""
+    out: dict[tuple[str, int, str], list[tuple[str, float]]] = {}
+    for r in rows:
+        if r["kind"] == "producer_event":
+            key = run_key(r["run_id"])
+            out.setdefault((key.protocol, key.members, key.event), []).append(
+                (r["run_id"], float(r["seconds"])))
+    return {cell: tuple(s for _, s in sorted(runs)) for cell, runs in out.items()}
 
 
 def _num(value: Any) -> float | None:

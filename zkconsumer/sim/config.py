@@ -85,6 +85,13 @@ class SimConfig:
     # harness that applies it once the group has been quiet for a while (the lab's Spark herd
     # runs: zkconsumer.sim.formation); None: at an instant unrelated to the formation.
     event_after_change_s: tuple[float, float] | None = None
+    # When the event came after the lab producer's first record in real runs of the same cell
+    # (spark formation-spread's producer_event rows): a model run draws one of them, which
+    # places the producer's cycle against the event (zkconsumer.sim.legacy.producer_schedule).
+    # The lab's event lands a whole number of its looks after the coordinating task began, so
+    # where the group forms within a look it falls at the same point of the cycle run after
+    # run. Empty: the cycle's phase is uniform (an event unrelated to the producer).
+    event_after_producer_s: tuple[float, ...] = ()
 
     def __post_init__(self) -> None:
         if self.protocol not in PROTOCOL_INFO and self.protocol.startswith("zk-leader-"):
@@ -133,6 +140,9 @@ class SimConfig:
         if lag is not None and not (len(lag) == 2 and 0.0 <= lag[0] <= lag[1]):
             raise ValueError(f"event_after_change_s must be (lo, hi) with 0 <= lo <= hi, "
                              f"got {lag!r}")
+        if any(not s >= 0.0 for s in self.event_after_producer_s):
+            raise ValueError(f"event_after_producer_s must be seconds >= 0, "
+                             f"got {self.event_after_producer_s!r}")
 
     @property
     def simulated_only(self) -> bool:

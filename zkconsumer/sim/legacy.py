@@ -113,12 +113,17 @@ FETCHER_POLL_S = 0.1  # the fetcher thread's consume poll (zkconsumer.datapath.f
 
 def producer_schedule(cfg: SimConfig, cal: Calibration) -> Schedule | None:
     """The run's producer schedule when stops are placed on it (a measured delivery round and
-    traffic), at a phase drawn from a stream of the seed's own, so the model's other draws
-    keep theirs; None otherwise."""
+    traffic), None otherwise. Its phase is drawn from a stream of the seed's own, so the
+    model's other draws keep theirs: the event (t = 0) one of the measured
+    ``cfg.event_after_producer_s`` after record 0, else at a point of the cycle uniform."""
     if cal.delivery_round_ms <= 0 or cfg.messages_per_s <= 0:
         return None
     cycle = cfg.partitions / cfg.messages_per_s
-    phase = random.Random(f"{cfg.seed}:producer").uniform(0.0, cycle)
+    rng = random.Random(f"{cfg.seed}:producer")
+    if cfg.event_after_producer_s:
+        phase = -rng.choice(cfg.event_after_producer_s) % cycle
+    else:
+        phase = rng.uniform(0.0, cycle)
     return Schedule(cfg.messages_per_s, cfg.partitions, phase, cal.delivery_round_ms / 1000.0)
 
 

@@ -15,14 +15,8 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from zkconsumer.results.distributions import (
-    CellScore,
-    DistTolerances,
-    Run,
-    pass_line,
-    score_from_json,
-    score_table,
-)
+from zkconsumer.results.distributions import CellScore, pass_line, score_from_json, score_table
+from zkconsumer.results.judging import DistTolerances, Run
 from zkconsumer.results.plotting import pyplot, save_svg
 from zkconsumer.results.provenance import read_provenance
 from zkconsumer.results.real_runs import sweep_runs

@@ -12,7 +12,7 @@ from __future__ import annotations
 import dataclasses
 import json
 
-from zkconsumer.results.distributions import CellScore, Run
+from zkconsumer.results.distributions import CellScore
 from zkconsumer.results.figures.formation_validation import (
     StragglerSource,
     stragglers_source,
@@ -27,6 +27,7 @@ from zkconsumer.results.figures.scale_distributions import (
     runs_table,
     validation_block,
 )
+from zkconsumer.results.judging import Run
 from zkconsumer.results.real_runs import spread_rows, straggler_runs, sweep_cell
 from zkconsumer.results.registry import Context, figure
 

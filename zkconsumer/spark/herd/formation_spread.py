@@ -25,7 +25,13 @@ measured quantity, each against the group's last change of the formation (the la
 - ``task_tick``: for each Spark task but task 0, how long after task 0's its clients' last
   statistics tick came (each client's last sample before the last change, wrapped into ±half
   the statistics interval; member ``task K``): negative when task 0, which hosts a join's
-  joiner, started its clients last.
+  joiner, started its clients last;
+- ``producer_event``: the event after the lab producer's first record (one row per run, for
+  every family, ZooKeeper's included): where the event fell on the producer's cycle, which
+  sets when a legacy member's stream and fetchers next wake
+  (:mod:`zkconsumer.sim.producer_schedule`). The producer sends record ``n`` at ``n / rate``
+  after its first, so each delivery before the event gives its start plus that delivery's
+  latency; the least over the run's deliveries (hundreds) is taken for its start.
 
 The KIP-848 model's formation spans (:data:`zkconsumer.sim.formation.KIP848_SCHEDULES_S` and
 its neighbours) and Tansu's (:data:`zkconsumer.sim.formation.TANSU`) are read off these rows.
@@ -42,10 +48,12 @@ from typing import Any
 from zkconsumer.lab.drivers.broker import STATS_INTERVAL_MS
 from zkconsumer.lab.member_config import lab_heartbeat_interval_ms
 from zkconsumer.results.provenance import META_FILE, read_provenance, recorded_heartbeat_ms
+from zkconsumer.scenarios.timing import Timing
 from zkconsumer.tables import nearest_rank
 
 COLUMNS = ("run_id", "members", "event", "heartbeat_ms", "kind", "member", "seconds")
-KINDS = ("schedule", "idle_grant", "tick_lead", "event_lag", "straggler", "task_tick")
+KINDS = ("schedule", "idle_grant", "tick_lead", "event_lag", "straggler", "task_tick",
+         "producer_event")
 STATS_INTERVAL_S = STATS_INTERVAL_MS / 1000.0  # librdkafka's statistics.interval.ms in the lab
 # A Tansu formation answered its members within 0.66 s of the first (a whole task late by up
 # to that), or one look later, 1.00 s (0.998-1.005 s in results/scale/tansu-formation: the
@@ -58,10 +66,22 @@ def wrap(offset_s: float, interval_s: float) -> float:
     return (offset_s + interval_s / 2) % interval_s - interval_s / 2
 
 
+def producer_event_s(records: Iterable[dict[str, Any]], event_ts: float,
+                     rate: float) -> float | None:
+    """The event after the producer's first record: the least of ``ts - seq / rate`` over the
+    deliveries (``d`` records with a ``seq``) before the event is the producer's start plus
+    the quickest delivery; None without a delivery."""
+    starts = [r["ts"] - int(r["seq"]) / rate for r in records
+              if r["kind"] == "d" and r.get("seq") is not None and r["ts"] < event_ts]
+    return round(event_ts - min(starts), 4) if starts else None
+
+
 def spread_rows(records: Iterable[dict[str, Any]], window: dict[str, Any],
-                heartbeat_ms: int, classic: bool = False) -> list[dict[str, Any]]:
+                heartbeat_ms: int, classic: bool = False,
+                rate: float = Timing().produce_rate) -> list[dict[str, Any]]:
     """The rows of one run from its records (``kind``, ``ts``, ``member``, ``what``, and
-    ``task`` for the ``task_tick`` rows); ``straggler`` rows for a ``classic`` group only."""
+    ``task`` for the ``task_tick`` rows, ``seq`` for the deliveries); ``straggler`` rows for a
+    ``classic`` broker group only; ``rate``: the lab producer's messages a second."""
     interval = heartbeat_ms / 1000.0
     event = float(window["event_ts"])
     ordered = sorted(records, key=lambda r: r["ts"])
@@ -74,6 +94,9 @@ def spread_rows(records: Iterable[dict[str, Any]], window: dict[str, Any],
     last_change = formation[-1]["ts"]
     last_record = {r["member"]: r["ts"] for r in formation}
     rows = [dict(base, kind="event_lag", member="", seconds=round(event - last_change, 4))]
+    on_producer = producer_event_s(ordered, event, rate)
+    if on_producer is not None:
+        rows.append(dict(base, kind="producer_event", member="", seconds=on_producer))
     for member, ts in sorted(last_record.items()):
         rows.append(dict(base, kind="schedule", member=member,
                          seconds=round(wrap(ts - last_change, interval), 4)))
@@ -82,7 +105,7 @@ def spread_rows(records: Iterable[dict[str, Any]], window: dict[str, Any],
         if samples:
             rows.append(dict(base, kind="tick_lead", member=member,
                              seconds=round((ts - samples[-1]) % STATS_INTERVAL_S, 4)))
-    if classic:
+    if classic and window.get("family") != "zookeeper":
         first = min(last_record.values())
         rows += [dict(base, kind="straggler", member=member, seconds=round(ts - first, 4))
                  for member, ts in sorted(last_record.items())
@@ -147,8 +170,8 @@ def broker_heartbeat_ms(raw: Path) -> tuple[int, bool]:
 def add_arguments(p: argparse.ArgumentParser) -> None:
     from zkconsumer.spark.herd.request_types import add_records_arguments
 
-    add_records_arguments(p, "a real-mode output directory of broker-side runs (records/, "
-                             "windows/, meta.json); may repeat")
+    add_records_arguments(p, "a real-mode output directory (records/, windows/, meta.json); "
+                             "may repeat")
 
 
 def run(args: argparse.Namespace, spark: Any = None) -> int:
@@ -168,7 +191,8 @@ def run(args: argparse.Namespace, spark: Any = None) -> int:
     with session_for(spark, args.master, "zkconsumer-formation-spread") as session:
         for raw, windows, (hb, classic) in inputs:
             for w in windows:
-                rows += spread_rows(run_records(session, raw, w["run_id"], ("tl", "rq", "lc")),
+                rows += spread_rows(run_records(session, raw, w["run_id"],
+                                                ("tl", "rq", "lc", "d")),
                                     w, hb, classic)
     write_rows_csv(args.out, COLUMNS, rows, prov)
     for kind in KINDS:

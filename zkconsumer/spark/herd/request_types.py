@@ -74,11 +74,11 @@ def totals_mismatch(rows: Sequence[dict[str, Any]], sweep: Sequence[dict[str, An
 def run_records(spark: Any, raw: Path, run_id: str, kinds: Sequence[str]
                 ) -> list[dict[str, Any]]:
     """One run's local records of ``kinds`` (``DIR/records/<run>``), each as ``kind``, ``ts``,
-    ``member``, ``what`` and ``task``."""
+    ``member``, ``what``, ``task`` and ``seq`` (a delivered message's number)."""
     wanted = ", ".join(f"'{k}'" for k in kinds)
     return [r.asDict() for r in (spark.read.parquet(str(raw / "records" / run_id))
                                  .where(f"kind in ({wanted})")
-                                 .select("kind", "ts", "member", "what", "task").collect())]
+                                 .select("kind", "ts", "member", "what", "task", "seq").collect())]
 
 
 def records_job_command(job: str, args: argparse.Namespace) -> str:

@@ -21,17 +21,13 @@ from typing import Any
 
 from zkconsumer.lab.drivers.broker import STATS_INTERVAL_MS
 from zkconsumer.lab.member_config import lab_heartbeat_interval_ms
-from zkconsumer.results.distributions import (
-    CellKey,
-    CellScore,
-    DistTolerances,
-    Run,
-    pass_line,
-)
+from zkconsumer.results.distributions import CellKey, CellScore, pass_line
+from zkconsumer.results.judging import DistTolerances, Run
 from zkconsumer.results.provenance import recorded_heartbeat_ms
 from zkconsumer.results.real_runs import (
     RunKey,
     compare_runs,
+    producer_events,
     spread_rows,
     straggler_runs,
     sweep_cell,
@@ -85,6 +81,10 @@ class DistPlan:
     sim_draws: int
     tolerances: DistTolerances
     calibration: str | None
+    # `spark formation-spread` rows of earlier runs (a CSV under the repository) whose
+    # producer_event rows place each cell's event on the producer's cycle, where the plan
+    # measured it (SimConfig.event_after_producer_s)
+    event_on_producer: str | None = None
 
     @classmethod
     def from_json(cls, plan: dict[str, Any]) -> DistPlan:
@@ -100,7 +100,8 @@ class DistPlan:
             return cls(sets, tuple(int(n) for n in plan["members"]), int(plan["partitions"]),
                        tuple(plan["events"]), int(plan["session_timeout_ms"]),
                        int(plan["real_seeds"]), int(plan["sim_draws"]),
-                       DistTolerances.from_plan(plan), calibration)
+                       DistTolerances.from_plan(plan), calibration,
+                       plan.get("event_on_producer"))
         except KeyError as exc:
             raise ValueError(f"validation plan: missing {exc.args[0]!r} (a distribution plan "
                              "gives sets, members, partitions, events, session_timeout_ms, "
@@ -151,9 +152,12 @@ def compare_sim_config(protocol: str, key: CellKey, session_timeout_ms: int, see
 
 
 def draw(run_set: RunSet, key: CellKey, plan: DistPlan, cal: Calibration,
-         tasks: int, heartbeat_ms: int | None = None) -> tuple[str, tuple[Run, ...]]:
+         tasks: int, heartbeat_ms: int | None = None,
+         on_producer: tuple[float, ...] = ()) -> tuple[str, tuple[Run, ...]]:
     """The model's draws of one cell (seeds 0 .. sim_draws - 1); ``heartbeat_ms``: the KIP-848
-    heartbeat interval the real runs' broker gave (:func:`set_heartbeat_ms`)."""
+    heartbeat interval the real runs' broker gave (:func:`set_heartbeat_ms`);
+    ``on_producer``: the cell's measured event times on the producer's clock
+    (:func:`plan_producer_events`)."""
     protocol = model_protocol(run_set, key.protocol)
     out = []
     for seed in range(plan.sim_draws):
@@ -162,7 +166,8 @@ def draw(run_set: RunSet, key: CellKey, plan: DistPlan, cal: Calibration,
                                      run_set.consumer_heartbeat_interval_ms)
         else:
             cfg = lab_sim_config(protocol, key.members, key.partitions, key.event, seed, cal,
-                                 plan.session_timeout_ms, tasks, Timing(), heartbeat_ms)
+                                 plan.session_timeout_ms, tasks, Timing(), heartbeat_ms,
+                                 on_producer)
         r = simulate(cfg, None if run_set.by_compare else HERD_OBSERVATION)
         out.append(Run(float(r.coordination_requests), float(r.rebalance_attempts),
                        float(r.conflicts), r.time_to_stable_s, r.formation_stragglers > 0))
@@ -200,13 +205,24 @@ def set_heartbeat_ms(repo: Path, run_set: RunSet, key: CellKey) -> int | None:
     return recorded_heartbeat_ms(repo / run_set.folder / f"{key.protocol}-n{key.members}")
 
 
+def plan_producer_events(plan: DistPlan, repo: Path
+                         ) -> dict[tuple[str, int, str], tuple[float, ...]]:
+    """(protocol, members, event) -> the event's measured times on the producer's clock, from
+    the rows the plan names (none where it names none)."""
+    if not plan.event_on_producer:
+        return {}
+    return producer_events(spread_rows(repo / plan.event_on_producer))
+
+
 def score_plan(plan: DistPlan, repo: Path, cal: Calibration) -> list[CellScore]:
     scores = []
     late = {s.name: set_stragglers(repo, s) for s in plan.sets}  # each set's rows read once
+    on_producer = plan_producer_events(plan, repo)
     for run_set, key in plan.cells():
         real, tasks = real_runs(repo, run_set, key, late[run_set.name])
         model, sim = draw(run_set, key, plan, cal, tasks,
-                          set_heartbeat_ms(repo, run_set, key))
+                          set_heartbeat_ms(repo, run_set, key),
+                          on_producer.get((key.protocol, key.members, key.event), ()))
         scores.append(CellScore(key, model, real, sim, plan.tolerances, plan.real_seeds))
     return scores
 
@@ -216,12 +232,13 @@ def plan_calibration(plan: DistPlan, repo: Path) -> Calibration:
 
 
 def tolerance_values(tol: DistTolerances) -> dict[str, Any]:
-    """The tolerances as the scoring records them; the split check only where a plan asks for
-    it (the scorings of the plans before it stay as they were)."""
+    """The tolerances as the scoring records them; the optional checks (the requests'
+    interquartile range, a split) only where a plan asks for them (the scorings of the plans
+    before them stay as they were)."""
     values = dataclasses.asdict(tol)
-    for split in ("split_by_movement", "split_by_stragglers"):
-        if not values[split]:
-            del values[split]
+    for optional in ("requests_iqr", "split_by_movement", "split_by_stragglers"):
+        if not values[optional]:
+            del values[optional]
     return values
 
 

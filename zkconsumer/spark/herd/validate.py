@@ -159,7 +159,8 @@ def sampled_count_margins(sample_interval_s: float) -> tuple[float, float]:
 
 def lab_sim_config(protocol: str, members: int, partitions: int, event: str, seed: int,
                    cal: Calibration, session_timeout_ms: int, tasks: int,
-                   timing: Timing, heartbeat_interval_ms: int | None = None) -> SimConfig:
+                   timing: Timing, heartbeat_interval_ms: int | None = None,
+                   event_after_producer_s: tuple[float, ...] = ()) -> SimConfig:
     """The simulator's settings for one cell of a Spark herd run (``spark herd --mode real``):
     the lab's timeouts, heartbeat, member naming and victim, the real counts' sampling margins
     ``tasks`` client processes, and the event applied once the group was quiet for
@@ -167,7 +168,9 @@ def lab_sim_config(protocol: str, members: int, partitions: int, event: str, see
 
     ``heartbeat_interval_ms`` is the interval the run's broker gave its members where the broker
     owns it (a KIP-848 group: ``group.consumer.heartbeat.interval.ms``, recorded in the run's
-    ``meta.json``); otherwise the lab's client setting, a third of the session."""
+    ``meta.json``); otherwise the lab's client setting, a third of the session.
+    ``event_after_producer_s``: when the event came after the producer's first record in
+    earlier runs of the cell, where a plan measured it (``SimConfig``)."""
     count_from, count_until = sampled_count_margins(timing.request_sample_interval_s)
     return SimConfig(protocol, members, partitions, event, seed=seed, calibration=cal,
                      session_timeout_ms=session_timeout_ms,
@@ -181,7 +184,8 @@ def lab_sim_config(protocol: str, members: int, partitions: int, event: str, see
                      messages_per_s=timing.produce_rate,
                      consumer_timeout_ms=lab_consumer_timeout_ms(timing),
                      client_processes=tasks, auto_commit=False,
-                     event_after_change_s=lab_event_after_change_s(timing.quiet_s))
+                     event_after_change_s=lab_event_after_change_s(timing.quiet_s),
+                     event_after_producer_s=event_after_producer_s)
 
 
 def validate(rows: Sequence[dict[str, Any]], cal: Calibration, seeds: int = 5,
