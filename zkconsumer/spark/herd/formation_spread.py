@@ -27,11 +27,11 @@ measured quantity, each against the group's last change of the formation (the la
   the statistics interval; member ``task K``): negative when task 0, which hosts a join's
   joiner, started its clients last;
 - ``producer_event``: the event after the lab producer's first record (one row per run, for
-  every family, ZooKeeper's included): where the event fell on the producer's cycle, which
-  sets when a legacy member's stream and fetchers next wake
-  (:mod:`zkconsumer.sim.producer_schedule`). The producer sends record ``n`` at ``n / rate``
-  after its first, so each delivery before the event gives its start plus that delivery's
-  latency; the least over the run's deliveries (hundreds) is taken for its start.
+  every family; a ZooKeeper group's runs get only this row and ``event_lag``): where the
+  event fell on the producer's cycle, which sets when a legacy member's stream and fetchers
+  next wake (:mod:`zkconsumer.sim.producer_schedule`). The producer sends record ``n`` at
+  ``n / rate`` after its first, so each delivery before the event gives its start plus that
+  delivery's latency; the least over the run's deliveries (hundreds) is taken for its start.
 
 The KIP-848 model's formation spans (:data:`zkconsumer.sim.formation.KIP848_SCHEDULES_S` and
 its neighbours) and Tansu's (:data:`zkconsumer.sim.formation.TANSU`) are read off these rows.
@@ -81,7 +81,8 @@ def spread_rows(records: Iterable[dict[str, Any]], window: dict[str, Any],
                 rate: float = Timing().produce_rate) -> list[dict[str, Any]]:
     """The rows of one run from its records (``kind``, ``ts``, ``member``, ``what``, and
     ``task`` for the ``task_tick`` rows, ``seq`` for the deliveries); ``straggler`` rows for a
-    ``classic`` broker group only; ``rate``: the lab producer's messages a second."""
+    ``classic`` broker group only, a ZooKeeper group's (``family``) only its event's;
+    ``rate``: the lab producer's messages a second."""
     interval = heartbeat_ms / 1000.0
     event = float(window["event_ts"])
     ordered = sorted(records, key=lambda r: r["ts"])
@@ -97,6 +98,8 @@ def spread_rows(records: Iterable[dict[str, Any]], window: dict[str, Any],
     on_producer = producer_event_s(ordered, event, rate)
     if on_producer is not None:
         rows.append(dict(base, kind="producer_event", member="", seconds=on_producer))
+    if window.get("family") == "zookeeper":  # no heartbeats, no statistics ticks
+        return rows
     for member, ts in sorted(last_record.items()):
         rows.append(dict(base, kind="schedule", member=member,
                          seconds=round(wrap(ts - last_change, interval), 4)))
@@ -105,7 +108,7 @@ def spread_rows(records: Iterable[dict[str, Any]], window: dict[str, Any],
         if samples:
             rows.append(dict(base, kind="tick_lead", member=member,
                              seconds=round((ts - samples[-1]) % STATS_INTERVAL_S, 4)))
-    if classic and window.get("family") != "zookeeper":
+    if classic:
         first = min(last_record.values())
         rows += [dict(base, kind="straggler", member=member, seconds=round(ts - first, 4))
                  for member, ts in sorted(last_record.items())
