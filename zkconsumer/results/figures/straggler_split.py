@@ -79,16 +79,24 @@ def _plan_sets(ctx: Context, plan: int) -> list[dict[str, str]]:
 def validation_23(ctx: Context) -> str:
     """Plan 23's scoring, plans 22 and 21's runs as a prediction of its runs (split the same
     way), its failing cells run by run, and the diagnostic on the run sets read before it."""
-    scores, data = load_scores(ctx, HELD_OUT)
-    plans = tuple(p for p, _ in BEFORE)
-    out = [validation_block(ctx, HELD_OUT), "",
-           replication_paragraph(HELD_OUT, plans, *split_replication(ctx, HELD_OUT, BEFORE)),
-           ""]
+    return split_validation(ctx, HELD_OUT, BEFORE, DIAGNOSTIC,
+                            "Disclosed before the runs: the split on run sets already read")
+
+
+def split_validation(ctx: Context, n: int, before: tuple[tuple[int, str], ...],
+                     diagnostic: str, what: str) -> str:
+    """A split plan ``n``'s scoring, the runs of the plans ``before`` as a prediction of its
+    runs (:func:`split_replication`), its failing cells run by run, and its ``diagnostic``
+    (a scoring folder, said as ``what``)."""
+    scores, data = load_scores(ctx, n)
+    plans = tuple(p for p, _ in before)
+    out = [validation_block(ctx, n), "",
+           replication_paragraph(n, plans, *split_replication(ctx, n, before)), ""]
     if any(s.judged and not s.ok for s in scores):
-        out += ["The failing cells run by run:", "", *runs_table(ctx, HELD_OUT), "",
+        out += ["The failing cells run by run:", "", *runs_table(ctx, n), "",
                 runs_legend(int(data["sim_draws"]), stragglers=True), ""]
-    out += diagnostic_block(ctx, DIAGNOSTIC, "Disclosed before the runs: the split on run sets "
-                            "already read", f"{planned_sets(ctx, DIAGNOSTIC)}, in that order")
+    out += diagnostic_block(ctx, diagnostic, what, f"{planned_sets(ctx, diagnostic)}, in that "
+                            "order")
     return "\n".join(out)
 
 

@@ -1,0 +1,90 @@
+"""docs/validation-plan-24.md: the legacy events placed on the producer's cycle as the lab
+placed them, the source rules as Tansu's eager model, requests judged inside their spread.
+
+Reads committed files only: validation plan 24's scoring (held-out runs), plans 23 and 22's
+runs of the same cells with their own formation rows (the lab against itself, split the same
+way), the diagnostic on plan 23's runs (``validation-24/diagnostic``), plan 24's formation
+rows, and the event times the legacy models draw (``event-on-producer``: ``spark
+formation-spread``'s ``producer_event`` rows on plans 21 to 23's legacy runs).
+"""
+
+from __future__ import annotations
+
+import statistics
+from collections.abc import Sequence
+
+from zkconsumer.results.figures.formation_validation import (
+    StragglerSource,
+    stragglers_source,
+    stragglers_table,
+)
+from zkconsumer.results.figures.straggler_split import split_validation
+from zkconsumer.results.provenance import read_provenance
+from zkconsumer.results.real_runs import producer_events, spread_rows
+from zkconsumer.results.registry import Context, figure
+from zkconsumer.scenarios.timing import Timing
+
+HELD_OUT = 24
+BEFORE = ((23, "scale/validation-23/formation-spread"),
+          (22, "scale/validation-22/formation-spread"))
+DIAGNOSTIC = f"scale/validation-{HELD_OUT}/diagnostic"
+EVENT_TIMES = "scale/event-on-producer"
+SOURCES: tuple[StragglerSource, ...] = (
+    (f"plan {HELD_OUT}", f"scale/validation-{HELD_OUT}/formation-spread",
+     f"scale/validation-{HELD_OUT}/tansu/*"),)
+
+
+@figure("scale-validation-24", source=f"results/scale/validation-{HELD_OUT}/scoring, "
+                                      + ", ".join(f"results/scale/validation-{p}/tansu, "
+                                                  f"results/scale/validation-{p}/kafka-2.4.1, "
+                                                  f"results/{rows}" for p, rows in BEFORE)
+                                      + f", results/{DIAGNOSTIC}")
+def validation_24(ctx: Context) -> str:
+    """Plan 24's scoring, plans 23 and 22's runs as a prediction of its runs (split the same
+    way), its failing cells run by run, and the diagnostic on plan 23's runs."""
+    return split_validation(ctx, HELD_OUT, BEFORE, DIAGNOSTIC,
+                            "Disclosed before the runs: this plan's models and checks on plan "
+                            "23's runs, the event times from plans 21 and 22 only")
+
+
+def cycle_points(seconds: Sequence[float], cycle_s: float) -> tuple[float, float, float]:
+    """Where on a producer cycle of ``cycle_s`` the events fell: the (first quartile, median,
+    third quartile) of the event times modulo the cycle, in seconds after a record to
+    partition 0 was sent."""
+    points = sorted(s % cycle_s for s in seconds)
+    if len(points) == 1:
+        return points[0], points[0], points[0]
+    q1, q2, q3 = statistics.quantiles(points, n=4, method="inclusive")
+    return q1, q2, q3
+
+
+@figure("event-on-producer", source=f"results/{EVENT_TIMES}")
+def event_on_producer(ctx: Context) -> str:
+    """Per legacy cell: when the lab's event came after the producer's first record, and where
+    on partition 0's cycle it fell (tight where the group forms within one look)."""
+    folder = ctx.results / EVENT_TIMES
+    times = producer_events(spread_rows(folder))
+    timing = Timing()
+    partitions = 24
+    cycle = partitions / timing.produce_rate
+    out = ["| protocol | N | event | runs | event after the first record, s: median [range] "
+           f"| on partition 0's {cycle:g} s cycle, s after its record: quartiles |",
+           "|---|---|---|---|---|---|"]
+    for (protocol, members, event), seconds in sorted(times.items()):
+        q1, q2, q3 = cycle_points(seconds, cycle)
+        out.append(f"| {protocol} | {members} | {event} | {len(seconds)} | "
+                   f"{statistics.median(seconds):.2f} [{min(seconds):.2f}–{max(seconds):.2f}] | "
+                   f"{q1:.2f} / {q2:.2f} / {q3:.2f} |")
+    prov = read_provenance(folder)
+    out += ["", f"The lab's producer sends {timing.produce_rate:g} messages a second over "
+            f"{partitions} partitions, one to each in turn, so partition 0 (the leaver's, "
+            f"m00000's) gets one every {cycle:g} s. A uniform phase would put the quartiles "
+            f"near {cycle / 4:.2f} / {cycle / 2:.2f} / {3 * cycle / 4:.2f}. Measured at "
+            f"revision `{prov.revision[:12]}` on {prov.date[:10]}; re-run: `{prov.command}`."]
+    return "\n".join(out)
+
+
+@figure("tansu-stragglers-24", source=stragglers_source(SOURCES))
+def tansu_stragglers_24(ctx: Context) -> str:
+    """Plan 24's Tansu formations: how many left stragglers, and what the runs after them did."""
+    return "\n".join(stragglers_table(ctx, SOURCES))
