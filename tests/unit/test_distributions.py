@@ -61,6 +61,12 @@ def test_a_plan_may_let_the_requests_pass_inside_the_real_interquartile_range() 
         "time_to_stable_iqr": True, "requests_relative": 0.1, "requests_absolute": 5,
         "requests_iqr": True, "multi_attempt_share": "wilson-95"}}).requests_iqr
     assert "requests: the real interquartile range, or ±10%" in with_iqr.describe()
+    # the table shows the range the count was judged inside, and says so in its header
+    header, _, row = score_table([CellScore(KEY, "cooperative-sticky", real, model, with_iqr)])
+    assert "requests: real median [IQR] / model median (error)" in header
+    assert "| 18 [3–69] / 3 (83%) |" in row and row.endswith("| pass |")
+    assert "requests: real / model (error)" in score_table(
+        [CellScore(KEY, "cooperative-sticky", real, model)])[0]
 
 
 def test_the_multi_attempt_share_is_judged_by_the_real_wilson_interval() -> None:

@@ -250,8 +250,11 @@ def _t(x: float | None) -> str:
 
 def score_table(scores: Sequence[CellScore]) -> list[str]:
     """One row per cell: real distribution vs the model's, and the verdict."""
+    requests = ("real median [IQR] / model median" if any(s.tolerances.requests_iqr
+                                                          for s in scores)
+                else "real / model")
     lines = ["| broker | protocol (model) | N | event | real runs / draws | time to stable s: real "
-             "median [IQR] / model median (error) | requests: real / model (error) | more than "
+             f"median [IQR] / model median (error) | requests: {requests} (error) | more than "
              "one attempt: real k of n [95 %] / model share | verdict |",
              "|---|---|---|---|---|---|---|---|---|"]
     for s in scores:
@@ -288,15 +291,24 @@ def sides_note(s: CellScore) -> str:
         time = ("" if side == "still" or not settled(real) or not settled(sim) else
                 f"{_t(statistics.median(settled(real)))} s / "
                 f"{_t(statistics.median(settled(sim)))} s, ")
-        out.append(f"{side}: {time}{statistics.median(r.requests for r in real):,.0f} / "
+        out.append(f"{side}: {time}{statistics.median(r.requests for r in real):,.0f}"
+                   f"{requests_spread(s, real)} / "
                    f"{statistics.median(r.requests for r in sim):,.0f} requests")
     return "; ".join(out)
+
+
+def requests_spread(s: CellScore, real: Sequence[Run]) -> str:
+    """`` [q1–q3]`` of the real request counts where the plan judges requests inside them."""
+    if not s.tolerances.requests_iqr or not real:
+        return ""
+    q1, q3 = quartiles([r.requests for r in real])
+    return f" [{q1:,.0f}–{q3:,.0f}]"
 
 
 def requests_cell(s: CellScore) -> str:
     if not s.real:
         return f"— / {s.sim_requests:,.0f}"
-    return (f"{s.real_requests:,.0f} / {s.sim_requests:,.0f} "
+    return (f"{s.real_requests:,.0f}{requests_spread(s, s.real)} / {s.sim_requests:,.0f} "
             f"({difference(s.real_requests, s.sim_requests)})")
 
 

@@ -236,7 +236,10 @@ def model_trust(results: Path) -> str:
             (22, "plan 21's cells on fresh runs, with the Tansu formation's stragglers and the "
                  "leader mode's stops one per partition", "validation-plan-22.md"),
             (23, "plan 22's cells on fresh runs, the Tansu classic cells judged apart by "
-                 "whether their formation left stragglers", "validation-plan-23.md")):
+                 "whether their formation left stragglers", "validation-plan-23.md"),
+            (24, "plan 23's cells on fresh runs, the legacy events placed on the producer's "
+                 "cycle as the lab placed them and Tansu's eager cells by its source rules",
+                 "validation-plan-24.md")):
         scoring = results / "scale" / f"validation-{plan}" / "scoring" / "scoring.json"
         if scoring.is_file():
             judged = [c for c in json.loads(scoring.read_text())["cells"] if c["judged"]]
