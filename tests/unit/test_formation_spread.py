@@ -123,3 +123,22 @@ def test_a_run_places_its_event_on_the_producers_clock_for_every_family():
     # no delivery before the event: no row
     assert not [r for r in spread_rows(records[:2], window, 2000, rate=40.0)
                 if r["kind"] == "producer_event"]
+
+
+def test_a_zookeeper_formation_is_read_as_the_runs_speed():
+    """Each member's first attempt to its first plan, before the event; the run's median."""
+    window = dict(WINDOW, family="zookeeper")   # event at 110.0
+    records = [
+        rec("tl", 104.0, "a", "assigned"),
+        rec("co", 101.0, "a", "attempt"), rec("dc", 101.9, "a"),
+        rec("co", 103.0, "a", "attempt"), rec("dc", 103.1, "a"),   # a's second: not counted
+        rec("co", 101.2, "b", "attempt"), rec("dc", 102.4, "b"),
+        rec("co", 101.5, "c", "attempt"), rec("dc", 102.0, "c"),
+        rec("co", 110.1, "d", "attempt"), rec("dc", 110.2, "d"),   # the joiner, after the event
+    ]
+    rows = spread_rows(records, window, heartbeat_ms=2000, rate=40.0)
+    assert [r["seconds"] for r in rows if r["kind"] == "formation_read"] == \
+        [pytest.approx(0.9)]   # median of 0.9, 1.2 and 0.5
+    # a broker group's runs have no such row
+    assert not [r for r in spread_rows(records, WINDOW, heartbeat_ms=2000)
+                if r["kind"] == "formation_read"]

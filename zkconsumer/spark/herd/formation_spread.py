@@ -31,7 +31,12 @@ measured quantity, each against the group's last change of the formation (the la
   event fell on the producer's cycle, which sets when a legacy member's stream and fetchers
   next wake (:mod:`zkconsumer.sim.producer_schedule`). The producer sends record ``n`` at
   ``n / rate`` after its first, so each delivery before the event gives its start plus that
-  delivery's latency; the least over the run's deliveries (hundreds) is taken for its start.
+  delivery's latency; the least over the run's deliveries (hundreds) is taken for its start;
+- ``formation_read``: a ZooKeeper group's formation, read as a measure of the run's speed (one
+  row per run): the median over its members of their first attempt's time from its start to
+  their first plan (``co`` ``attempt`` to ``dc``), before the event. The group forms as a herd
+  of the same size as the event's, on the same registry, so a run set whose machine ran slower
+  shows it here before its event as well as after.
 
 The KIP-848 model's formation spans (:data:`zkconsumer.sim.formation.KIP848_SCHEDULES_S` and
 its neighbours) and Tansu's (:data:`zkconsumer.sim.formation.TANSU`) are read off these rows.
@@ -41,6 +46,7 @@ its neighbours) and Tansu's (:data:`zkconsumer.sim.formation.TANSU`) are read of
 from __future__ import annotations
 
 import argparse
+import statistics
 from collections.abc import Iterable, Sequence
 from pathlib import Path
 from typing import Any
@@ -53,7 +59,7 @@ from zkconsumer.tables import nearest_rank
 
 COLUMNS = ("run_id", "members", "event", "heartbeat_ms", "kind", "member", "seconds")
 KINDS = ("schedule", "idle_grant", "tick_lead", "event_lag", "straggler", "task_tick",
-         "producer_event")
+         "producer_event", "formation_read")
 STATS_INTERVAL_S = STATS_INTERVAL_MS / 1000.0  # librdkafka's statistics.interval.ms in the lab
 # A Tansu formation answered its members within 0.66 s of the first (a whole task late by up
 # to that), or one look later, 1.00 s (0.998-1.005 s in results/scale/tansu-formation: the
@@ -74,6 +80,21 @@ def producer_event_s(records: Iterable[dict[str, Any]], event_ts: float,
     starts = [r["ts"] - int(r["seq"]) / rate for r in records
               if r["kind"] == "d" and r.get("seq") is not None and r["ts"] < event_ts]
     return round(event_ts - min(starts), 4) if starts else None
+
+
+def formation_read_s(records: Iterable[dict[str, Any]], event_ts: float) -> float | None:
+    """The median over the members of their first attempt's start (``co`` ``attempt``) to
+    their first plan (``dc``), both before the event; None where no member planned."""
+    started: dict[str, float] = {}
+    reads: dict[str, float] = {}
+    for r in sorted(records, key=lambda r: r["ts"]):
+        if r["ts"] >= event_ts:
+            break
+        if r["kind"] == "co" and r["what"] == "attempt":
+            started.setdefault(r["member"], r["ts"])
+        elif r["kind"] == "dc" and r["member"] in started and r["member"] not in reads:
+            reads[r["member"]] = r["ts"] - started[r["member"]]
+    return round(statistics.median(reads.values()), 4) if reads else None
 
 
 def spread_rows(records: Iterable[dict[str, Any]], window: dict[str, Any],
@@ -99,6 +120,9 @@ def spread_rows(records: Iterable[dict[str, Any]], window: dict[str, Any],
     if on_producer is not None:
         rows.append(dict(base, kind="producer_event", member="", seconds=on_producer))
     if window.get("family") == "zookeeper":  # no heartbeats, no statistics ticks
+        read = formation_read_s(ordered, event)
+        if read is not None:
+            rows.append(dict(base, kind="formation_read", member="", seconds=read))
         return rows
     for member, ts in sorted(last_record.items()):
         rows.append(dict(base, kind="schedule", member=member,
@@ -195,7 +219,7 @@ def run(args: argparse.Namespace, spark: Any = None) -> int:
         for raw, windows, (hb, classic) in inputs:
             for w in windows:
                 rows += spread_rows(run_records(session, raw, w["run_id"],
-                                                ("tl", "rq", "lc", "d")),
+                                                ("tl", "rq", "lc", "d", "co", "dc")),
                                     w, hb, classic)
     write_rows_csv(args.out, COLUMNS, rows, prov)
     for kind in KINDS:
