@@ -20,7 +20,7 @@ from zkconsumer.results.figures.formation_validation import (
 )
 from zkconsumer.results.figures.straggler_split import split_validation
 from zkconsumer.results.provenance import read_provenance
-from zkconsumer.results.real_runs import producer_events, spread_rows
+from zkconsumer.results.real_runs import producer_events, spread_rows, sweep_runs
 from zkconsumer.results.registry import Context, figure
 from zkconsumer.scenarios.timing import Timing
 
@@ -88,3 +88,64 @@ def event_on_producer(ctx: Context) -> str:
 def tansu_stragglers_24(ctx: Context) -> str:
     """Plan 24's Tansu formations: how many left stragglers, and what the runs after them did."""
     return "\n".join(stragglers_table(ctx, SOURCES))
+
+
+# The Tansu zk-range run sets whose formations are read for their speed: (what the table calls
+# the set, its sweeps' folder, the folder of its formation rows)
+SPEED_SETS = tuple(
+    (label, f"scale/validation-{plan}/{folder}", f"scale/set-speed/{slug}")
+    for label, plan, folder, slug in (
+        ("plan 20", 20, "tansu", "plan-20"),
+        ("plan 21, first set", 21, "tansu-first", "plan-21-first"),
+        ("plan 21", 21, "tansu", "plan-21"),
+        ("plan 22", 22, "tansu", "plan-22"),
+        ("plan 23, first set", 23, "tansu-first", "plan-23-first"),
+        ("plan 23", 23, "tansu", "plan-23"),
+        ("plan 24", 24, "tansu", "plan-24")))
+
+
+def _quartiles_said(values: Sequence[float], spec: str = ".2f") -> str:
+    q1, q2, q3 = statistics.quantiles(sorted(values), n=4, method="inclusive") \
+        if len(values) > 1 else (values[0],) * 3
+    return f"{q2:{spec}} [{q1:{spec}}–{q3:{spec}}]"
+
+
+def _sweep_medians(ctx: Context, folder: str, members: int) -> dict[str, float]:
+    rows = sweep_runs(ctx.results / folder / f"zk-range-n{members}")
+    out = {}
+    for event in ("join", "leave"):
+        times = [run.tts for raw, run in rows if raw.get("event") == event
+                 and run.tts is not None]
+        if times:
+            out[event] = statistics.median(times)
+    return out
+
+
+@figure("set-speed", source=", ".join(f"results/{speed}, results/{sweeps}"
+                                      for _, sweeps, speed in SPEED_SETS))
+def set_speed(ctx: Context) -> str:
+    """Per Tansu zk-range run set: how long its formations' reads took (before the events) beside
+    its time to stable after them; a set slow after its event was slow before it."""
+    out = ["| N | run set | runs | formation's read, s: median [IQR] over runs | time to "
+           "stable, s: join / leave (median over 10 runs) |", "|---|---|---|---|---|"]
+    commands = []
+    for members in (48, 12):
+        for label, sweeps, speed in SPEED_SETS:
+            folder = ctx.results / speed
+            if not (folder / "formation-spread.csv").is_file():
+                continue
+            reads = [float(r["seconds"]) for r in spread_rows(folder)
+                     if r["kind"] == "formation_read" and int(r["members"]) == members]
+            tts = _sweep_medians(ctx, sweeps, members)
+            if not reads or not tts:
+                continue
+            out.append(f"| {members} | {label} | {len(reads)} | {_quartiles_said(reads)} | "
+                       f"{tts.get('join', float('nan')):.2f} / "
+                       f"{tts.get('leave', float('nan')):.2f} |")
+            if members == 48:
+                commands.append(f"`{read_provenance(folder).command}`")
+    out += ["", "A formation's read: each member's first attempt, from its start to its plan "
+            "(the release, the registry's reads and the plan), the run's median over members "
+            "(`spark formation-spread`'s `formation_read` rows); the times to stable are the "
+            "sets' sweeps. Re-run: " + "; ".join(commands) + "."]
+    return "\n".join(out)
