@@ -129,6 +129,7 @@ def set_speed(ctx: Context) -> str:
     out = ["| N | run set | runs | formation's read, s: median [IQR] over runs | time to "
            "stable, s: join / leave (median over 10 runs) |", "|---|---|---|---|---|"]
     commands = []
+    pairs: dict[str, list[tuple[float, float]]] = {"join": [], "leave": []}
     for members in (48, 12):
         for label, sweeps, speed in SPEED_SETS:
             folder = ctx.results / speed
@@ -144,6 +145,15 @@ def set_speed(ctx: Context) -> str:
                        f"{tts.get('leave', float('nan')):.2f} |")
             if members == 48:
                 commands.append(f"`{read_provenance(folder).command}`")
+                for event in pairs:
+                    if event in tts:
+                        pairs[event].append((statistics.median(reads), tts[event]))
+    said = [f"{event} r = {statistics.correlation(*zip(*xy, strict=True)):.2f}"
+            for event, xy in pairs.items() if len(xy) > 2]
+    if said:
+        out += ["", f"At N = 48, across the {len(pairs['join'])} sets, the correlation of the "
+                f"formation's median read with the median time to stable: "
+                f"{', '.join(said)} (Pearson)."]
     out += ["", "A formation's read: each member's first attempt, from its start to its plan "
             "(the release, the registry's reads and the plan), the run's median over members "
             "(`spark formation-spread`'s `formation_read` rows); the times to stable are the "
