@@ -35,7 +35,10 @@ def test_compare_join_and_crash_across_three_protocols(zk_connect: str, broker: 
     code = compare("--members", "4", "--partitions", "8", "--events", "join,crash",
                    "--protocols", PROTOCOLS, "--session-timeout-ms", "3000",
                    "--zookeeper", zk_connect, "--bootstrap", broker.bootstrap,  # type: ignore[attr-defined]
-                   "--out", str(out), "--json", str(tmp_path / "copy.json"), "--no-progress")
+                   "--out", str(out), "--json", str(tmp_path / "copy.json"), "--no-progress",
+                   # two cells at once: what is checked here is who stopped and what was lost,
+                   # which a neighbour's load does not change (the timings are not asserted)
+                   "--parallel", "2")
     assert code == 0
 
     runs = json.loads((out / "results.json").read_text())["runs"]
