@@ -13,6 +13,7 @@ from __future__ import annotations
 import statistics
 from collections.abc import Sequence
 
+from zkconsumer.results.distributions import settled
 from zkconsumer.results.figures.formation_validation import (
     StragglerSource,
     stragglers_source,
@@ -47,15 +48,19 @@ def validation_24(ctx: Context) -> str:
                             "23's runs, the event times from plans 21 and 22 only")
 
 
-def cycle_points(seconds: Sequence[float], cycle_s: float) -> tuple[float, float, float]:
-    """Where on a producer cycle of ``cycle_s`` the events fell: the (first quartile, median,
-    third quartile) of the event times modulo the cycle, in seconds after a record to
-    partition 0 was sent."""
-    points = sorted(s % cycle_s for s in seconds)
-    if len(points) == 1:
-        return points[0], points[0], points[0]
-    q1, q2, q3 = statistics.quantiles(points, n=4, method="inclusive")
+def three_quartiles(values: Sequence[float]) -> tuple[float, float, float]:
+    """(first quartile, median, third quartile), interpolated as the checks' quartiles are
+    (a single value is all three)."""
+    if len(values) == 1:
+        return values[0], values[0], values[0]
+    q1, q2, q3 = statistics.quantiles(sorted(values), n=4, method="inclusive")
     return q1, q2, q3
+
+
+def cycle_points(seconds: Sequence[float], cycle_s: float) -> tuple[float, float, float]:
+    """Where on a producer cycle of ``cycle_s`` the events fell: the quartiles of the event
+    times modulo the cycle, in seconds after a record to partition 0 was sent."""
+    return three_quartiles([s % cycle_s for s in seconds])
 
 
 @figure("event-on-producer", source=f"results/{EVENT_TIMES}")
@@ -104,18 +109,16 @@ SPEED_SETS = tuple(
         ("plan 24", 24, "tansu", "plan-24")))
 
 
-def _quartiles_said(values: Sequence[float], spec: str = ".2f") -> str:
-    q1, q2, q3 = statistics.quantiles(sorted(values), n=4, method="inclusive") \
-        if len(values) > 1 else (values[0],) * 3
-    return f"{q2:{spec}} [{q1:{spec}}–{q3:{spec}}]"
+def _quartiles_said(values: Sequence[float]) -> str:
+    q1, q2, q3 = three_quartiles(values)
+    return f"{q2:.2f} [{q1:.2f}–{q3:.2f}]"
 
 
 def _sweep_medians(ctx: Context, folder: str, members: int) -> dict[str, float]:
     rows = sweep_runs(ctx.results / folder / f"zk-range-n{members}")
     out = {}
     for event in ("join", "leave"):
-        times = [run.tts for raw, run in rows if raw.get("event") == event
-                 and run.tts is not None]
+        times = settled([run for raw, run in rows if raw.get("event") == event])
         if times:
             out[event] = statistics.median(times)
     return out

@@ -82,12 +82,13 @@ def producer_event_s(records: Iterable[dict[str, Any]], event_ts: float,
     return round(event_ts - min(starts), 4) if starts else None
 
 
-def formation_read_s(records: Iterable[dict[str, Any]], event_ts: float) -> float | None:
+def formation_read_s(ordered: Iterable[dict[str, Any]], event_ts: float) -> float | None:
     """The median over the members of their first attempt's start (``co`` ``attempt``) to
-    their first plan (``dc``), both before the event; None where no member planned."""
+    their first plan (``dc``), both before the event, from records in time order; None where
+    no member planned."""
     started: dict[str, float] = {}
     reads: dict[str, float] = {}
-    for r in sorted(records, key=lambda r: r["ts"]):
+    for r in ordered:
         if r["ts"] >= event_ts:
             break
         if r["kind"] == "co" and r["what"] == "attempt":
