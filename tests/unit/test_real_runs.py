@@ -37,7 +37,7 @@ def test_a_set_with_formation_rows_marks_the_runs_after_stragglers(tmp_path: Pat
         "eager-range-n12-p24-join-s1-17bcae,12,join,2000,event_lag,,3.0\n")))
     key = CellKey("tansu", "tansu-0.6.0", "eager-range", 12, 24, "leave")
     split = RunSet("tansu", "tansu-0.6.0", "runs", ("eager-range",), "spark herd --mode real",
-                   formation_spread="spread.csv")
+                   formation_spread=("spread.csv",))
     runs, tasks = real_runs(tmp_path, split, key, set_stragglers(tmp_path, split))
     assert [(r.requests, r.stragglers) for r in runs] == \
         [(40.0, False), (41.0, True), (42.0, False), (43.0, False)]
@@ -50,7 +50,7 @@ def test_a_set_with_formation_rows_marks_the_runs_after_stragglers(tmp_path: Pat
     assert set_stragglers(tmp_path, plain) == set()
     assert not any(r.stragglers for r in real_runs(tmp_path, plain, key, set())[0])
     missing = RunSet("tansu", "tansu-0.6.0", "runs", ("eager-range",),
-                     "spark herd --mode real", formation_spread="nowhere.csv")
+                     "spark herd --mode real", formation_spread=("nowhere.csv",))
     with pytest.raises(FileNotFoundError, match="no formation-spread rows at .*nowhere.csv"):
         set_stragglers(tmp_path, missing)
 

@@ -6,6 +6,7 @@
     zkconsumer spark validate --real DIR [--calibration FILE] [--out FILE]
     zkconsumer spark request-types --raw DIR [--raw DIR ...] --out FILE.csv
     zkconsumer spark formation-spread --raw DIR [--raw DIR ...] --out FILE.csv
+    zkconsumer spark fit-speed --fit PLAN.json=ROWS.csv [--fit ...] --calibration FILE --out DIR
     zkconsumer spark rebalance-phases --raw DIR [--raw DIR ...] --out FILE.csv
     zkconsumer spark validate-split-brain --real DIR [--real DIR ...] --out DIR
     zkconsumer spark cluster start [--workers 2]
@@ -98,6 +99,17 @@ def register(sub: Any) -> None:
     spread_arguments(spread)
     spread.set_defaults(func=run_formation_spread)
 
+    from zkconsumer.spark.herd.fit_speed_cli import add_arguments as speed_arguments
+
+    speed = verbs.add_parser(
+        "fit-speed", help="fit the formation read the legacy model's calibration stands for",
+        description="On earlier plans' run sets: draw the model at a grid of machine speeds "
+                    "and find the formation read (spark formation-spread's formation_read "
+                    "rows) at which it runs at the calibration's; a plan then draws each set "
+                    "at its own speed. Writes fit.json, fit.md and meta.json to --out.")
+    speed_arguments(speed)
+    speed.set_defaults(func=run_fit_speed)
+
     from zkconsumer.spark.herd.rebalance_phases import add_arguments as phase_arguments
 
     phases = verbs.add_parser(
@@ -170,6 +182,12 @@ def run_validate_split_brain(args: argparse.Namespace) -> int:
 
 def run_formation_spread(args: argparse.Namespace) -> int:
     from zkconsumer.spark.herd.formation_spread import run
+
+    return _bad_input_exits_2(run, args)
+
+
+def run_fit_speed(args: argparse.Namespace) -> int:
+    from zkconsumer.spark.herd.fit_speed_cli import run
 
     return _bad_input_exits_2(run, args)
 

@@ -65,6 +65,9 @@ class CellScore:
     sim: tuple[Run, ...]
     tolerances: DistTolerances = field(default_factory=DistTolerances)
     required_runs: int = 5
+    # the set's own measurements the model drew the cell with, where the plan takes them
+    # (name, value): its speed, its share of formations with stragglers
+    inputs: tuple[tuple[str, float], ...] = ()
 
     @property
     def judged(self) -> bool:
@@ -128,8 +131,8 @@ class CellScore:
 
     @property
     def split_ok(self) -> bool:
-        if not self.tolerances.split:
-            return True
+        if not self.tolerances.split or self.tolerances.stragglers_given:
+            return True  # no split, or its share is the model's input
         if not self.real:
             return False  # nothing to judge the share on (the cell is not judged either)
         lo, hi = self.split_interval
@@ -212,6 +215,7 @@ class CellScore:
             "real": [run_to_json(r, self.tolerances.split_by_stragglers) for r in self.real],
             "sim": [run_to_json(r, self.tolerances.split_by_stragglers) for r in self.sim],
             **self.split_json(),
+            **({"model_inputs": dict(self.inputs)} if self.inputs else {}),
         }
 
     def split_json(self) -> dict[str, Any]:
@@ -221,7 +225,8 @@ class CellScore:
             return {}
         first = self.tolerances.split[0][0]
         return {f"real_{first}": self.real_split, f"sim_{first}_share": self.sim_split_share,
-                f"{first}_ok": self.split_ok}
+                f"{first}_ok": self.split_ok,
+                **({f"{first}_given": True} if self.tolerances.stragglers_given else {})}
 
 
 def settled(runs: Sequence[Run]) -> list[float]:
@@ -286,7 +291,7 @@ def sides_note(s: CellScore) -> str:
     side that moved nothing has no time to show)."""
     lo, hi = s.split_interval
     out = [f"{s.tolerances.split[0][0]}: {s.real_split} of {len(s.real)} [{lo:.2f}–{hi:.2f}] / "
-           f"{s.sim_split_share:.2f}"]
+           f"{s.sim_split_share:.2f}" + (" (given)" if s.tolerances.stragglers_given else "")]
     for side, real, sim in s.sides():
         time = ("" if side == "still" or not settled(real) or not settled(sim) else
                 f"{_t(statistics.median(settled(real)))} s / "
@@ -322,11 +327,11 @@ def pass_line(scores: Sequence[CellScore]) -> str:
                if unjudged else ""))
 
 
-
 def score_from_json(d: dict[str, Any], tolerances: DistTolerances,
                     required_runs: int) -> CellScore:
     """A committed scoring's cell back as a :class:`CellScore` (the docs' renderer reads it)."""
     key = CellKey(d["set"], d["broker"], d["protocol"], int(d["members"]),
                   int(d["partitions"]), d["event"])
     return CellScore(key, d["model"], tuple(run_from_json(r) for r in d["real"]),
-                     tuple(run_from_json(r) for r in d["sim"]), tolerances, required_runs)
+                     tuple(run_from_json(r) for r in d["sim"]), tolerances, required_runs,
+                     tuple(sorted(d.get("model_inputs", {}).items())))

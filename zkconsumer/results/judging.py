@@ -88,11 +88,18 @@ class DistTolerances:
     # broker's looks after the rest, zkconsumer.sim.formation) and the others apart: slow or
     # counting everybody's heartbeats after them, quick otherwise
     split_by_stragglers: bool = False
+    # the model draws stragglers at the share the set's own formations had (they come before
+    # the event: the set's state, measured), so that share is the model's input and not
+    # judged; time and requests are still judged on each side
+    stragglers_given: bool = False
 
     def __post_init__(self) -> None:
         if self.split_by_movement and self.split_by_stragglers:
             raise ValueError("validation plan: split_by_movement and split_by_stragglers "
                              "cannot both be set (a cell's runs are split one way)")
+        if self.stragglers_given and not self.split_by_stragglers:
+            raise ValueError("validation plan: stragglers_given needs split_by_stragglers (the "
+                             "share it gives the model is the split's)")
 
     @property
     def split(self) -> tuple[tuple[str, Callable[[Run], bool]], ...]:
@@ -109,7 +116,8 @@ class DistTolerances:
         t = plan.get("tolerances")
         keys = {"time_to_stable_relative", "time_to_stable_absolute_s", "time_to_stable_iqr",
                 "requests_relative", "requests_absolute", "multi_attempt_share"}
-        optional = {"split_by_movement", "split_by_stragglers", "requests_iqr"}
+        optional = {"split_by_movement", "split_by_stragglers", "requests_iqr",
+                    "stragglers_given"}
         if not isinstance(t, dict) or not keys <= set(t) <= keys | optional:
             raise ValueError(f"validation plan: 'tolerances' must give exactly "
                              f"{', '.join(sorted(keys))} (and may give "
@@ -121,7 +129,8 @@ class DistTolerances:
                    bool(t["time_to_stable_iqr"]), float(t["requests_relative"]),
                    float(t["requests_absolute"]), bool(t.get("requests_iqr", False)),
                    bool(t.get("split_by_movement", False)),
-                   bool(t.get("split_by_stragglers", False)))
+                   bool(t.get("split_by_stragglers", False)),
+                   bool(t.get("stragglers_given", False)))
 
     def describe(self) -> str:
         iqr = "the real interquartile range, or " if self.time_iqr else ""
@@ -135,9 +144,12 @@ class DistTolerances:
                               "the model's share that moved inside the real share's 95 % "
                               "Wilson interval, time and requests judged within each side "
                               "both have" if self.split_by_movement else "")
-                + ("; the runs split by whether their formation left stragglers: the model's "
-                   "share of draws with stragglers inside the real share's 95 % Wilson "
-                   "interval, time and requests judged within each side both have"
+                + ("; the runs split by whether their formation left stragglers: "
+                   + ("the model draws them at the share the set's own formations had (not "
+                      "judged)" if self.stragglers_given else
+                      "the model's share of draws with stragglers inside the real share's 95 % "
+                      "Wilson interval")
+                   + ", time and requests judged within each side both have"
                    if self.split_by_stragglers else ""))
 
 

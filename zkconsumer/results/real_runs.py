@@ -12,6 +12,7 @@ import csv
 import dataclasses
 import json
 import re
+import statistics
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -77,6 +78,18 @@ def producer_events(rows: list[dict[str, str]]) -> dict[tuple[str, int, str], tu
             out.setdefault((key.protocol, key.members, key.event), []).append(
                 (r["run_id"], float(r["seconds"])))
     return {cell: tuple(s for _, s in sorted(runs)) for cell, runs in out.items()}
+
+
+def formation_reads(rows: list[dict[str, str]]) -> dict[tuple[str, int], float]:
+    """(protocol, members) -> the median over that folder's runs (join and leave alike) of
+    their ``formation_read`` rows: how fast the run set's machine read the group at its
+    formation, before any event (:mod:`zkconsumer.spark.herd.formation_spread`)."""
+    out: dict[tuple[str, int], list[float]] = {}
+    for r in rows:
+        if r["kind"] == "formation_read":
+            key = run_key(r["run_id"])
+            out.setdefault((key.protocol, key.members), []).append(float(r["seconds"]))
+    return {cell: statistics.median(values) for cell, values in out.items()}
 
 
 def _num(value: Any) -> float | None:

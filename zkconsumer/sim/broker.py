@@ -27,6 +27,7 @@ the group is stable (:mod:`zkconsumer.sim.heartbeats`).
 
 from __future__ import annotations
 
+import dataclasses
 import logging
 import random
 
@@ -34,7 +35,7 @@ from zkconsumer.sim import costs
 from zkconsumer.sim.assignment import full_assignment, sticky_target
 from zkconsumer.sim.config import SimConfig
 from zkconsumer.sim.engine import Engine
-from zkconsumer.sim.formation import LAB_LAST_STARTED, formed_schedule, processes_of
+from zkconsumer.sim.formation import LAB_LAST_STARTED, Spread, formed_schedule, processes_of
 from zkconsumer.sim.formation import TANSU as TANSU_FORMATION
 from zkconsumer.sim.group import FormedTicks, SimulatedGroup
 from zkconsumer.sim.heartbeats import BrokerMember, count_heartbeats, next_beat
@@ -112,12 +113,21 @@ class BrokerGroup(SimulatedGroup):
         last_started = (processes[LAB_LAST_STARTED]
                         if self.event_lag_s is not None and processes else None)
         formed = formed_schedule(processes, self.hb, self.rng, self.event_lag_s,
-                                 self.FORMATION, last_started)
+                                 self.formation(), last_started)
         self.formed_at = dict(zip(ids, formed.answers, strict=True))
         self.formed_stragglers = formed.stragglers
         self.formed_tick_at = (dict(zip(ids, formed.ticks, strict=True)) if formed.ticks
                                else {})
         return formed.answers
+
+    def formation(self) -> Spread:
+        """:attr:`FORMATION`, its straggler rate the run set's own where the config gives one
+        (``SimConfig.formation_straggler_share``) and this broker's formation draws
+        stragglers at all (Tansu's; Apache Kafka's answers a round's members together)."""
+        share = self.cfg.formation_straggler_share
+        if share is None or not self.FORMATION.straggler_share:
+            return self.FORMATION
+        return dataclasses.replace(self.FORMATION, straggler_share=share)
 
     def first_answered(self) -> str | None:
         """The member the formation answered first (:meth:`formed_phases`; None before it):

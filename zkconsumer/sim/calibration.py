@@ -50,6 +50,13 @@ from typing import Any
 log = logging.getLogger(__name__)
 
 FILE_VERSION = 1
+# The steps a slower machine stretches in proportion: the client's CPU per request, the
+# ZooKeeper server's latency and service (a server on the same host, its work CPU too), the
+# plan and a rebalance's CPU beyond its requests. Timers (backoffs, polls, the producer's
+# schedule and the fetcher stops placed on it, session timeouts) keep their length.
+CPU_BOUND = ("client_read_cpu_ms", "client_write_cpu_ms", "zk_read_latency_ms",
+             "zk_read_service_us", "zk_write_latency_ms", "zk_write_service_ms",
+             "plan_us_per_member", "rebalance_cpu_ms")
 
 
 @dataclass(frozen=True)
@@ -176,6 +183,17 @@ class Calibration:
             raise ValueError(
                 f"calibration fetcher_stop_max_ms ({self.fetcher_stop_max_ms}) must be >= "
                 f"fetcher_stop_min_ms ({self.fetcher_stop_min_ms})")
+
+    def slowed(self, factor: float) -> Calibration:
+        """This calibration on a machine ``factor`` times slower in its CPU-bound steps
+        (:data:`CPU_BOUND`): how a run set made on a slower day is drawn. The lab's machine
+        runs at a speed of its own each day (docs/validation-plan-24.md, its set-speed table),
+        every step of a rebalance stretched in the same proportion."""
+        if not (isinstance(factor, (int, float)) and math.isfinite(factor) and factor > 0):
+            raise ValueError(f"a speed factor must be a finite number > 0, got {factor!r}")
+        if factor == 1:
+            return self
+        return dataclasses.replace(self, **{n: getattr(self, n) * factor for n in CPU_BOUND})
 
     def client_cpu_scale(self, clients: int) -> float:
         """The factor on the client CPU per request with ``clients`` members in one process."""

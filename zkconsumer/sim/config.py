@@ -92,6 +92,12 @@ class SimConfig:
     # where the group forms within a look it falls at the same point of the cycle run after
     # run. Empty: the cycle's phase is uniform (an event unrelated to the producer).
     event_after_producer_s: tuple[float, ...] = ()
+    # The share of formations that left stragglers where the run set's own formations were
+    # read (spark formation-spread's straggler rows): it replaces the broker's formation rate
+    # (zkconsumer.sim.formation.Spread.straggler_share) for a broker whose formation draws
+    # them. The formation comes before the event, so it is the set's measured state, not an
+    # outcome the model is judged on. None: the broker's rate.
+    formation_straggler_share: float | None = None
 
     def __post_init__(self) -> None:
         if self.protocol not in PROTOCOL_INFO and self.protocol.startswith("zk-leader-"):
@@ -134,6 +140,9 @@ class SimConfig:
         if not 0 <= self.first_candidate_rank < max(1, self.members):
             raise ValueError(f"first_candidate_rank must lie in [0, {max(1, self.members)}), "
                              f"got {self.first_candidate_rank}")
+        share = self.formation_straggler_share
+        if share is not None and not 0.0 <= share <= 1.0:
+            raise ValueError(f"formation_straggler_share must lie in [0, 1], got {share}")
         if self.max_time_s <= 0:
             raise ValueError(f"max_time_s must be > 0, got {self.max_time_s}")
         lag = self.event_after_change_s

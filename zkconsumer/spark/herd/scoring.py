@@ -27,6 +27,7 @@ from zkconsumer.results.provenance import recorded_heartbeat_ms
 from zkconsumer.results.real_runs import (
     RunKey,
     compare_runs,
+    formation_reads,
     producer_events,
     spread_rows,
     straggler_runs,
@@ -38,6 +39,7 @@ from zkconsumer.sim.kafka_check import COUNT_FROM_S, COUNT_UNTIL_S
 from zkconsumer.sim.kafka_check import RATE as COMPARE_RATE
 from zkconsumer.sim.observation import Observation
 from zkconsumer.spark.herd.metrics import SAMPLE_AFTER_S
+from zkconsumer.spark.herd.set_speed import SpeedReference, speed_factor
 from zkconsumer.spark.herd.validate import lab_sim_config
 from zkconsumer.spark.task_control import LOOK_INTERVAL_S, STATUS_INTERVAL_S
 
@@ -61,9 +63,10 @@ class RunSet:
     consumer_heartbeat_interval_ms: int | None = None
     # protocol -> the simulator profile that draws its cells, where the plan names one
     models: tuple[tuple[str, str], ...] = ()
-    # the set's `spark formation-spread` rows (a CSV under the repository), where the plan
-    # splits its runs by whether their formation left stragglers
-    formation_spread: str | None = None
+    # the set's `spark formation-spread` rows (CSVs under the repository), where the plan
+    # splits its runs by whether their formation left stragglers or draws them at the set's
+    # speed; a plan names one file, or a list of them
+    formation_spread: tuple[str, ...] = ()
 
     @property
     def by_compare(self) -> bool:
@@ -85,6 +88,8 @@ class DistPlan:
     # producer_event rows place each cell's event on the producer's cycle, where the plan
     # measured it (SimConfig.event_after_producer_s)
     event_on_producer: str | None = None
+    # where the plan draws a set's cells at the set's own speed (.set_speed)
+    set_speed: SpeedReference | None = None
 
     @classmethod
     def from_json(cls, plan: dict[str, Any]) -> DistPlan:
@@ -92,7 +97,7 @@ class DistPlan:
             sets = tuple(RunSet(s["name"], s["broker"], s["folder"], tuple(s["protocols"]),
                                 s["runner"], s.get("consumer_heartbeat_interval_ms"),
                                 tuple(sorted(s.get("models", {}).items())),
-                                s.get("formation_spread"))
+                                spread_files(s.get("formation_spread")))
                          for s in plan["sets"])
             calibration = plan.get("calibration")
             for amendment in plan.get("amendments", ()):
@@ -101,7 +106,9 @@ class DistPlan:
                        tuple(plan["events"]), int(plan["session_timeout_ms"]),
                        int(plan["real_seeds"]), int(plan["sim_draws"]),
                        DistTolerances.from_plan(plan), calibration,
-                       plan.get("event_on_producer"))
+                       plan.get("event_on_producer"),
+                       SpeedReference.from_json(plan["set_speed"]) if "set_speed" in plan
+                       else None)
         except KeyError as exc:
             raise ValueError(f"validation plan: missing {exc.args[0]!r} (a distribution plan "
                              "gives sets, members, partitions, events, session_timeout_ms, "
@@ -111,6 +118,18 @@ class DistPlan:
         return [(s, CellKey(s.name, s.broker, proto, n, self.partitions, event))
                 for s in self.sets for proto in s.protocols for n in self.members
                 for event in self.events]
+
+
+def spread_files(value: Any) -> tuple[str, ...]:
+    """A set's ``formation_spread`` as the plan gives it (a path, a list of them, or none)."""
+    if value is None:
+        return ()
+    if isinstance(value, str):
+        return (value,)
+    if isinstance(value, list) and all(isinstance(v, str) for v in value):
+        return tuple(value)
+    raise ValueError(f"validation plan: a set's formation_spread must be a path or a list of "
+                     f"paths, got {value!r}")
 
 
 def is_distribution_plan(plan: dict[str, Any]) -> bool:
@@ -153,11 +172,13 @@ def compare_sim_config(protocol: str, key: CellKey, session_timeout_ms: int, see
 
 def draw(run_set: RunSet, key: CellKey, plan: DistPlan, cal: Calibration,
          tasks: int, heartbeat_ms: int | None = None,
-         on_producer: tuple[float, ...] = ()) -> tuple[str, tuple[Run, ...]]:
+         on_producer: tuple[float, ...] = (),
+         straggler_share: float | None = None) -> tuple[str, tuple[Run, ...]]:
     """The model's draws of one cell (seeds 0 .. sim_draws - 1); ``heartbeat_ms``: the KIP-848
     heartbeat interval the real runs' broker gave (:func:`set_heartbeat_ms`);
     ``on_producer``: the cell's measured event times on the producer's clock
-    (:func:`plan_producer_events`)."""
+    (:func:`plan_producer_events`); ``straggler_share``: the set's own share of formations
+    with stragglers, where the plan takes it as given (SimConfig.formation_straggler_share)."""
     protocol = model_protocol(run_set, key.protocol)
     out = []
     for seed in range(plan.sim_draws):
@@ -168,6 +189,8 @@ def draw(run_set: RunSet, key: CellKey, plan: DistPlan, cal: Calibration,
             cfg = lab_sim_config(protocol, key.members, key.partitions, key.event, seed, cal,
                                  plan.session_timeout_ms, tasks, Timing(), heartbeat_ms,
                                  on_producer)
+        if straggler_share is not None:
+            cfg = dataclasses.replace(cfg, formation_straggler_share=straggler_share)
         r = simulate(cfg, None if run_set.by_compare else HERD_OBSERVATION)
         out.append(Run(float(r.coordination_requests), float(r.rebalance_attempts),
                        float(r.conflicts), r.time_to_stable_s, r.formation_stragglers > 0))
@@ -177,9 +200,7 @@ def draw(run_set: RunSet, key: CellKey, plan: DistPlan, cal: Calibration,
 def set_stragglers(repo: Path, run_set: RunSet) -> set[RunKey]:
     """The runs of a set whose formation left stragglers, from the formation rows it names
     (none where it names none)."""
-    if not run_set.formation_spread:
-        return set()
-    return straggler_runs(spread_rows(repo / run_set.formation_spread))
+    return set(SetRows.of(repo, run_set).late)
 
 
 def real_runs(repo: Path, run_set: RunSet, key: CellKey,
@@ -214,16 +235,73 @@ def plan_producer_events(plan: DistPlan, repo: Path
     return producer_events(spread_rows(repo / plan.event_on_producer))
 
 
+@dataclass(frozen=True)
+class SetRows:
+    """What a plan reads off one set's ``spark formation-spread`` rows: the runs whose
+    formation left stragglers, and each folder's median formation read."""
+
+    late: frozenset[RunKey]
+    reads: dict[tuple[str, int], float]
+
+    @classmethod
+    def of(cls, repo: Path, run_set: RunSet) -> SetRows:
+        if not run_set.formation_spread:
+            return cls(frozenset(), {})
+        rows = [r for f in run_set.formation_spread for r in spread_rows(repo / f)]
+        return cls(frozenset(straggler_runs(rows)), formation_reads(rows))
+
+
+def folder_straggler_shares(real: dict[tuple[str, CellKey], tuple[Run, ...]]
+                            ) -> dict[tuple[str, str, int], float]:
+    """(set, protocol, N) -> the share of that folder's real runs (join and leave together)
+    whose formation left stragglers."""
+    pooled: dict[tuple[str, str, int], list[bool]] = {}
+    for (name, key), runs in real.items():
+        pooled.setdefault((name, key.protocol, key.members), []).extend(
+            r.stragglers for r in runs)
+    return {k: sum(v) / len(v) for k, v in pooled.items() if v}
+
+
+def cell_inputs(plan: DistPlan, run_set: RunSet, key: CellKey, rows: SetRows,
+                shares: dict[tuple[str, str, int], float]) -> dict[str, float]:
+    """The set's own measurements a cell is drawn with, where the plan takes them: its speed
+    (``formation_read_s`` and ``speed_factor``) and its share of formations with stragglers
+    (``straggler_share``)."""
+    out: dict[str, float] = {}
+    if plan.set_speed is not None:
+        reference = plan.set_speed.reference(key.protocol, key.members)
+        read = rows.reads.get((key.protocol, key.members))
+        if reference is not None:
+            if read is None:
+                files = ", ".join(run_set.formation_spread) or "no formation-spread file"
+                raise ValueError(f"set {run_set.name}: no formation_read rows for "
+                                 f"{key.protocol} N = {key.members} in {files} (the plan "
+                                 "draws it at its speed)")
+            out["formation_read_s"] = read
+            out["speed_factor"] = speed_factor(read, reference)
+    if plan.tolerances.stragglers_given and run_set.formation_spread:
+        share = shares.get((run_set.name, key.protocol, key.members))
+        if share is not None:
+            out["straggler_share"] = share
+    return out
+
+
 def score_plan(plan: DistPlan, repo: Path, cal: Calibration) -> list[CellScore]:
-    scores = []
-    late = {s.name: set_stragglers(repo, s) for s in plan.sets}  # each set's rows read once
+    rows = {s.name: SetRows.of(repo, s) for s in plan.sets}  # each set's rows read once
     on_producer = plan_producer_events(plan, repo)
+    real = {(s.name, key): real_runs(repo, s, key, set(rows[s.name].late))
+            for s, key in plan.cells()}
+    shares = folder_straggler_shares({k: runs for k, (runs, _) in real.items()})
+    scores = []
     for run_set, key in plan.cells():
-        real, tasks = real_runs(repo, run_set, key, late[run_set.name])
-        model, sim = draw(run_set, key, plan, cal, tasks,
-                          set_heartbeat_ms(repo, run_set, key),
-                          on_producer.get((key.protocol, key.members, key.event), ()))
-        scores.append(CellScore(key, model, real, sim, plan.tolerances, plan.real_seeds))
+        runs, tasks = real[(run_set.name, key)]
+        inputs = cell_inputs(plan, run_set, key, rows[run_set.name], shares)
+        model, sim = draw(run_set, key, plan, cal.slowed(inputs.get("speed_factor", 1.0)),
+                          tasks, set_heartbeat_ms(repo, run_set, key),
+                          on_producer.get((key.protocol, key.members, key.event), ()),
+                          inputs.get("straggler_share"))
+        scores.append(CellScore(key, model, runs, sim, plan.tolerances, plan.real_seeds,
+                                tuple(sorted(inputs.items()))))
     return scores
 
 
@@ -236,7 +314,8 @@ def tolerance_values(tol: DistTolerances) -> dict[str, Any]:
     interquartile range, a split) only where a plan asks for them (the scorings of the plans
     before them stay as they were)."""
     values = dataclasses.asdict(tol)
-    for optional in ("requests_iqr", "split_by_movement", "split_by_stragglers"):
+    for optional in ("requests_iqr", "split_by_movement", "split_by_stragglers",
+                     "stragglers_given"):
         if not values[optional]:
             del values[optional]
     return values
