@@ -239,7 +239,9 @@ def model_trust(results: Path) -> str:
                  "whether their formation left stragglers", "validation-plan-23.md"),
             (24, "plan 23's cells on fresh runs, the legacy events placed on the producer's "
                  "cycle as the lab placed them and Tansu's eager cells by its source rules",
-                 "validation-plan-24.md")):
+                 "validation-plan-24.md"),
+            (25, "plan 24's Tansu cells on fresh runs, each set drawn at its own speed and "
+                 "with its own formations' stragglers", "validation-plan-25.md")):
         scoring = results / "scale" / f"validation-{plan}" / "scoring" / "scoring.json"
         if scoring.is_file():
             judged = [c for c in json.loads(scoring.read_text())["cells"] if c["judged"]]
