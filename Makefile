@@ -3,9 +3,11 @@ PYTHON ?= python3
 VENV ?= .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed
-# Two workers: most integration tests wait on servers (sessions, rebalances), not on a core.
-# A test module stays on one worker, so its module-scoped servers start once.
-PYTEST_ARGS ?= -n 2 --dist loadfile --durations=25
+# Three workers on a two-core machine: most integration tests wait on servers (sessions,
+# rebalances, JVMs starting), not on a core, so a third worker fills those waits; no test
+# asserts a wall-clock time. A test module stays on one worker, so its module-scoped servers
+# start once.
+PYTEST_ARGS ?= -n 3 --dist loadfile --durations=25
 
 .PHONY: install demo test lint figures clean
 

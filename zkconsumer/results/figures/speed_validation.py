@@ -9,6 +9,7 @@ the diagnostic on plan 24's runs (``validation-25/diagnostic``), the speed refer
 from __future__ import annotations
 
 import json
+from collections import Counter
 
 from zkconsumer.results.distributions import CellScore
 from zkconsumer.results.figures.formation_validation import (
@@ -19,6 +20,7 @@ from zkconsumer.results.figures.formation_validation import (
 from zkconsumer.results.figures.scale_distributions import load_scores, scores_in
 from zkconsumer.results.figures.straggler_split import split_validation
 from zkconsumer.results.provenance import read_provenance
+from zkconsumer.results.real_runs import spread_rows
 from zkconsumer.results.registry import Context, figure
 
 HELD_OUT = 25
@@ -106,3 +108,32 @@ def speed_fit(ctx: Context) -> str:
 def tansu_stragglers_25(ctx: Context) -> str:
     """Plan 25's Tansu formations: how many left stragglers, and what the runs after them did."""
     return "\n".join(stragglers_table(ctx, SOURCES))
+
+
+# The Tansu classic sets whose formation rows say who straggled
+STRAGGLER_ROWS = tuple(f"scale/validation-{plan}/formation-spread" for plan in range(21, 26))
+
+
+@figure("straggler-members", source=", ".join(f"results/{rows}" for rows in STRAGGLER_ROWS))
+def straggler_members(ctx: Context) -> str:
+    """Which members the real formations left as stragglers, by member, at each group size and
+    event: the model draws them uniformly among its candidates, the records do not."""
+    out = ["| N | event | formations | stragglers | by member (times a straggler), the most "
+           "frequent first | the newest member |", "|---|---|---|---|---|---|"]
+    rows = [r for folder in STRAGGLER_ROWS for r in spread_rows(ctx.results / folder)
+            if not r["run_id"].startswith("zk-")]
+    for members in (12, 48):
+        for event in ("join", "leave"):
+            cell = [r for r in rows if int(r["members"]) == members and r["event"] == event]
+            formations = {r["run_id"] for r in cell if r["kind"] == "event_lag"}
+            late = Counter(r["member"] for r in cell if r["kind"] == "straggler")
+            newest = f"m{members - 1:05d}"
+            said = ", ".join(f"{m} ({k})"
+                             for m, k in sorted(late.items(), key=lambda x: (-x[1], x[0])))
+            out.append(f"| {members} | {event} | {len(formations)} | {sum(late.values())} | "
+                       f"{said} | {newest}: {late.get(newest, 0)} |")
+    out += ["", "Every formation of the Tansu broker-side sets of plans 21 to 25 "
+            "(`eager-range` and `cooperative-sticky`), from their `straggler` rows; a "
+            "formation may leave more than one straggler. In a join run the newest member of "
+            "the formed group is the one the joiner takes a partition from at N = 12."]
+    return "\n".join(out)
