@@ -19,6 +19,7 @@ import json
 import statistics
 import sys
 from pathlib import Path
+from typing import Any
 
 from zkconsumer.results.distributions import CellKey
 from zkconsumer.results.real_runs import formation_reads, spread_rows
@@ -76,7 +77,13 @@ def run(args: argparse.Namespace) -> int:
 
     if args.draws < 1:
         raise ValueError(f"--draws must be >= 1, got {args.draws}")
-    cal = Calibration.load(args.calibration)
+    try:
+        return _fit(args, Calibration.load(args.calibration), capture, write_provenance)
+    except OSError as exc:  # a missing plan, rows or calibration file: bad input, named
+        raise ValueError(str(exc)) from None
+
+
+def _fit(args: argparse.Namespace, cal: Any, capture: Any, write_provenance: Any) -> int:
     cells: list[FitCell] = []
     curves: dict[tuple[str, int, int, int], list[tuple[float, float]]] = {}
     for plan_path, rows_path in (_pair(t) for t in args.fit):
