@@ -8,7 +8,7 @@ import pytest
 
 from zkconsumer.results.distributions import CellKey, CellScore, score_from_json, sides_note
 from zkconsumer.results.judging import DistTolerances, Run
-from zkconsumer.results.real_runs import formation_reads
+from zkconsumer.results.real_runs import cell_formation_reads, formation_reads
 from zkconsumer.scenarios.timing import Timing
 from zkconsumer.sim import Calibration, SimConfig, simulate
 from zkconsumer.sim.calibration import CPU_BOUND
@@ -101,6 +101,27 @@ def test_a_folder_median_formation_read_pools_its_join_and_leave_runs() -> None:
                                                  ("leave", 0, 1.2))]
     rows.append({"run_id": "zk-range-n48-p24-join-s0-abc", "kind": "event_lag", "seconds": "3"})
     assert formation_reads(rows) == {("zk-range", 48): 1.2}
+    # per cell: the join runs' median apart from the leave runs'
+    assert cell_formation_reads(rows) == {("zk-range", 48, "join"): 1.2,
+                                          ("zk-range", 48, "leave"): 1.2}
+    rows.append({"run_id": "zk-range-n48-p24-join-s2-abc", "kind": "formation_read",
+                 "seconds": "1.5"})
+    assert cell_formation_reads(rows)[("zk-range", 48, "join")] == 1.4
+
+
+def test_a_plan_may_draw_each_cell_at_its_own_formations_speed() -> None:
+    folder = SpeedReference.from_json({"protocols": ["zk-range"],
+                                       "reference_formation_read_s": {"48": 1.0}})
+    cell = SpeedReference.from_json({"protocols": ["zk-range"], "per": "cell",
+                                     "reference_formation_read_s": {"48": 1.0}})
+    assert (folder.per, cell.per) == ("folder", "cell")
+    rows = SetRows(frozenset(), {("zk-range", 48): 1.3},
+                   {("zk-range", 48, "join"): 1.2, ("zk-range", 48, "leave"): 1.5})
+    leave = dataclasses.replace(KEY, protocol="zk-range", event="leave")
+    assert rows.read(leave, folder.per) == 1.3 and rows.read(leave, cell.per) == 1.5
+    with pytest.raises(ValueError, match="'per' must be one of folder, cell, got 'run'"):
+        SpeedReference.from_json({"protocols": ["zk-range"], "per": "run",
+                                  "reference_formation_read_s": {"48": 1.0}})
 
 
 def _plan(**tolerances: bool) -> DistPlan:

@@ -92,6 +92,19 @@ def formation_reads(rows: list[dict[str, str]]) -> dict[tuple[str, int], float]:
     return {cell: statistics.median(values) for cell, values in out.items()}
 
 
+def cell_formation_reads(rows: list[dict[str, str]]) -> dict[tuple[str, int, str], float]:
+    """(protocol, members, event) -> the median of that cell's runs' ``formation_read`` rows:
+    :func:`formation_reads` per cell, which follows a machine whose speed changed while the
+    set ran."""
+    out: dict[tuple[str, int, str], list[float]] = {}
+    for r in rows:
+        if r["kind"] == "formation_read":
+            key = run_key(r["run_id"])
+            out.setdefault((key.protocol, key.members, key.event), []).append(
+                float(r["seconds"]))
+    return {cell: statistics.median(values) for cell, values in out.items()}
+
+
 def _num(value: Any) -> float | None:
     return None if value in (None, "") else float(value)
 

@@ -26,6 +26,7 @@ from zkconsumer.results.judging import DistTolerances, Run
 from zkconsumer.results.provenance import recorded_heartbeat_ms
 from zkconsumer.results.real_runs import (
     RunKey,
+    cell_formation_reads,
     compare_runs,
     formation_reads,
     producer_events,
@@ -242,13 +243,21 @@ class SetRows:
 
     late: frozenset[RunKey]
     reads: dict[tuple[str, int], float]
+    cell_reads: dict[tuple[str, int, str], float] = dataclasses.field(default_factory=dict)
 
     @classmethod
     def of(cls, repo: Path, run_set: RunSet) -> SetRows:
         if not run_set.formation_spread:
             return cls(frozenset(), {})
         rows = [r for f in run_set.formation_spread for r in spread_rows(repo / f)]
-        return cls(frozenset(straggler_runs(rows)), formation_reads(rows))
+        return cls(frozenset(straggler_runs(rows)), formation_reads(rows),
+                   cell_formation_reads(rows))
+
+    def read(self, key: CellKey, per: str) -> float | None:
+        """The median formation read a cell is drawn at: its folder's, or its own."""
+        if per == "cell":
+            return self.cell_reads.get((key.protocol, key.members, key.event))
+        return self.reads.get((key.protocol, key.members))
 
 
 def folder_straggler_shares(real: dict[tuple[str, CellKey], tuple[Run, ...]]
@@ -270,7 +279,7 @@ def cell_inputs(plan: DistPlan, run_set: RunSet, key: CellKey, rows: SetRows,
     out: dict[str, float] = {}
     if plan.set_speed is not None:
         reference = plan.set_speed.reference(key.protocol, key.members)
-        read = rows.reads.get((key.protocol, key.members))
+        read = rows.read(key, plan.set_speed.per)
         if reference is not None:
             if read is None:
                 files = ", ".join(run_set.formation_spread) or "no formation-spread file"

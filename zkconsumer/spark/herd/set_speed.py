@@ -25,6 +25,9 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+# Whose formations give a cell's factor (SpeedReference.per)
+PER = ("folder", "cell")
+
 
 @dataclass(frozen=True)
 class SpeedReference:
@@ -34,13 +37,21 @@ class SpeedReference:
 
     protocols: tuple[str, ...]
     formation_read_s: tuple[tuple[int, float], ...]
+    # whose formations give a cell's factor: its folder's runs (join and leave together), or
+    # the cell's own (a machine can change speed while a set runs)
+    per: str = "folder"
 
     @classmethod
     def from_json(cls, data: Any) -> SpeedReference:
         if not isinstance(data, dict) or set(data) - {"protocols", "reference_formation_read_s",
-                                                      "fit"}:
+                                                      "fit", "per"}:
             raise ValueError("validation plan: set_speed must be an object with 'protocols' and "
-                             f"'reference_formation_read_s' (and may name its 'fit'); got {data!r}")
+                             "'reference_formation_read_s' (and may name its 'fit' and say "
+                             f"'per' folder or cell); got {data!r}")
+        per = data.get("per", "folder")
+        if per not in PER:
+            raise ValueError(f"validation plan: set_speed 'per' must be one of {', '.join(PER)}, "
+                             f"got {per!r}")
         try:
             protocols = tuple(str(p) for p in data["protocols"])
             refs = tuple(sorted((int(n), float(s))
@@ -53,7 +64,7 @@ class SpeedReference:
             if n < 1 or not (math.isfinite(s) and s > 0):
                 raise ValueError(f"validation plan: set_speed reference for N = {n} must be a "
                                  f"finite number of seconds > 0, got {s!r}")
-        return cls(protocols, refs)
+        return cls(protocols, refs, per)
 
     def reference(self, protocol: str, members: int) -> float | None:
         if protocol not in self.protocols:
