@@ -13,12 +13,15 @@ import dataclasses
 import json
 import re
 import statistics
+from collections.abc import Callable, Hashable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 from zkconsumer.results.distributions import CellKey
 from zkconsumer.results.judging import Run
+
+K = TypeVar("K", bound=Hashable)  # how formation reads are grouped (folder or cell)
 
 RUN_ID = re.compile(r"^(?P<protocol>.+)-n(?P<n>\d+)-p\d+-(?P<event>[a-z]+)-s(?P<seed>\d+)-\w+$")
 
@@ -84,24 +87,21 @@ def formation_reads(rows: list[dict[str, str]]) -> dict[tuple[str, int], float]:
     """(protocol, members) -> the median over that folder's runs (join and leave alike) of
     their ``formation_read`` rows: how fast the run set's machine read the group at its
     formation, before any event (:mod:`zkconsumer.spark.herd.formation_spread`)."""
-    out: dict[tuple[str, int], list[float]] = {}
-    for r in rows:
-        if r["kind"] == "formation_read":
-            key = run_key(r["run_id"])
-            out.setdefault((key.protocol, key.members), []).append(float(r["seconds"]))
-    return {cell: statistics.median(values) for cell, values in out.items()}
+    return _median_reads(rows, lambda k: (k.protocol, k.members))
 
 
 def cell_formation_reads(rows: list[dict[str, str]]) -> dict[tuple[str, int, str], float]:
     """(protocol, members, event) -> the median of that cell's runs' ``formation_read`` rows:
     :func:`formation_reads` per cell, which follows a machine whose speed changed while the
     set ran."""
-    out: dict[tuple[str, int, str], list[float]] = {}
+    return _median_reads(rows, lambda k: (k.protocol, k.members, k.event))
+
+
+def _median_reads(rows: list[dict[str, str]], group: Callable[[RunKey], K]) -> dict[K, float]:
+    out: dict[K, list[float]] = {}
     for r in rows:
         if r["kind"] == "formation_read":
-            key = run_key(r["run_id"])
-            out.setdefault((key.protocol, key.members, key.event), []).append(
-                float(r["seconds"]))
+            out.setdefault(group(run_key(r["run_id"])), []).append(float(r["seconds"]))
     return {cell: statistics.median(values) for cell, values in out.items()}
 
 
