@@ -19,9 +19,8 @@ import json
 import statistics
 import sys
 from pathlib import Path
-from typing import Any
 
-from zkconsumer.results.distributions import CellKey
+from zkconsumer.results.distributions import CellKey, settled
 from zkconsumer.results.real_runs import formation_reads, spread_rows
 from zkconsumer.spark.herd.scoring import (
     DistPlan,
@@ -71,19 +70,20 @@ def _set(plan: DistPlan, name: str, path: Path) -> RunSet:
 
 
 def run(args: argparse.Namespace) -> int:
-    from zkconsumer.results import capture
-    from zkconsumer.results.provenance import write_provenance
-    from zkconsumer.sim import Calibration
-
     if args.draws < 1:
         raise ValueError(f"--draws must be >= 1, got {args.draws}")
     try:
-        return _fit(args, Calibration.load(args.calibration), capture, write_provenance)
+        return _fit(args)
     except OSError as exc:  # a missing plan, rows or calibration file: bad input, named
         raise ValueError(str(exc)) from None
 
 
-def _fit(args: argparse.Namespace, cal: Any, capture: Any, write_provenance: Any) -> int:
+def _fit(args: argparse.Namespace) -> int:
+    from zkconsumer.results import capture
+    from zkconsumer.results.provenance import write_provenance
+    from zkconsumer.sim import Calibration
+
+    cal = Calibration.load(args.calibration)
     cells: list[FitCell] = []
     curves: dict[tuple[str, int, int, int], list[tuple[float, float]]] = {}
     for plan_path, rows_path in (_pair(t) for t in args.fit):
@@ -101,20 +101,18 @@ def _fit(args: argparse.Namespace, cal: Any, capture: Any, write_provenance: Any
             key = CellKey(run_set.name, run_set.broker, args.protocol, args.members,
                           plan.partitions, event)
             real, tasks = real_runs(repo, run_set, key, set())
-            settled = [r.tts for r in real if r.tts is not None]
-            if not settled:
+            real_tts = settled(real)
+            if not real_tts:
                 raise ValueError(f"{plan_path}: {key.protocol} N = {key.members} {event}: no "
                                  "settled real run to fit on")
             curve_key = (event, plan.session_timeout_ms, plan.partitions, tasks)
             if curve_key not in curves:
                 cue = on_producer.get((args.protocol, args.members, event), ())
                 curves[curve_key] = [
-                    (f, statistics.median(r.tts for r in draw(run_set, key, plan,
-                                                              cal.slowed(f), tasks, None,
-                                                              cue)[1]
-                                          if r.tts is not None))
+                    (f, statistics.median(settled(draw(run_set, key, plan, cal.slowed(f),
+                                                       tasks, None, cue)[1])))
                     for f in FACTORS]
-            cells.append(FitCell(plan_path.stem, event, read, statistics.median(settled),
+            cells.append(FitCell(plan_path.stem, event, read, statistics.median(real_tts),
                                  interpolate(curves[curve_key])))
     fit = fit_reference(cells, CANDIDATES)
     command = " ".join(["zkconsumer spark fit-speed", *(f"--fit {t}" for t in args.fit),

@@ -205,7 +205,7 @@ def set_stragglers(repo: Path, run_set: RunSet) -> set[RunKey]:
 
 
 def real_runs(repo: Path, run_set: RunSet, key: CellKey,
-              late: set[RunKey]) -> tuple[tuple[Run, ...], int]:
+              late: set[RunKey] | frozenset[RunKey]) -> tuple[tuple[Run, ...], int]:
     """(the cell's real runs, each marked when it is in ``late``
     (:func:`set_stragglers`), the Spark tasks that hosted them: 0 for compare runs)."""
     folder = repo / run_set.folder / f"{key.protocol}-n{key.members}"
@@ -298,7 +298,7 @@ def cell_inputs(plan: DistPlan, run_set: RunSet, key: CellKey, rows: SetRows,
 def score_plan(plan: DistPlan, repo: Path, cal: Calibration) -> list[CellScore]:
     rows = {s.name: SetRows.of(repo, s) for s in plan.sets}  # each set's rows read once
     on_producer = plan_producer_events(plan, repo)
-    real = {(s.name, key): real_runs(repo, s, key, set(rows[s.name].late))
+    real = {(s.name, key): real_runs(repo, s, key, rows[s.name].late)
             for s, key in plan.cells()}
     shares = folder_straggler_shares({k: runs for k, (runs, _) in real.items()})
     scores = []

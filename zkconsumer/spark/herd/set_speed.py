@@ -123,8 +123,8 @@ def interpolate(points: Sequence[tuple[float, float]]) -> Callable[[float], floa
 def loss(cells: Sequence[FitCell], reference_s: float) -> float:
     """Squared log error of the model's median against the real one, summed over the cells,
     each drawn at its set's factor under ``reference_s``."""
-    return sum(math.log(c.model(c.formation_read_s / reference_s) / c.real_tts) ** 2
-               for c in cells)
+    return sum(math.log(c.model(speed_factor(c.formation_read_s, reference_s)) / c.real_tts)
+               ** 2 for c in cells)
 
 
 def fit_reference(cells: Sequence[FitCell], candidates: Sequence[float]) -> Fit:
@@ -132,8 +132,9 @@ def fit_reference(cells: Sequence[FitCell], candidates: Sequence[float]) -> Fit:
     if not cells or not candidates:
         raise ValueError("fitting a speed reference needs at least one cell and one candidate")
     best = min(candidates, key=lambda ref: (loss(cells, ref), ref))
-    rows = tuple((c.label, c.event, c.formation_read_s, c.formation_read_s / best, c.real_tts,
-                  c.model(c.formation_read_s / best)) for c in cells)
+    factors = [speed_factor(c.formation_read_s, best) for c in cells]
+    rows = tuple((c.label, c.event, c.formation_read_s, f, c.real_tts, c.model(f))
+                 for c, f in zip(cells, factors, strict=True))
     return Fit(best, loss(cells, best), rows)
 
 
