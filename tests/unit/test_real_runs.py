@@ -5,8 +5,8 @@ from pathlib import Path
 import pytest
 
 from zkconsumer.results.distributions import CellKey
-from zkconsumer.results.real_runs import RunKey, run_key
-from zkconsumer.spark.herd.scoring import RunSet, real_runs, set_stragglers
+from zkconsumer.results.real_runs import RunKey, run_key, straggler_ranks
+from zkconsumer.spark.herd.scoring import DistPlan, RunSet, real_runs, set_stragglers
 
 SWEEP = ("protocol,members,partitions,event,seed,coordination_requests,rebalance_attempts,"
          "conflicts,time_to_stable_s,mode,tasks,settled\n")
@@ -93,3 +93,33 @@ def test_a_plan_places_each_cells_event_from_the_producer_rows_it_names(
     plan["event_on_producer"] = "earlier.csv"
     assert plan_producer_events(DistPlan.from_json(plan), tmp_path) == {
         ("zk-leader-range", 48, "leave"): (3.63, 3.72), ("zk-range", 12, "join"): (5.9,)}
+
+
+def _straggler(run: str, member: str) -> dict[str, str]:
+    return {"run_id": run, "kind": "straggler", "member": member, "seconds": "1.0"}
+
+
+def test_stragglers_are_counted_by_creation_rank_in_the_tasks_not_started_last() -> None:
+    run = "eager-range-n12-p24-join-s0-abc"
+    rows = [_straggler(run, m) for m in ("m00003", "m00003", "m00001", "m00007", "m00000")]
+    rows.append({"run_id": run, "kind": "event_lag", "member": "", "seconds": "3.1"})
+    # task 1's ranks: m1 0, m3 1, m5 2, m7 3; m0 is task 0's, the task started last
+    assert straggler_ranks(rows, 2, 0) == (1, 2, 0, 1)
+    assert straggler_ranks(rows, 2, 1) == (1,)  # m0 alone, rank 0 of task 0
+    assert straggler_ranks([], 2, 0) == ()
+    with pytest.raises(ValueError, match="member 'leader' is not a lab member id"):
+        straggler_ranks([_straggler(run, "leader")], 2, 0)
+    with pytest.raises(ValueError, match="tasks must be >= 1, got 0"):
+        straggler_ranks(rows, 0, 0)
+
+
+@pytest.mark.parametrize("value", [3, ["a.csv", 4]])
+def test_a_plans_straggler_ranks_must_name_row_files(value: object) -> None:
+    plan = {"sets": [], "members": [12], "partitions": 24, "events": ["join"],
+            "session_timeout_ms": 6000, "real_seeds": 10, "sim_draws": 40,
+            "tolerances": {"time_to_stable_relative": 0.2, "time_to_stable_absolute_s": 0.25,
+                           "time_to_stable_iqr": True, "requests_relative": 0.1,
+                           "requests_absolute": 5, "multi_attempt_share": "wilson-95"},
+            "straggler_ranks": value}
+    with pytest.raises(ValueError, match="straggler_ranks must be a path or a list of paths"):
+        DistPlan.from_json(plan)

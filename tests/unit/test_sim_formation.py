@@ -1,6 +1,7 @@
 """Heartbeat phases of a group its last round formed, and where the lab's event falls."""
 
 import random
+from collections import Counter
 from dataclasses import replace
 from pathlib import Path
 
@@ -13,9 +14,11 @@ from zkconsumer.sim.formation import (
     KAFKA,
     TANSU,
     Spread,
+    creation_ranks,
     formed_schedule,
     lab_event_after_change_s,
     processes_of,
+    weighted_sample,
 )
 from zkconsumer.sim.heartbeats import BrokerMember, next_beat
 from zkconsumer.spark.herd.scoring import HERD_OBSERVATION
@@ -209,3 +212,74 @@ def test_most_straggling_formations_leave_one_straggler():
     # 26 of 39 formations in the records had one, 10 two, 3 more
     assert 170 < counts.count(1) < 230 and 0 < counts.count(3) + counts.count(4) < 40
     assert max(counts) == TANSU.stragglers_max
+
+
+def test_creation_ranks_count_each_process_members_in_order():
+    assert creation_ranks([0, 1, 0, 1, 1, 2]) == [0, 0, 1, 1, 2, 0]
+
+
+def test_rank_weights_draw_stragglers_where_the_records_put_them_and_never_past_them():
+    procs = [i % 2 for i in range(12)]  # process 1's ranks: m1 0, m3 1, m5 2, ... m11 5
+    ranked = replace(TANSU, straggler_share=1.0, another_straggler_share=0.0,
+                     straggler_rank_weights=(1.0, 3.0, 0.0))
+    late = Counter()
+    for seed in range(400):
+        formed = formed_schedule(procs, 2.0, random.Random(seed), 3.1, ranked, 0)
+        first = min(formed.answers)
+        late.update(i for i, a in enumerate(formed.answers) if a > first + 0.5)
+    # rank 2 weighs nothing and ranks past the weights are never drawn: only m1 and m3, m3
+    # more often (not three times: it is not drawn when it was the first answered, the leader)
+    assert set(late) == {1, 3}
+    assert late[3] > 1.3 * late[1]
+    uniform = replace(TANSU, straggler_share=1.0)
+    drawn = Counter()
+    for seed in range(400):
+        formed = formed_schedule(procs, 2.0, random.Random(seed), 3.1, uniform, 0)
+        drawn.update(i for i, a in enumerate(formed.answers) if a > min(formed.answers) + 0.5)
+    assert set(drawn) == {1, 3, 5, 7, 9, 11}  # without weights: every odd member
+
+
+def test_a_weighted_sample_draws_in_proportion_and_without_repeats():
+    rng = random.Random(7)
+    ones = Counter(weighted_sample(rng, {3: 3.0, 1: 1.0}, 1)[0] for _ in range(4000))
+    assert 0.72 < ones[3] / 4000 < 0.78
+    assert sorted(weighted_sample(rng, {3: 3.0, 1: 1.0}, 5)) == [1, 3]
+    assert weighted_sample(rng, {}, 2) == []
+
+
+def test_more_stragglers_than_weighted_ranks_stop_at_the_ranks_there_are():
+    procs = [i % 2 for i in range(12)]
+    many = replace(TANSU, straggler_share=1.0, another_straggler_share=1.0,
+                   straggler_rank_weights=(1.0, 1.0))
+    for seed in range(20):
+        formed = formed_schedule(procs, 2.0, random.Random(seed), 3.1, many, 0)
+        # before the stragglers were moved, the first answer was the leader's: m1 or m3 as
+        # leader is never its own straggler, so only the other rank is left
+        late = {i for i, a in enumerate(formed.answers) if a > min(formed.answers) + 0.5}
+        assert late <= {1, 3} and formed.stragglers == len(late) >= 1
+        leader = min((a, i) for i, a in enumerate(formed.answers) if i not in late)[1]
+        assert len(late) == (1 if leader in (1, 3) else 2)
+
+
+@pytest.mark.parametrize("weights", [(-1.0, 2.0), (0.0, 0.0)])
+def test_rank_weights_are_checked(weights):
+    with pytest.raises(ValueError, match="straggler_rank_weights must be >= 0"):
+        Spread(straggler_rank_weights=weights)
+    with pytest.raises(ValueError, match="formation_straggler_ranks must be >= 0"):
+        SimConfig(protocol="eager-range", members=12, partitions=24, event="join",
+                  formation_straggler_ranks=weights)
+
+
+def test_the_configs_rank_weights_reach_tansus_formation_and_not_kafkas():
+    cal = Calibration.load(REPO / "results/scale/calibration-10/calibration.json")
+
+    def cfg(protocol: str, seed: int) -> SimConfig:
+        base = lab_sim_config(protocol, 12, 24, "join", seed, cal, 6000, 2, Timing(), None)
+        return replace(base, formation_straggler_share=1.0,
+                       formation_straggler_ranks=(0.0, 1.0))
+
+    # every Tansu formation straggles, and only m3 (rank 1 of process 1) can
+    assert all(simulate(cfg("eager-range", s), HERD_OBSERVATION).formation_stragglers == 1
+               for s in range(10))
+    assert [simulate(cfg("kafka-eager-range", s), HERD_OBSERVATION).formation_stragglers
+            for s in range(10)] == [0] * 10

@@ -66,6 +66,27 @@ def straggler_runs(rows: list[dict[str, str]]) -> set[RunKey]:
     return {run_key(r["run_id"]) for r in rows if r["kind"] == "straggler"}
 
 
+def straggler_ranks(rows: list[dict[str, str]], tasks: int, last_started: int
+                    ) -> tuple[int, ...]:
+    """How many ``straggler`` rows named a member of each creation rank in its task (member i
+    in task ``i % tasks``, its rank ``i // tasks``), over the tasks other than
+    ``last_started``: the member ids are the lab's (``m00003``)."""
+    if tasks < 1:
+        raise ValueError(f"tasks must be >= 1, got {tasks}")
+    counts: dict[int, int] = {}
+    for r in rows:
+        if r["kind"] != "straggler":
+            continue
+        member = r["member"]
+        if not (member[:1] == "m" and member[1:].isdigit()):
+            raise ValueError(f"straggler row of {r['run_id']}: member {member!r} is not a "
+                             "lab member id (m<index>)")
+        index = int(member[1:])
+        if index % tasks != last_started:
+            counts[index // tasks] = counts.get(index // tasks, 0) + 1
+    return tuple(counts.get(rank, 0) for rank in range(max(counts, default=-1) + 1))
+
+
 def formed_runs(rows: list[dict[str, str]]) -> set[RunKey]:
     """The runs that formed before their event (an ``event_lag`` row each)."""
     return {run_key(r["run_id"]) for r in rows if r["kind"] == "event_lag"}

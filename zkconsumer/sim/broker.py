@@ -122,12 +122,20 @@ class BrokerGroup(SimulatedGroup):
 
     def formation(self) -> Spread:
         """:attr:`FORMATION`, its straggler rate the run set's own where the config gives one
-        (``SimConfig.formation_straggler_share``) and this broker's formation draws
-        stragglers at all (Tansu's; Apache Kafka's answers a round's members together)."""
-        share = self.cfg.formation_straggler_share
-        if share is None or not self.FORMATION.straggler_share:
+        (``SimConfig.formation_straggler_share``) and its stragglers drawn by the recorded
+        creation ranks where it gives those (``formation_straggler_ranks``), when this
+        broker's formation draws stragglers at all (Tansu's; Apache Kafka's answers a round's
+        members together)."""
+        if not self.FORMATION.straggler_share:
             return self.FORMATION
-        return dataclasses.replace(self.FORMATION, straggler_share=share)
+        spread = self.FORMATION
+        if self.cfg.formation_straggler_share is not None:
+            spread = dataclasses.replace(spread,
+                                         straggler_share=self.cfg.formation_straggler_share)
+        if self.cfg.formation_straggler_ranks:
+            spread = dataclasses.replace(spread,
+                                         straggler_rank_weights=self.cfg.formation_straggler_ranks)
+        return spread
 
     def first_answered(self) -> str | None:
         """The member the formation answered first (:meth:`formed_phases`; None before it):

@@ -98,6 +98,10 @@ class SimConfig:
     # them. The formation comes before the event, so it is the set's measured state, not an
     # outcome the model is judged on. None: the broker's rate.
     formation_straggler_share: float | None = None
+    # How often a member of each creation rank in its process was a straggler in real
+    # formations (weights; zkconsumer.sim.formation.Spread.straggler_rank_weights), for a
+    # broker whose formation draws them. Empty: every candidate alike.
+    formation_straggler_ranks: tuple[float, ...] = ()
 
     def __post_init__(self) -> None:
         if self.protocol not in PROTOCOL_INFO and self.protocol.startswith("zk-leader-"):
@@ -143,6 +147,10 @@ class SimConfig:
         share = self.formation_straggler_share
         if share is not None and not 0.0 <= share <= 1.0:
             raise ValueError(f"formation_straggler_share must lie in [0, 1], got {share}")
+        ranks = self.formation_straggler_ranks
+        if ranks and (min(ranks) < 0 or not sum(ranks)):
+            raise ValueError(f"formation_straggler_ranks must be >= 0 with a positive sum, "
+                             f"got {ranks}")
         if self.max_time_s <= 0:
             raise ValueError(f"max_time_s must be > 0, got {self.max_time_s}")
         lag = self.event_after_change_s

@@ -77,12 +77,14 @@ class Spread:
     (within ``near_s``); with probability ``straggler_share``, 1 to ``stragglers_max`` members
     (each one after the first with probability ``another_straggler_share``) of a process other
     than the last started were answered ``look_s`` after the group's first answer instead (the
-    stragglers, the group's last change); within a process, how far apart its members'
-    schedules run (``client_start_s`` per member, in the order the process created them:
-    librdkafka looks at its heartbeat timer on its client's own one-second tick, which runs
-    from the client's creation); and how long before its members' answers a process's
-    statistics tick came (``tick_lead_lo_s`` to ``tick_lead_hi_s``, negative: after; a phase
-    unrelated to the answer with probability ``tick_random_share``).
+    stragglers, the group's last change), drawn alike or, with ``straggler_rank_weights``, each
+    with the weight of its creation rank in its process (0: the first client the process
+    created; a rank past the weights' end is never drawn); within a process, how far apart
+    its members' schedules run (``client_start_s`` per member, in the order the process
+    created them: librdkafka looks at its heartbeat timer on its client's own one-second
+    tick, which runs from the client's creation); and how long before its members' answers a
+    process's statistics tick came (``tick_lead_lo_s`` to ``tick_lead_hi_s``, negative:
+    after; a phase unrelated to the answer with probability ``tick_random_share``).
 
     With ``member_leads``, the clients' statistics ticks run in the creation order instead
     (``client_start_s`` apart, the process's last one ``tick_lead_hi_s`` before its instant)
@@ -99,12 +101,17 @@ class Spread:
     tick_lead_hi_s: float = 0.0
     tick_random_share: float = 1.0
     member_leads: bool = False
+    straggler_rank_weights: tuple[float, ...] = ()
 
     def __post_init__(self) -> None:
         for name in ("straggler_share", "another_straggler_share", "tick_random_share"):
             if not 0.0 <= getattr(self, name) <= 1.0:
                 raise ValueError(f"Spread.{name} must be within [0, 1], got "
                                  f"{getattr(self, name)}")
+        weights = self.straggler_rank_weights
+        if weights and (min(weights) < 0 or not sum(weights)):
+            raise ValueError(f"Spread.straggler_rank_weights must be >= 0 with a positive "
+                             f"sum, got {weights}")
         if (min(self.near_s, self.client_start_s) < 0 or self.stragglers_max < 1
                 or self.look_s <= 0 or self.tick_lead_hi_s < self.tick_lead_lo_s):
             raise ValueError(f"Spread needs 0 <= near_s, 0 <= client_start_s, "
@@ -126,7 +133,8 @@ class Spread:
                    last_started: int | None, first: int) -> list[int]:
         """The indices of the members answered a look late (none, usually): drawn among the
         members of the processes other than ``last_started`` where there are any, never the
-        member answered ``first`` (the group's leader, whose answer the others wait for)."""
+        member answered ``first`` (the group's leader, whose answer the others wait for),
+        weighted by creation rank where the spread gives weights."""
         if not self.straggler_share or rng.random() >= self.straggler_share:
             return []
         count = 1
@@ -134,7 +142,41 @@ class Spread:
             count += 1
         others = [i for i in range(len(processes)) if i != first]
         pool = [i for i in others if processes[i] != last_started] or others
-        return rng.sample(pool, min(len(pool), count))
+        if not self.straggler_rank_weights:
+            return rng.sample(pool, min(len(pool), count))
+        ranks = creation_ranks(processes)
+        weights = self.straggler_rank_weights
+        weighted = {i: weights[ranks[i]] for i in pool if ranks[i] < len(weights)}
+        return weighted_sample(rng, {i: w for i, w in weighted.items() if w > 0}, count)
+
+
+def creation_ranks(processes: list[int]) -> list[int]:
+    """Each member's rank among its process's members in creation order (member order)."""
+    seen: dict[int, int] = {}
+    ranks = []
+    for p in processes:
+        ranks.append(seen.get(p, 0))
+        seen[p] = ranks[-1] + 1
+    return ranks
+
+
+def weighted_sample(rng: random.Random, weights: dict[int, float], count: int) -> list[int]:
+    """Up to ``count`` distinct keys, each draw in proportion to the weights of the keys left
+    (in key order, so a seeded stream draws the same members)."""
+    left = dict(sorted(weights.items()))
+    out: list[int] = []
+    while left and len(out) < count:
+        point = rng.random() * sum(left.values())
+        keys = list(left)
+        chosen = keys[-1]  # where rounding leaves the point at the total
+        for key in keys:
+            point -= left[key]
+            if point < 0:
+                chosen = key
+                break
+        out.append(chosen)
+        del left[chosen]
+    return out
 
 
 # Unrelated phases: every SyncGroup answered at once, statistics ticks anywhere.

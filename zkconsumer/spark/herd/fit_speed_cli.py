@@ -21,7 +21,7 @@ import sys
 from pathlib import Path
 
 from zkconsumer.results.distributions import CellKey, settled
-from zkconsumer.results.real_runs import formation_reads, spread_rows
+from zkconsumer.results.real_runs import cell_formation_reads, formation_reads, spread_rows
 from zkconsumer.spark.herd.scoring import (
     DistPlan,
     RunSet,
@@ -30,7 +30,7 @@ from zkconsumer.spark.herd.scoring import (
     real_runs,
 )
 from zkconsumer.spark.herd.scoring_cli import repo_root
-from zkconsumer.spark.herd.set_speed import FitCell, fit_json, fit_reference, interpolate
+from zkconsumer.spark.herd.set_speed import PER, FitCell, fit_json, fit_reference, interpolate
 
 # Factors the model is drawn at, and the references tried (seconds of formation read).
 FACTORS = tuple(round(0.6 + 0.05 * i, 2) for i in range(25))  # 0.6 .. 1.8
@@ -50,6 +50,9 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
                    help="producer_event rows placing the event on the producer's cycle, as "
                         "the plan this fit serves draws it")
     p.add_argument("--draws", type=int, default=40, help="model draws per factor and event")
+    p.add_argument("--per", choices=PER, default="folder",
+                   help="whose formation reads give a cell's factor: its folder's median (join "
+                        "and leave runs together) or its own runs' (set_speed's per)")
     p.add_argument("--out", type=Path, required=True,
                    help="folder for fit.json, fit.md and meta.json")
 
@@ -92,12 +95,18 @@ def _fit(args: argparse.Namespace) -> int:
             str(args.event_on_producer) if args.event_on_producer else None))
         repo = repo_root(plan_path)
         run_set = _set(plan, args.set, plan_path)
-        read = formation_reads(spread_rows(rows_path)).get((args.protocol, args.members))
-        if read is None:
-            raise ValueError(f"{rows_path}: no formation_read rows for {args.protocol} "
-                             f"N = {args.members}")
+        rows = spread_rows(rows_path)
+        folder_read = formation_reads(rows).get((args.protocol, args.members))
+        cell_reads = cell_formation_reads(rows)
+        reads = {event: (cell_reads.get((args.protocol, args.members, event))
+                         if args.per == "cell" else folder_read) for event in plan.events}
+        for event, read in reads.items():  # every cell's read before any draw
+            if read is None:
+                raise ValueError(f"{rows_path}: no formation_read rows for {args.protocol} "
+                                 f"N = {args.members}"
+                                 + (f" {event}" if args.per == "cell" else ""))
         on_producer = plan_producer_events(plan, repo)
-        for event in plan.events:
+        for event, read in reads.items():
             key = CellKey(run_set.name, run_set.broker, args.protocol, args.members,
                           plan.partitions, event)
             real, tasks = real_runs(repo, run_set, key, set())
@@ -120,10 +129,13 @@ def _fit(args: argparse.Namespace) -> int:
                         f"--members {args.members} --calibration {args.calibration}",
                         *([f"--event-on-producer {args.event_on_producer}"]
                           if args.event_on_producer else []),
-                        f"--draws {args.draws} --out {args.out}"])
+                        f"--draws {args.draws}",
+                        *([f"--per {args.per}"] if args.per != "folder" else []),
+                        f"--out {args.out}"])
     prov = capture(command)
     data = fit_json(fit, {"protocol": args.protocol, "members": args.members,
                           "draws": args.draws, "factors": list(FACTORS),
+                          **({"per": args.per} if args.per != "folder" else {}),
                           "model_curves": {f"{k[0]}": [[f, round(m, 4)] for f, m in v]
                                            for k, v in curves.items()}})
     args.out.mkdir(parents=True, exist_ok=True)

@@ -31,11 +31,13 @@ from zkconsumer.results.real_runs import (
     formation_reads,
     producer_events,
     spread_rows,
+    straggler_ranks,
     straggler_runs,
     sweep_cell,
 )
 from zkconsumer.scenarios.timing import Timing
 from zkconsumer.sim import Calibration, SimConfig, simulate
+from zkconsumer.sim.formation import LAB_LAST_STARTED
 from zkconsumer.sim.kafka_check import COUNT_FROM_S, COUNT_UNTIL_S
 from zkconsumer.sim.kafka_check import RATE as COMPARE_RATE
 from zkconsumer.sim.observation import Observation
@@ -91,6 +93,9 @@ class DistPlan:
     event_on_producer: str | None = None
     # where the plan draws a set's cells at the set's own speed (.set_speed)
     set_speed: SpeedReference | None = None
+    # `spark formation-spread` rows of earlier runs whose straggler rows weight the model's
+    # draw of which members straggle by their creation rank (SimConfig.formation_straggler_ranks)
+    straggler_ranks: tuple[str, ...] = ()
 
     @classmethod
     def from_json(cls, plan: dict[str, Any]) -> DistPlan:
@@ -109,7 +114,8 @@ class DistPlan:
                        DistTolerances.from_plan(plan), calibration,
                        plan.get("event_on_producer"),
                        SpeedReference.from_json(plan["set_speed"]) if "set_speed" in plan
-                       else None)
+                       else None,
+                       spread_files(plan.get("straggler_ranks"), "straggler_ranks"))
         except KeyError as exc:
             raise ValueError(f"validation plan: missing {exc.args[0]!r} (a distribution plan "
                              "gives sets, members, partitions, events, session_timeout_ms, "
@@ -121,16 +127,16 @@ class DistPlan:
                 for event in self.events]
 
 
-def spread_files(value: Any) -> tuple[str, ...]:
-    """A set's ``formation_spread`` as the plan gives it (a path, a list of them, or none)."""
+def spread_files(value: Any, name: str = "a set's formation_spread") -> tuple[str, ...]:
+    """Formation-spread rows as the plan gives them (a path, a list of them, or none)."""
     if value is None:
         return ()
     if isinstance(value, str):
         return (value,)
     if isinstance(value, list) and all(isinstance(v, str) for v in value):
         return tuple(value)
-    raise ValueError(f"validation plan: a set's formation_spread must be a path or a list of "
-                     f"paths, got {value!r}")
+    raise ValueError(f"validation plan: {name} must be a path or a list of paths, "
+                     f"got {value!r}")
 
 
 def is_distribution_plan(plan: dict[str, Any]) -> bool:
@@ -174,12 +180,15 @@ def compare_sim_config(protocol: str, key: CellKey, session_timeout_ms: int, see
 def draw(run_set: RunSet, key: CellKey, plan: DistPlan, cal: Calibration,
          tasks: int, heartbeat_ms: int | None = None,
          on_producer: tuple[float, ...] = (),
-         straggler_share: float | None = None) -> tuple[str, tuple[Run, ...]]:
+         straggler_share: float | None = None,
+         straggler_ranks: tuple[int, ...] = ()) -> tuple[str, tuple[Run, ...]]:
     """The model's draws of one cell (seeds 0 .. sim_draws - 1); ``heartbeat_ms``: the KIP-848
     heartbeat interval the real runs' broker gave (:func:`set_heartbeat_ms`);
     ``on_producer``: the cell's measured event times on the producer's clock
     (:func:`plan_producer_events`); ``straggler_share``: the set's own share of formations
-    with stragglers, where the plan takes it as given (SimConfig.formation_straggler_share)."""
+    with stragglers, where the plan takes it as given (SimConfig.formation_straggler_share);
+    ``straggler_ranks``: how often each creation rank straggled in earlier runs, where the plan
+    weights the draw of stragglers by it (SimConfig.formation_straggler_ranks)."""
     protocol = model_protocol(run_set, key.protocol)
     out = []
     for seed in range(plan.sim_draws):
@@ -192,6 +201,9 @@ def draw(run_set: RunSet, key: CellKey, plan: DistPlan, cal: Calibration,
                                  on_producer)
         if straggler_share is not None:
             cfg = dataclasses.replace(cfg, formation_straggler_share=straggler_share)
+        if straggler_ranks:
+            cfg = dataclasses.replace(cfg, formation_straggler_ranks=tuple(
+                float(k) for k in straggler_ranks))
         r = simulate(cfg, None if run_set.by_compare else HERD_OBSERVATION)
         out.append(Run(float(r.coordination_requests), float(r.rebalance_attempts),
                        float(r.conflicts), r.time_to_stable_s, r.formation_stragglers > 0))
@@ -301,6 +313,7 @@ def score_plan(plan: DistPlan, repo: Path, cal: Calibration) -> list[CellScore]:
     real = {(s.name, key): real_runs(repo, s, key, rows[s.name].late)
             for s, key in plan.cells()}
     shares = folder_straggler_shares({k: runs for k, (runs, _) in real.items()})
+    rank_rows = [r for f in plan.straggler_ranks for r in spread_rows(repo / f)]
     scores = []
     for run_set, key in plan.cells():
         runs, tasks = real[(run_set.name, key)]
@@ -308,7 +321,9 @@ def score_plan(plan: DistPlan, repo: Path, cal: Calibration) -> list[CellScore]:
         model, sim = draw(run_set, key, plan, cal.slowed(inputs.get("speed_factor", 1.0)),
                           tasks, set_heartbeat_ms(repo, run_set, key),
                           on_producer.get((key.protocol, key.members, key.event), ()),
-                          inputs.get("straggler_share"))
+                          inputs.get("straggler_share"),
+                          straggler_ranks(rank_rows, tasks, LAB_LAST_STARTED)
+                          if rank_rows and tasks else ())
         scores.append(CellScore(key, model, runs, sim, plan.tolerances, plan.real_seeds,
                                 tuple(sorted(inputs.items()))))
     return scores
@@ -332,9 +347,12 @@ def tolerance_values(tol: DistTolerances) -> dict[str, Any]:
 
 def scoring_json(scores: Sequence[CellScore], plan: DistPlan, cal: Calibration,
                  provenance: dict[str, Any]) -> str:
-    return json.dumps({
+    out = {
         "provenance": provenance, "calibration_source": cal.source,
         "sim_draws": plan.sim_draws, "real_seeds": plan.real_seeds,
         "tolerances": plan.tolerances.describe(),
         "tolerance_values": tolerance_values(plan.tolerances), "summary": pass_line(scores),
-        "cells": [s.to_json() for s in scores]}, indent=1) + "\n"
+        "cells": [s.to_json() for s in scores]}
+    if plan.straggler_ranks:  # the rows whose stragglers weighted the draw, by creation rank
+        out["straggler_ranks"] = list(plan.straggler_ranks)
+    return json.dumps(out, indent=1) + "\n"
