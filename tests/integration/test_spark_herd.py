@@ -148,30 +148,3 @@ def test_sim_sweep_simulates_and_records_the_placement_it_was_given(spark, tmp_p
     assert meta["extra"]["placement"]["by_members"]["12"] == here(12).to_json()
     assert "--placement here" in meta["command"]
     assert "Placement of the members' client CPU: here" in (out / "summary.md").read_text()
-
-
-@pytest.mark.timeout(240)
-def test_a_real_legacy_join_gives_the_joiners_plan_and_the_givers_release(
-        spark, zk_connect, broker, tmp_path):
-    """spark formation-spread on a real zk-range join: 3 members over 6 partitions hold two
-    each; range over 4 gives the joiner (m00003) partition 5, which m00002 held, so m00002 is
-    the one giver, and each row stands after the event."""
-    from zkconsumer.spark.herd.formation_spread import run as spread
-
-    out = tmp_path / "join"
-    assert run(build_parser().parse_args([
-        "spark", "herd", "--mode", "real", "--members", "3", "--partitions", "6",
-        "--protocols", "zk-range", "--events", "join", "--seeds", "1", "--tasks", "1",
-        "--session-timeout-ms", "2000", "--quiet-s", "1", "--zk", zk_connect,
-        "--bootstrap", broker.bootstrap, "--out", str(out)]), spark) == 0
-    (row,) = _check_outputs(spark, out, 1)
-    assert row["settled"] == "true" and row["lost"] == "0"
-    table = tmp_path / "spread.csv"
-    assert spread(build_parser().parse_args([
-        "spark", "formation-spread", "--raw", str(out), "--out", str(table)]), spark) == 0
-    rows = list(csv.DictReader(table.open()))
-    race = sorted((r["kind"], r["member"]) for r in rows
-                  if r["kind"] in ("joiner_plan", "giver_release"))
-    assert race == [("giver_release", "m00002"), ("joiner_plan", "m00003")]
-    assert all(float(r["seconds"]) > 0 for r in rows
-               if r["kind"] in ("joiner_plan", "giver_release"))

@@ -12,27 +12,36 @@ SWEEP = ("protocol,members,partitions,event,seed,coordination_requests,rebalance
 SPREAD = "run_id,members,event,heartbeat_ms,kind,member,seconds\n"
 
 
+PHASES = ("source,run_id,protocol,members,event,seed,member,task,attempt_ms,stop_ms,read_ms,"
+          "claim_ms,conflict,since_delivery_ms,poll_phase_ms,plan_ms\n")
+
+
 def _race_set(results: Path, plan: int, runs: list[tuple[int, int, float, float]]) -> None:
-    """(seed, attempts, joiner plan s, giver release s) per join run."""
+    """(seed, attempts, joiner plan ms, giver's stop end ms) per join run; the giver's
+    attempt starts 20 ms after the event."""
     folder = results / f"scale/validation-{plan}/tansu/zk-range-n12"
     folder.mkdir(parents=True)
     (folder / "sweep.csv").write_text(SWEEP + "".join(
         f"zk-range,12,24,join,{seed},460,{attempts},{attempts - 1},1.0,real,2,true\n"
         for seed, attempts, _, _ in runs))
-    rows = results / f"scale/join-race/plan-{plan}"
+    rows = results / f"scale/validation-{plan}/phases"
     rows.mkdir(parents=True)
-    (rows / "formation-spread.csv").write_text(SPREAD + "".join(
-        f"zk-range-n12-p24-join-s{seed}-ab{seed},12,join,2000,joiner_plan,m00012,{plan_s}\n"
-        f"zk-range-n12-p24-join-s{seed}-ab{seed},12,join,2000,giver_release,m00011,{rel_s}\n"
-        for seed, _, plan_s, rel_s in runs))
+    run = "real,zk-range-n12-p24-join-s{0}-a,zk-range,12,join,{0}"
+    (rows / "phases.csv").write_text(PHASES + "".join(
+        f"{run.format(seed)},m00012,0,30.0,,,,{attempts > 1},,,{plan_ms}\n"
+        f"{run.format(seed)},m00011,1,20.0,{stop_ms - 20},60.0,80.0,False,300.0,4.0,150.0\n"
+        f"{run.format(seed)},m00010,0,20.0,5.0,60.0,80.0,False,300.0,4.0,150.0\n"
+        for seed, attempts, plan_ms, stop_ms in runs)
+        + "model,,zk-range,12,join,0,m00012,,10.0,,,,,,,1.0\n")
 
 
 def test_a_sets_race_row_counts_early_joiners_and_their_agreement_with_second_attempts(
         tmp_path: Path) -> None:
     # seeds 0, 1: the joiner planned first and tried twice; seed 2 planned first but got
     # through once (the one disagreement); seed 3 planned after the release, once
-    _race_set(tmp_path, 20, [(0, 2, 0.060, 0.090), (1, 2, 0.070, 0.100),
-                             (2, 1, 0.080, 0.085), (3, 1, 0.120, 0.080)])
+    # (m00010 stopped early in every run: only m00011 held the joiner's partition; the
+    # model's row is not read)
+    _race_set(tmp_path, 20, [(0, 2, 60, 90), (1, 2, 70, 100), (2, 1, 80, 85), (3, 1, 120, 80)])
     row = race_row(Context(tmp_path, tmp_path / "figures"), 20)
     assert row == ("| 20 | 4 | 2 | 3 of 4 | 3 of 4 | 75 [68–90] | 88 [84–92] | "
                    "-18 [-30–6] |")

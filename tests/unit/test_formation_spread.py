@@ -3,8 +3,6 @@ formation-spread)."""
 
 from __future__ import annotations
 
-import json
-
 import pytest
 
 from zkconsumer.results import capture, write_provenance
@@ -144,43 +142,3 @@ def test_a_zookeeper_formation_is_read_as_the_runs_speed():
     # a broker group's runs have no such row
     assert not [r for r in spread_rows(records, WINDOW, heartbeat_ms=2000)
                 if r["kind"] == "formation_read"]
-
-
-def test_a_zookeeper_join_gives_the_joiners_plan_and_each_givers_release():
-    """The joiner (the member started at or after the event) planned 0.06 s after it; of the
-    incumbents only b held a partition the joiner was given (3), and its fetchers stopped
-    0.09 s after the event: the joiner meets b's owner znode."""
-    window = dict(WINDOW, family="zookeeper", event="join")   # event at 110.0
-
-    def tl(ts: float, member: str, what: str, ps: list[int]) -> dict:
-        return dict(rec("tl", ts, member, what), raw=json.dumps({"k": "tl", "ps": ps}))
-
-    records = [
-        tl(104.0, "a", "assigned", [0, 1]), tl(104.1, "b", "assigned", [2, 3]),
-        rec("co", 110.01, "a", "attempt"), tl(110.03, "a", "revoked", [0, 1]),
-        tl(110.09, "b", "revoked", [2, 3]), tl(110.5, "b", "revoked", [2]),
-        rec("lc", 110.002, "j", "starting"), rec("dc", 110.06, "j"), rec("dc", 111.1, "j"),
-        tl(111.2, "j", "assigned", [3]),
-    ]
-    rows = spread_rows(records, window, heartbeat_ms=2000, rate=40.0)
-    race = [(r["kind"], r["member"], r["seconds"]) for r in rows
-            if r["kind"] in ("joiner_plan", "giver_release")]
-    assert race == [("joiner_plan", "j", pytest.approx(0.06)),
-                    ("giver_release", "b", pytest.approx(0.09))]
-    # a leave, or a join whose joiner never planned, has no such rows
-    leave = dict(window, event="leave")
-    assert not [r for r in spread_rows(records, leave, 2000, rate=40.0)
-                if r["kind"] in ("joiner_plan", "giver_release")]
-    unplanned = [r for r in records if not (r["kind"] == "dc" and r["member"] == "j")]
-    assert not [r for r in spread_rows(unplanned, window, 2000, rate=40.0)
-                if r["kind"] in ("joiner_plan", "giver_release")]
-
-
-def test_a_joiner_given_nothing_has_its_plan_and_no_giver():
-    window = dict(WINDOW, family="zookeeper", event="join")
-    records = [dict(rec("tl", 104.0, "a", "assigned"), ps=[0]),
-               rec("lc", 110.001, "j", "starting"), rec("dc", 110.05, "j")]
-    rows = spread_rows(records, window, heartbeat_ms=2000, rate=40.0)
-    assert [(r["kind"], r["member"]) for r in rows if r["kind"] in ("joiner_plan",
-                                                                   "giver_release")] == \
-        [("joiner_plan", "j")]

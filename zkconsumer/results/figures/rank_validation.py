@@ -4,12 +4,14 @@ speed, and the race behind a legacy join's second attempt.
 Reads committed files only: validation plan 26's scoring (held-out runs), plans 24 and 23's runs
 of the same cells with their own formation rows (the lab against itself, split the same way),
 the diagnostic on plan 25's runs (``validation-26/diagnostic``), the per-cell speed fit
-(``set-speed/fit-cell``), the formation rows of plans 21 to 26 (who straggled), and the join
-rows of every zk-range N = 12 set since plan 20 (``join-race``) beside those sets' runs.
+(``set-speed/fit-cell``), the formation rows of plans 21 to 26 (who straggled), and the
+rebalance phases of every zk-range N = 12 set since plan 20 (``validation-NN/phases``) beside
+those sets' runs.
 """
 
 from __future__ import annotations
 
+import csv
 import json
 import statistics
 
@@ -23,7 +25,7 @@ from zkconsumer.results.figures.scale_distributions import load_scores, scores_i
 from zkconsumer.results.figures.straggler_split import split_validation
 from zkconsumer.results.judging import quartiles
 from zkconsumer.results.provenance import read_provenance
-from zkconsumer.results.real_runs import run_key, spread_rows, straggler_ranks, sweep_cell
+from zkconsumer.results.real_runs import spread_rows, straggler_ranks, sweep_cell
 from zkconsumer.results.registry import Context, figure
 
 HELD_OUT = 26
@@ -40,8 +42,10 @@ HELD_OUT_ROWS = f"scale/validation-{HELD_OUT}/formation-spread"
 # The lab's Spark herd runs: two tasks, member i in task i % 2, and task 0 starts its clients
 # last (the model's LAB_LAST_STARTED), so the stragglers drawn are task 1's
 LAB_TASKS, LAST_STARTED = 2, 0
-# Every zk-range N = 12 run set since the legacy stops were put on the producer's schedule
+# Every zk-range N = 12 run set since the legacy stops were put on the producer's schedule, and
+# in its join the joiner and the member range gives it a partition from (the newest incumbent)
 RACE_PLANS = tuple(range(20, 27))
+JOINER, GIVER = "m00012", "m00011"
 
 
 @figure("scale-validation-26", source=f"results/scale/validation-{HELD_OUT}/scoring, "
@@ -156,21 +160,23 @@ def _ms(values: list[float]) -> str:
 
 def race_row(ctx: Context, plan: int) -> str | None:
     """One zk-range N = 12 join set: its runs with a second attempt, the runs whose joiner
-    planned before its giver released, how often the two agree, and the two instants."""
-    rows_dir = ctx.results / f"scale/join-race/plan-{plan}"
+    planned before its giver's fetchers stopped, how often the two agree, and the two
+    instants, from the set's ``spark rebalance-phases`` rows (real members only)."""
+    phases = ctx.results / f"scale/validation-{plan}/phases/phases.csv"
     folder = ctx.results / f"scale/validation-{plan}/tansu/zk-range-n12"
-    if not (rows_dir / "formation-spread.csv").is_file() or not folder.is_dir():
+    if not phases.is_file() or not folder.is_dir():
         return None
     plans: dict[int, float] = {}
     releases: dict[int, float] = {}
-    for r in spread_rows(rows_dir):
-        key = run_key(r["run_id"])
-        if key.event != "join":
-            continue
-        if r["kind"] == "joiner_plan":
-            plans[key.seed] = float(r["seconds"])
-        elif r["kind"] == "giver_release":  # the last giver is the one the joiner waits for
-            releases[key.seed] = max(releases.get(key.seed, 0.0), float(r["seconds"]))
+    with open(phases, newline="", encoding="utf-8") as fh:
+        for r in csv.DictReader(fh):
+            if (r["source"], r["protocol"], r["members"], r["event"]) != \
+                    ("real", "zk-range", "12", "join"):
+                continue
+            if r["member"] == JOINER and r["plan_ms"]:
+                plans[int(r["seed"])] = float(r["plan_ms"]) / 1000
+            elif r["member"] == GIVER and r["stop_ms"]:
+                releases[int(r["seed"])] = (float(r["attempt_ms"]) + float(r["stop_ms"])) / 1000
     key = CellKey("tansu", "tansu-0.6.0", "zk-range", 12, 24, "join")
     runs = {int(raw["seed"]): run for raw, run in sweep_cell(folder, key)}
     both = sorted(set(runs) & set(plans) & set(releases))
@@ -183,7 +189,7 @@ def race_row(ctx: Context, plan: int) -> str | None:
             f"{_ms([plans[s] - releases[s] for s in both])} |")
 
 
-@figure("join-race", source=", ".join(f"results/scale/join-race/plan-{p}, "
+@figure("join-race", source=", ".join(f"results/scale/validation-{p}/phases, "
                                       f"results/scale/validation-{p}/tansu/zk-range-n12"
                                       for p in RACE_PLANS))
 def join_race(ctx: Context) -> str:
@@ -194,11 +200,14 @@ def join_race(ctx: Context) -> str:
            "giver's release, the same | plan minus release, the same |",
            "|---|---|---|---|---|---|---|---|"]
     out += [row for plan in RACE_PLANS if (row := race_row(ctx, plan)) is not None]
-    prov = read_provenance(ctx.results / f"scale/join-race/plan-{RACE_PLANS[0]}")
-    out += ["", "Each set's zk-range N = 12 join runs on Tansu (10 seeds), from `spark "
-            "formation-spread` rows of its raw records: the joiner's first plan and its giver's "
-            "first revocation (its fetchers stopped, the last step before it deletes its owner "
-            "znodes), both after the event. A joiner that plans first meets the giver's owner "
-            "znode and tries again a backoff (1 s) later. Rows made at revision "
-            f"`{prov.revision[:12]}` on {prov.date[:10]}, e.g. `{prov.command}`."]
+    prov = read_provenance(ctx.results / f"scale/validation-{RACE_PLANS[-1]}/phases")
+    out += ["", f"Each set's zk-range N = 12 join runs on Tansu, from the `spark "
+            f"rebalance-phases` rows of its raw records: the joiner's ({JOINER}) first plan, "
+            f"and the end of the first stop of {GIVER}, the member range takes the joiner's "
+            "partition from (24 partitions over 13 members), when its fetchers had stopped: "
+            "the last step before it commits and deletes its owner znodes. A joiner that plans "
+            "first meets that owner znode and tries again a backoff (1 s) later. A second "
+            "attempt: more than one attempt or a conflict in the run's row. The rows of plan "
+            f"{RACE_PLANS[-1]}: `{prov.command}` (revision `{prov.revision[:12]}`, "
+            f"{prov.date[:10]}); the other plans' the same on their own runs."]
     return "\n".join(out)

@@ -36,13 +36,7 @@ measured quantity, each against the group's last change of the formation (the la
   row per run): the median over its members of their first attempt's time from its start to
   their first plan (``co`` ``attempt`` to ``dc``), before the event. The group forms as a herd
   of the same size as the event's, on the same registry, so a run set whose machine ran slower
-  shows it here before its event as well as after;
-- ``joiner_plan`` and ``giver_release``: in a ZooKeeper group's join, the joiner's first plan
-  after the event (member: the joiner) and, for each member that held before the event a
-  partition the joiner was then given, its first revocation after it (its fetchers stopped,
-  the last step before it releases its owner znodes), both in seconds after the event. A joiner
-  that plans before a giver has released its partition meets that partition's owner znode and
-  tries again a backoff later: the second attempt of a legacy join.
+  shows it here before its event as well as after.
 
 The KIP-848 model's formation spans (:data:`zkconsumer.sim.formation.KIP848_SCHEDULES_S` and
 its neighbours) and Tansu's (:data:`zkconsumer.sim.formation.TANSU`) are read off these rows.
@@ -52,7 +46,6 @@ its neighbours) and Tansu's (:data:`zkconsumer.sim.formation.TANSU`) are read of
 from __future__ import annotations
 
 import argparse
-import json
 import statistics
 from collections.abc import Iterable, Sequence
 from pathlib import Path
@@ -66,7 +59,7 @@ from zkconsumer.tables import nearest_rank
 
 COLUMNS = ("run_id", "members", "event", "heartbeat_ms", "kind", "member", "seconds")
 KINDS = ("schedule", "idle_grant", "tick_lead", "event_lag", "straggler", "task_tick",
-         "producer_event", "formation_read", "joiner_plan", "giver_release")
+         "producer_event", "formation_read")
 STATS_INTERVAL_S = STATS_INTERVAL_MS / 1000.0  # librdkafka's statistics.interval.ms in the lab
 # A Tansu formation answered its members within 0.66 s of the first (a whole task late by up
 # to that), or one look later, 1.00 s (0.998-1.005 s in results/scale/tansu-formation: the
@@ -105,48 +98,6 @@ def formation_read_s(ordered: Iterable[dict[str, Any]], event_ts: float) -> floa
     return round(statistics.median(reads.values()), 4) if reads else None
 
 
-def partitions_of(record: dict[str, Any]) -> frozenset[int]:
-    """A timeline record's partitions: its ``ps``, or those of its JSON line (``raw``)."""
-    ps = record.get("ps")
-    if ps is None and record.get("raw"):
-        ps = json.loads(record["raw"]).get("ps")
-    return frozenset(int(p) for p in ps or ())
-
-
-def join_race_rows(ordered: Sequence[dict[str, Any]], event_ts: float,
-                   base: dict[str, Any]) -> list[dict[str, Any]]:
-    """A ZooKeeper join's ``joiner_plan`` and ``giver_release`` rows (records in time order):
-    the joiner is the member that started at or after the event; none where it never planned
-    or was given nothing."""
-    before = {r["member"] for r in ordered if r["ts"] < event_ts}
-    joiners = {r["member"] for r in ordered if r["kind"] == "lc" and r["what"] == "starting"
-               and r["ts"] >= event_ts and r["member"] not in before}
-    if len(joiners) != 1:
-        return []
-    joiner = joiners.pop()
-    plans = [r["ts"] for r in ordered if r["kind"] == "dc" and r["member"] == joiner]
-    given = [partitions_of(r) for r in ordered if r["kind"] == "tl"
-             and r["what"] == "assigned" and r["member"] == joiner]
-    if not plans:
-        return []
-    rows = [dict(base, kind="joiner_plan", member=joiner,
-                 seconds=round(plans[0] - event_ts, 4))]
-    held: dict[str, frozenset[int]] = {}
-    for r in ordered:
-        if r["ts"] >= event_ts:
-            break
-        if r["kind"] == "tl" and r["what"] == "assigned":
-            held[r["member"]] = partitions_of(r)
-    for member, partitions in sorted(held.items()):
-        if given and partitions & given[0]:
-            revoked = [r["ts"] for r in ordered if r["kind"] == "tl" and r["what"] == "revoked"
-                       and r["member"] == member and r["ts"] >= event_ts]
-            if revoked:
-                rows.append(dict(base, kind="giver_release", member=member,
-                                 seconds=round(revoked[0] - event_ts, 4)))
-    return rows
-
-
 def spread_rows(records: Iterable[dict[str, Any]], window: dict[str, Any],
                 heartbeat_ms: int, classic: bool = False,
                 rate: float = Timing().produce_rate) -> list[dict[str, Any]]:
@@ -173,8 +124,6 @@ def spread_rows(records: Iterable[dict[str, Any]], window: dict[str, Any],
         read = formation_read_s(ordered, event)
         if read is not None:
             rows.append(dict(base, kind="formation_read", member="", seconds=read))
-        if window["event"] == "join":
-            rows += join_race_rows(ordered, event, base)
         return rows
     for member, ts in sorted(last_record.items()):
         rows.append(dict(base, kind="schedule", member=member,
@@ -271,8 +220,7 @@ def run(args: argparse.Namespace, spark: Any = None) -> int:
         for raw, windows, (hb, classic) in inputs:
             for w in windows:
                 rows += spread_rows(run_records(session, raw, w["run_id"],
-                                                ("tl", "rq", "lc", "d", "co", "dc"),
-                                                with_raw=w.get("family") == "zookeeper"),
+                                                ("tl", "rq", "lc", "d", "co", "dc")),
                                     w, hb, classic)
     write_rows_csv(args.out, COLUMNS, rows, prov)
     for kind in KINDS:

@@ -71,17 +71,14 @@ def totals_mismatch(rows: Sequence[dict[str, Any]], sweep: Sequence[dict[str, An
     return bad
 
 
-def run_records(spark: Any, raw: Path, run_id: str, kinds: Sequence[str],
-                with_raw: bool = False) -> list[dict[str, Any]]:
+def run_records(spark: Any, raw: Path, run_id: str, kinds: Sequence[str]
+                ) -> list[dict[str, Any]]:
     """One run's local records of ``kinds`` (``DIR/records/<run>``), each as ``kind``, ``ts``,
-    ``member``, ``what``, ``task`` and ``seq`` (a delivered message's number), and with
-    ``with_raw`` the record's own JSON line (``raw``: the fields no column holds, such as a
-    timeline record's partitions)."""
+    ``member``, ``what``, ``task`` and ``seq`` (a delivered message's number)."""
     wanted = ", ".join(f"'{k}'" for k in kinds)
-    columns = ("kind", "ts", "member", "what", "task", "seq") + (("raw",) if with_raw else ())
     return [r.asDict() for r in (spark.read.parquet(str(raw / "records" / run_id))
                                  .where(f"kind in ({wanted})")
-                                 .select(*columns).collect())]
+                                 .select("kind", "ts", "member", "what", "task", "seq").collect())]
 
 
 def records_job_command(job: str, args: argparse.Namespace) -> str:
