@@ -91,7 +91,7 @@ def speed_fit_cell(ctx: Context) -> str:
            "factor | time to stable: real median [IQR] / model median, s |",
            "|---|---|---|---|---|---|---|"]
     for cell in fit["cells"]:
-        out.append(f"| {cell['set'].replace('validation-', '')} | fitted on | "
+        out.append(f"| {cell['set'].replace('validation-plan-', 'plan ')} | fitted on | "
                    f"{fit['members']} | {cell['event']} | {cell['formation_read_s']:.3f} | "
                    f"{cell['factor']:.3f} | {cell['real_tts']:.2f} / {cell['model_tts']:.2f} |")
     diagnostic, _ = scores_in(ctx.results / DIAGNOSTIC)
@@ -135,6 +135,11 @@ def straggler_ranks_table(ctx: Context) -> str:
             said = f"{f} | {f / fresh_total:.0%}" if fresh_total else f"{f} | –"
         out.append(f"| {rank} | {f'm{member:05d}' if member < 12 else '–'} | m{member:05d} | "
                    f"{k} | {k / total:.0%} | {said} |")
+    if fresh is not None:
+        never = sum(f for rank, f in enumerate(fresh)
+                    if rank >= len(weights) or not weights[rank])
+        out += ["", f"Plan {HELD_OUT}'s formations left {fresh_total} stragglers in task 1, "
+                f"{never} of them at a rank the weights never draw."]
     out += ["", "Stragglers of the Tansu broker-side formations (eager-range and "
             "cooperative-sticky, N = 12 and 48, join and leave) in the Spark task that did not "
             "start its clients last, counted by the member's creation rank in its task (member "

@@ -241,7 +241,10 @@ def model_trust(results: Path) -> str:
                  "cycle as the lab placed them and Tansu's eager cells by its source rules",
                  "validation-plan-24.md"),
             (25, "plan 24's Tansu cells on fresh runs, each set drawn at its own speed and "
-                 "with its own formations' stragglers", "validation-plan-25.md")):
+                 "with its own formations' stragglers", "validation-plan-25.md"),
+            (26, "plan 25's Tansu cells and plan 24's Apache Kafka 2.4.1 cells on fresh runs, "
+                 "the stragglers drawn by creation rank and each cell at its own speed",
+                 "validation-plan-26.md")):
         scoring = results / "scale" / f"validation-{plan}" / "scoring" / "scoring.json"
         if scoring.is_file():
             judged = [c for c in json.loads(scoring.read_text())["cells"] if c["judged"]]
