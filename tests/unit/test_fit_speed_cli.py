@@ -23,26 +23,22 @@ def test_a_bad_fit_argument_exits_2_naming_it(tmp_path: Path, capsys: pytest.Cap
     assert not (tmp_path / "out").exists()
 
 
+@pytest.mark.parametrize(("row", "options", "message"), [
+    # an N = 12 read does not serve the N = 48 cells
+    ("zk-range-n12-p24-join-s0-abc,12,join,2000,formation_read,,0.09", ["--members", "48"],
+     "no formation_read rows for zk-range N = 48"),
+    # per cell, the join's read does not serve the leave
+    ("zk-range-n48-p24-join-s0-abc,48,join,2000,formation_read,,1.2", ["--per", "cell"],
+     "no formation_read rows for zk-range N = 48 leave"),
+])
 def test_rows_without_the_cells_formation_reads_are_refused_by_name(
-        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+        tmp_path: Path, capsys: pytest.CaptureFixture[str], row: str, options: list[str],
+        message: str) -> None:
     rows = tmp_path / "rows.csv"
-    rows.write_text("run_id,members,event,heartbeat_ms,kind,member,seconds\n"
-                    "zk-range-n12-p24-join-s0-abc,12,join,2000,formation_read,,0.09\n")
+    rows.write_text(f"run_id,members,event,heartbeat_ms,kind,member,seconds\n{row}\n")
     plan = REPO / "results/scale/validation-plan-22.json"
     code = main(["spark", "fit-speed", "--fit", f"{plan}={rows}", "--calibration", CAL,
-                 "--members", "48", "--out", str(tmp_path / "out")])
+                 *options, "--out", str(tmp_path / "out")])
     assert code == 2
-    assert "no formation_read rows for zk-range N = 48" in capsys.readouterr().err
-
-
-def test_per_cell_the_fit_wants_each_events_own_formation_reads(
-        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    rows = tmp_path / "rows.csv"
-    rows.write_text("run_id,members,event,heartbeat_ms,kind,member,seconds\n"
-                    "zk-range-n48-p24-join-s0-abc,48,join,2000,formation_read,,1.2\n")
-    plan = REPO / "results/scale/validation-plan-22.json"
-    code = main(["spark", "fit-speed", "--fit", f"{plan}={rows}", "--calibration", CAL,
-                 "--per", "cell", "--out", str(tmp_path / "out")])
-    assert code == 2
-    assert "no formation_read rows for zk-range N = 48 leave" in capsys.readouterr().err
+    assert message in capsys.readouterr().err
     assert not (tmp_path / "out").exists()
