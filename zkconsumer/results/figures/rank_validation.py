@@ -44,7 +44,7 @@ HELD_OUT_ROWS = f"scale/validation-{HELD_OUT}/formation-spread"
 LAB_TASKS, LAST_STARTED = 2, 0
 # Every zk-range N = 12 run set since the legacy stops were put on the producer's schedule, and
 # in its join the joiner and the member range gives it a partition from (the newest incumbent)
-RACE_PLANS = tuple(range(20, 27))
+RACE_PLANS = tuple(range(20, 28))
 JOINER, GIVER = "m00012", "m00011"
 
 

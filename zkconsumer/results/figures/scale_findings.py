@@ -244,7 +244,9 @@ def model_trust(results: Path) -> str:
                  "with its own formations' stragglers", "validation-plan-25.md"),
             (26, "plan 25's Tansu cells and plan 24's Apache Kafka 2.4.1 cells on fresh runs, "
                  "the stragglers drawn by creation rank and each cell at its own speed",
-                 "validation-plan-26.md")):
+                 "validation-plan-26.md"),
+            (27, "the legacy cells on fresh runs, the model drawn 200 times a cell",
+             "validation-plan-27.md")):
         scoring = results / "scale" / f"validation-{plan}" / "scoring" / "scoring.json"
         if scoring.is_file():
             judged = [c for c in json.loads(scoring.read_text())["cells"] if c["judged"]]
