@@ -146,8 +146,9 @@ class Spread:
             return rng.sample(pool, min(len(pool), count))
         ranks = creation_ranks(processes)
         weights = self.straggler_rank_weights
-        weighted = {i: weights[ranks[i]] for i in pool if ranks[i] < len(weights)}
-        return weighted_sample(rng, {i: w for i, w in weighted.items() if w > 0}, count)
+        return weighted_sample(rng, {i: weights[ranks[i]] for i in pool
+                                     if ranks[i] < len(weights) and weights[ranks[i]] > 0},
+                               count)
 
 
 def creation_ranks(processes: list[int]) -> list[int]:

@@ -11,17 +11,18 @@ those sets' runs.
 
 from __future__ import annotations
 
-import csv
 import json
 import statistics
 
 from zkconsumer.results.distributions import CellKey, CellScore
+from zkconsumer.results.figures.fetcher_stop_validation import read_phases
 from zkconsumer.results.figures.formation_validation import (
     StragglerSource,
     stragglers_source,
     stragglers_table,
 )
 from zkconsumer.results.figures.scale_distributions import load_scores, scores_in
+from zkconsumer.results.figures.speed_validation import time_said
 from zkconsumer.results.figures.straggler_split import split_validation
 from zkconsumer.results.judging import quartiles
 from zkconsumer.results.provenance import read_provenance
@@ -69,15 +70,9 @@ def _judged_rows(label: str, role: str, scores: list[CellScore]) -> list[str]:
         inputs = dict(s.inputs)
         if "speed_factor" not in inputs:
             continue
-        if s.real_tts is None or s.sim_tts is None or s.real_tts_iqr is None:
-            said = "–"
-        else:
-            q1, q3 = s.real_tts_iqr
-            said = (f"{s.real_tts:.2f} [{q1:.2f}–{q3:.2f}] / {s.sim_tts:.2f}"
-                    + ("" if s.tts_ok else " (fails)"))
         out.append(f"| {label} | {role} | {s.key.members} | {s.key.event} | "
                    f"{inputs['formation_read_s']:.3f} | {inputs['speed_factor']:.3f} | "
-                   f"{said} |")
+                   f"{time_said(s)} |")
     return out
 
 
@@ -167,21 +162,20 @@ def race_row(ctx: Context, plan: int) -> str | None:
     """One zk-range N = 12 join set: its runs with a second attempt, the runs whose joiner
     planned before its giver's fetchers stopped, how often the two agree, and the two
     instants, from the set's ``spark rebalance-phases`` rows (real members only)."""
-    phases = ctx.results / f"scale/validation-{plan}/phases/phases.csv"
+    phases = ctx.results / f"scale/validation-{plan}/phases"
     folder = ctx.results / f"scale/validation-{plan}/tansu/zk-range-n12"
-    if not phases.is_file() or not folder.is_dir():
+    if not (phases / "phases.csv").is_file() or not folder.is_dir():
         return None
     plans: dict[int, float] = {}
     releases: dict[int, float] = {}
-    with open(phases, newline="", encoding="utf-8") as fh:
-        for r in csv.DictReader(fh):
-            if (r["source"], r["protocol"], r["members"], r["event"]) != \
-                    ("real", "zk-range", "12", "join"):
-                continue
-            if r["member"] == JOINER and r["plan_ms"]:
-                plans[int(r["seed"])] = float(r["plan_ms"]) / 1000
-            elif r["member"] == GIVER and r["stop_ms"]:
-                releases[int(r["seed"])] = (float(r["attempt_ms"]) + float(r["stop_ms"])) / 1000
+    for r in read_phases(phases):
+        if (r["source"], r["protocol"], r["members"], r["event"]) != \
+                ("real", "zk-range", "12", "join"):
+            continue
+        if r["member"] == JOINER and r["plan_ms"]:
+            plans[int(r["seed"])] = float(r["plan_ms"]) / 1000
+        elif r["member"] == GIVER and r["stop_ms"]:
+            releases[int(r["seed"])] = (float(r["attempt_ms"]) + float(r["stop_ms"])) / 1000
     key = CellKey("tansu", "tansu-0.6.0", "zk-range", 12, 24, "join")
     runs = {int(raw["seed"]): run for raw, run in sweep_cell(folder, key)}
     both = sorted(set(runs) & set(plans) & set(releases))

@@ -45,6 +45,16 @@ def validation_25(ctx: Context) -> str:
                             "24's Tansu runs, with plan 24's formation rows")
 
 
+def time_said(s: CellScore | None) -> str:
+    """A cell's time to stable as the speed tables give it: the real median [IQR] / the model's
+    median, marked where it fails; a dash where either side has none."""
+    if s is None or s.real_tts is None or s.sim_tts is None or s.real_tts_iqr is None:
+        return "–"
+    q1, q3 = s.real_tts_iqr
+    return (f"{s.real_tts:.2f} [{q1:.2f}–{q3:.2f}] / {s.sim_tts:.2f}"
+            + ("" if s.tts_ok else " (fails)"))
+
+
 def _speed_rows(label: str, role: str, scores: list[CellScore]) -> list[str]:
     """One row per group size a scoring drew at its set's speed: the factor, and each event's
     real median [IQR] beside the model's median."""
@@ -55,15 +65,7 @@ def _speed_rows(label: str, role: str, scores: list[CellScore]) -> list[str]:
     out = []
     for members, cells in sorted(by_size.items()):
         inputs = dict(next(iter(cells.values())).inputs)
-        said = []
-        for event in ("join", "leave"):
-            s = cells.get(event)
-            if s is None or s.real_tts is None or s.sim_tts is None or s.real_tts_iqr is None:
-                said.append("–")
-                continue
-            q1, q3 = s.real_tts_iqr
-            said.append(f"{s.real_tts:.2f} [{q1:.2f}–{q3:.2f}] / {s.sim_tts:.2f}"
-                        + ("" if s.tts_ok else " (fails)"))
+        said = [time_said(cells.get(event)) for event in ("join", "leave")]
         out.append(f"| {label} | {role} | {members} | {inputs['formation_read_s']:.3f} | "
                    f"{inputs['speed_factor']:.3f} | {said[0]} | {said[1]} |")
     return out

@@ -21,10 +21,11 @@ import sys
 from pathlib import Path
 
 from zkconsumer.results.distributions import CellKey, settled
-from zkconsumer.results.real_runs import cell_formation_reads, formation_reads, spread_rows
+from zkconsumer.results.real_runs import spread_rows
 from zkconsumer.spark.herd.scoring import (
     DistPlan,
     RunSet,
+    SetRows,
     draw,
     plan_producer_events,
     real_runs,
@@ -95,20 +96,18 @@ def _fit(args: argparse.Namespace) -> int:
             str(args.event_on_producer) if args.event_on_producer else None))
         repo = repo_root(plan_path)
         run_set = _set(plan, args.set, plan_path)
-        rows = spread_rows(rows_path)
-        folder_read = formation_reads(rows).get((args.protocol, args.members))
-        cell_reads = cell_formation_reads(rows)
-        reads = {event: (cell_reads.get((args.protocol, args.members, event))
-                         if args.per == "cell" else folder_read) for event in plan.events}
-        for event, read in reads.items():  # every cell's read before any draw
+        set_rows = SetRows.from_rows(spread_rows(rows_path))
+        keys = [CellKey(run_set.name, run_set.broker, args.protocol, args.members,
+                        plan.partitions, event) for event in plan.events]
+        reads = {key: set_rows.read(key, args.per) for key in keys}
+        for key, read in reads.items():  # every cell's read before any draw
             if read is None:
                 raise ValueError(f"{rows_path}: no formation_read rows for {args.protocol} "
                                  f"N = {args.members}"
-                                 + (f" {event}" if args.per == "cell" else ""))
+                                 + (f" {key.event}" if args.per == "cell" else ""))
         on_producer = plan_producer_events(plan, repo)
-        for event, read in reads.items():
-            key = CellKey(run_set.name, run_set.broker, args.protocol, args.members,
-                          plan.partitions, event)
+        for key, read in reads.items():
+            event = key.event
             real, tasks = real_runs(repo, run_set, key, set())
             real_tts = settled(real)
             if not real_tts:

@@ -259,9 +259,11 @@ class SetRows:
 
     @classmethod
     def of(cls, repo: Path, run_set: RunSet) -> SetRows:
-        if not run_set.formation_spread:
-            return cls(frozenset(), {})
-        rows = [r for f in run_set.formation_spread for r in spread_rows(repo / f)]
+        return cls.from_rows([r for f in run_set.formation_spread
+                              for r in spread_rows(repo / f)])
+
+    @classmethod
+    def from_rows(cls, rows: list[dict[str, str]]) -> SetRows:
         return cls(frozenset(straggler_runs(rows)), formation_reads(rows),
                    cell_formation_reads(rows))
 
@@ -314,6 +316,8 @@ def score_plan(plan: DistPlan, repo: Path, cal: Calibration) -> list[CellScore]:
             for s, key in plan.cells()}
     shares = folder_straggler_shares({k: runs for k, (runs, _) in real.items()})
     rank_rows = [r for f in plan.straggler_ranks for r in spread_rows(repo / f)]
+    ranks = {tasks: straggler_ranks(rank_rows, tasks, LAB_LAST_STARTED)
+             for _, tasks in real.values() if rank_rows and tasks}  # per placement, once
     scores = []
     for run_set, key in plan.cells():
         runs, tasks = real[(run_set.name, key)]
@@ -321,9 +325,7 @@ def score_plan(plan: DistPlan, repo: Path, cal: Calibration) -> list[CellScore]:
         model, sim = draw(run_set, key, plan, cal.slowed(inputs.get("speed_factor", 1.0)),
                           tasks, set_heartbeat_ms(repo, run_set, key),
                           on_producer.get((key.protocol, key.members, key.event), ()),
-                          inputs.get("straggler_share"),
-                          straggler_ranks(rank_rows, tasks, LAB_LAST_STARTED)
-                          if rank_rows and tasks else ())
+                          inputs.get("straggler_share"), ranks.get(tasks, ()))
         scores.append(CellScore(key, model, runs, sim, plan.tolerances, plan.real_seeds,
                                 tuple(sorted(inputs.items()))))
     return scores
