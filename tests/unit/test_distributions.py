@@ -214,6 +214,26 @@ def test_the_committed_plan_has_its_cells_and_profiles() -> None:
     assert by_name["kafka-4.0.2"].by_compare and not by_name["tansu"].by_compare
 
 
+def _two_set_plan(**tansu: object) -> dict:
+    plan = json.loads((REPO / "results/scale/validation-plan-27.json").read_text())
+    plan["sets"] = [dict(plan["sets"][0], **tansu),
+                    dict(plan["sets"][0], name="kafka-2.4.1", broker="apache-kafka-2.4.1")]
+    return plan
+
+
+def test_a_set_that_names_its_own_group_sizes_has_cells_at_those_only() -> None:
+    plan = DistPlan.from_json(_two_set_plan(members=[96]))
+    sizes = {(s.name, key.members) for s, key in plan.cells()}
+    assert sizes == {("tansu", 96), ("kafka-2.4.1", 12), ("kafka-2.4.1", 48)}
+    assert len(plan.cells()) == 2 * 2 + 2 * 2 * 2  # protocols x N x events, set by set
+
+
+@pytest.mark.parametrize("bad", [[], [1], "96", [96.0], [True]])
+def test_a_set_whose_group_sizes_are_not_sizes_is_refused_naming_the_set(bad: object) -> None:
+    with pytest.raises(ValueError, match=r"set 'tansu': members must be .*got"):
+        DistPlan.from_json(_two_set_plan(members=bad))
+
+
 def test_a_plan_without_its_tolerances_is_refused_naming_them() -> None:
     with pytest.raises(ValueError, match="tolerances"):
         DistTolerances.from_plan({"tolerances": {"requests": 0.1}})

@@ -70,6 +70,8 @@ class RunSet:
     # splits its runs by whether their formation left stragglers or draws them at the set's
     # speed; a plan names one file, or a list of them
     formation_spread: tuple[str, ...] = ()
+    # the set's own group sizes where they are not the plan's (a set made at other N)
+    members: tuple[int, ...] = ()
 
     @property
     def by_compare(self) -> bool:
@@ -103,7 +105,8 @@ class DistPlan:
             sets = tuple(RunSet(s["name"], s["broker"], s["folder"], tuple(s["protocols"]),
                                 s["runner"], s.get("consumer_heartbeat_interval_ms"),
                                 tuple(sorted(s.get("models", {}).items())),
-                                spread_files(s.get("formation_spread")))
+                                spread_files(s.get("formation_spread")),
+                                set_members(s))
                          for s in plan["sets"])
             calibration = plan.get("calibration")
             for amendment in plan.get("amendments", ()):
@@ -123,8 +126,21 @@ class DistPlan:
 
     def cells(self) -> list[tuple[RunSet, CellKey]]:
         return [(s, CellKey(s.name, s.broker, proto, n, self.partitions, event))
-                for s in self.sets for proto in s.protocols for n in self.members
+                for s in self.sets for proto in s.protocols for n in (s.members or self.members)
                 for event in self.events]
+
+
+def set_members(run_set: dict[str, Any]) -> tuple[int, ...]:
+    """A set's own group sizes (its ``members``), where it names them: whole numbers of at
+    least 2 (a join or a leave needs a group), else the plan's apply."""
+    value = run_set.get("members")
+    if value is None:
+        return ()
+    if (not isinstance(value, list) or not value
+            or not all(isinstance(n, int) and not isinstance(n, bool) and n >= 2 for n in value)):
+        raise ValueError(f"validation plan: set {run_set.get('name')!r}: members must be a "
+                         f"non-empty list of group sizes >= 2, got {value!r}")
+    return tuple(value)
 
 
 def spread_files(value: Any, name: str = "a set's formation_spread") -> tuple[str, ...]:
