@@ -4,24 +4,28 @@ Reads committed files only: validation plan 28's scoring (held-out runs: zk-rang
 Kafka 2.4.1 at N = 12 and 48, three protocols on Tansu at N = 96) and, beside the N = 96
 cells, the same protocols' N = 48 cells of plan 27 (zk-range, zk-leader-range) and plan 26
 (eager-range), so that the page shows how each measure grew from 48 to 96 members, real and
-modelled.
+modelled; and the N = 96 leader-mode leave's rebalance phases, real and modelled
+(``validation-28/leader-phases``).
 """
 
 from __future__ import annotations
 
 from zkconsumer.results.distributions import CellScore
+from zkconsumer.results.figures.fetcher_stop_validation import phases_table, read_phases
 from zkconsumer.results.figures.scale_distributions import (
     load_scores,
     runs_legend,
     runs_table,
     validation_block,
 )
+from zkconsumer.results.provenance import read_provenance
 from zkconsumer.results.registry import Context, figure
 
 HELD_OUT = 28
 # where each protocol's N = 48 cells on Tansu were last judged
 AT_48 = {"zk-range": 27, "zk-leader-range": 27, "eager-range": 26}
 SMALL, LARGE = 48, 96
+LEADER_PHASES = f"scale/validation-{HELD_OUT}/leader-phases"
 
 
 @figure("scale-validation-28", source=f"results/scale/validation-{HELD_OUT}/scoring")
@@ -44,7 +48,7 @@ def _growth(real: float | None, small: float | None) -> str:
     if real is None or small is None:
         return "–"
     if small == 0:
-        return f"{real:,.2f} (from 0)"
+        return "both 0" if real == 0 else "from 0"
     return f"×{real / small:.1f}"
 
 
@@ -89,3 +93,17 @@ def herd_96(ctx: Context) -> str:
 
 def _num(x: float | None) -> str:
     return "–" if x is None else f"{x:.2f}"
+
+
+@figure("leader-96-phases", source=f"results/{LEADER_PHASES}")
+def leader_96_phases(ctx: Context) -> str:
+    """Where the N = 96 leader-mode leave spends its time, real members against the model's:
+    the stop and the claim of every member's first attempt after the event."""
+    folder = ctx.results / LEADER_PHASES
+    rows = [r for r in read_phases(folder) if r["event"] == "leave"]
+    prov = read_provenance(folder)
+    return "\n".join([*phases_table(rows), "", (
+        "Median [interquartile range] over every member that stopped its fetchers in its first "
+        f"attempt after the event, nearest rank. The model: {LARGE} members drawn as "
+        "`spark validate` draws them, at the calibration's speed. Made at revision "
+        f"`{prov.revision[:12]}`: `{prov.command}`.")])

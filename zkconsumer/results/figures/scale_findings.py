@@ -246,7 +246,9 @@ def model_trust(results: Path) -> str:
                  "the stragglers drawn by creation rank and each cell at its own speed",
                  "validation-plan-26.md"),
             (27, "the legacy cells on fresh runs, the model drawn 200 times a cell",
-             "validation-plan-27.md")):
+             "validation-plan-27.md"),
+            (28, "the legacy model unchanged on Apache Kafka 2.4.1, and three protocols at "
+                 "N = 96 on Tansu", "validation-plan-28.md")):
         scoring = results / "scale" / f"validation-{plan}" / "scoring" / "scoring.json"
         if scoring.is_file():
             judged = [c for c in json.loads(scoring.read_text())["cells"] if c["judged"]]
