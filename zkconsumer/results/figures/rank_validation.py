@@ -47,6 +47,8 @@ LAB_TASKS, LAST_STARTED = 2, 0
 # in its join the joiner and the member range gives it a partition from (the newest incumbent)
 RACE_PLANS = tuple(range(20, 28))
 JOINER, GIVER = "m00012", "m00011"
+# the same cell on the other broker: (plan, its set's folder, the broker)
+KAFKA_RACE = (28, "kafka-2.4.1", "apache-kafka-2.4.1")
 
 
 @figure("scale-validation-26", source=f"results/scale/validation-{HELD_OUT}/scoring, "
@@ -158,12 +160,14 @@ def _ms(values: list[float]) -> str:
     return f"{statistics.median(values) * 1000:.0f} [{q1 * 1000:.0f}–{q3 * 1000:.0f}]"
 
 
-def race_row(ctx: Context, plan: int) -> str | None:
-    """One zk-range N = 12 join set: its runs with a second attempt, the runs whose joiner
-    planned before its giver's fetchers stopped, how often the two agree, and the two
-    instants, from the set's ``spark rebalance-phases`` rows (real members only)."""
+def race_row(ctx: Context, plan: int, run_set: str = "tansu", broker: str = "tansu-0.6.0",
+             label: str | None = None) -> str | None:
+    """One zk-range N = 12 join set (plan ``plan``'s set ``run_set``, on ``broker``): its runs
+    with a second attempt, the runs whose joiner planned before its giver's fetchers stopped,
+    how often the two agree, and the two instants, from the set's ``spark rebalance-phases``
+    rows (real members only); the row is headed ``label`` (default: the plan)."""
     phases = ctx.results / f"scale/validation-{plan}/phases"
-    folder = ctx.results / f"scale/validation-{plan}/tansu/zk-range-n12"
+    folder = ctx.results / f"scale/validation-{plan}/{run_set}/zk-range-n12"
     if not (phases / "phases.csv").is_file() or not folder.is_dir():
         return None
     plans: dict[int, float] = {}
@@ -176,21 +180,23 @@ def race_row(ctx: Context, plan: int) -> str | None:
             plans[int(r["seed"])] = float(r["plan_ms"]) / 1000
         elif r["member"] == GIVER and r["stop_ms"]:
             releases[int(r["seed"])] = (float(r["attempt_ms"]) + float(r["stop_ms"])) / 1000
-    key = CellKey("tansu", "tansu-0.6.0", "zk-range", 12, 24, "join")
+    key = CellKey(run_set, broker, "zk-range", 12, 24, "join")
     runs = {int(raw["seed"]): run for raw, run in sweep_cell(folder, key)}
     both = sorted(set(runs) & set(plans) & set(releases))
     second = sum(runs[s].multi for s in runs)
     early = [s for s in both if plans[s] <= releases[s]]
     agree = sum((s in early) == runs[s].multi for s in both)
-    return (f"| {plan} | {len(runs)} | {second} | {len(early)} of {len(both)} | {agree} of "
-            f"{len(both)} | {_ms([plans[s] for s in both])} | "
+    return (f"| {label or plan} | {len(runs)} | {second} | {len(early)} of {len(both)} | "
+            f"{agree} of {len(both)} | {_ms([plans[s] for s in both])} | "
             f"{_ms([releases[s] for s in both])} | "
             f"{_ms([plans[s] - releases[s] for s in both])} |")
 
 
 @figure("join-race", source=", ".join(f"results/scale/validation-{p}/phases, "
                                       f"results/scale/validation-{p}/tansu/zk-range-n12"
-                                      for p in RACE_PLANS))
+                                      for p in RACE_PLANS)
+        + f", results/scale/validation-{KAFKA_RACE[0]}/phases, "
+        f"results/scale/validation-{KAFKA_RACE[0]}/{KAFKA_RACE[1]}/zk-range-n12")
 def join_race(ctx: Context) -> str:
     """Why a legacy N = 12 join needs a second attempt in some sets more than others: the
     joiner's plan against the release of the partition it is given, set by set."""
@@ -199,8 +205,12 @@ def join_race(ctx: Context) -> str:
            "giver's release, the same | plan minus release, the same |",
            "|---|---|---|---|---|---|---|---|"]
     out += [row for plan in RACE_PLANS if (row := race_row(ctx, plan)) is not None]
+    plan, run_set, broker = KAFKA_RACE
+    kafka = race_row(ctx, plan, run_set, broker, f"{plan}, Apache Kafka 2.4.1")
+    out += [kafka] if kafka is not None else []
     prov = read_provenance(ctx.results / f"scale/validation-{RACE_PLANS[-1]}/phases")
-    out += ["", f"Each set's zk-range N = 12 join runs on Tansu, from the `spark "
+    out += ["", f"Each set's zk-range N = 12 join runs on Tansu (the last row: plan {plan}'s "
+            "set on Apache Kafka 2.4.1, the same lab on the other broker), from the `spark "
             f"rebalance-phases` rows of its raw records: the joiner's ({JOINER}) first plan, "
             f"and the end of the first stop of {GIVER}, the member range takes the joiner's "
             "partition from (24 partitions over 13 members), when its fetchers had stopped: "
