@@ -79,13 +79,16 @@ def test_stale_view_makes_members_conflict_and_roll_back(zk_connect: str, broker
     assert m["conflicts"] >= 1, "a claim met an owner znode the lagging member still held"
     assert m["rollbacks"] >= 1, "the conflicting attempt gave back what it had claimed"
     assert m["rebalance_attempts"] > 5, "retries after the conflict, beyond one per member"
-    # The second newcomer registers while the first round is deciding, so that round holds two
-    # views of the group; the conflicts send every member back to read again, and each one's
-    # final decision is made from the full view: nobody is left acting on a stale one.
+    # The second newcomer registers while the members are deciding, so a round holds two views
+    # of the group; the conflicts send every member back to read again, and each one's final
+    # decision is made from the full view: nobody is left acting on a stale one. Which round
+    # the second view lands in depends on how fast the newcomer starts (a round ends after a
+    # second without decisions, as long as the backoff), so it is not pinned to the first.
     rounds = d["decision_rounds"]
     assert len(rounds) >= 2, "the conflicts made the members decide again"
-    assert rounds[0]["distinct_views"] == 2 and rounds[0]["dissenters"] == [], rounds
-    assert [r["distinct_views"] for r in rounds[1:]] == [1] * (len(rounds) - 1), rounds
+    assert any(r["distinct_views"] >= 2 for r in rounds), rounds
+    assert all(r["dissenters"] == [] for r in rounds), rounds
+    assert rounds[-1]["distinct_views"] == 1, rounds
     assert m["conflicting_decisions"] == 0
     assert d["settled"], "the group recovered once the lagging member caught up"
     assert m["lost"] == 0
