@@ -33,8 +33,11 @@ def main(bootstrap: str, group: str, topic: str) -> int:
                        on_lost=say("LOST"))
     try:
         while True:
-            consumer.poll(0.1)
-            if not select.select([sys.stdin], [], [], 0)[0]:
+            # Wait on stdin, then serve the callbacks: a process frozen here and thawed with a
+            # command waiting runs the command before any callback the thaw brings, so its late
+            # commit is made while it still believes it owns its partitions.
+            if not select.select([sys.stdin], [], [], 0.1)[0]:
+                consumer.poll(0)
                 continue
             line = sys.stdin.readline().split()
             if not line:
