@@ -17,6 +17,7 @@ from pathlib import Path
 import pytest
 from connector_helpers import committed, kazoo_for, wait_until
 from kazoo.client import KazooClient
+from kazoo.exceptions import NoNodeError
 
 from zkconsumer.admin import create_topic, produce
 from zkconsumer.admin.groups import verify_group
@@ -129,13 +130,16 @@ def registered_threads(zk: KazooClient, group: str, topics: dict[str, int]
 
 
 def owner_state(zk: KazooClient, group: str, topics: dict[str, int]) -> Assignment:
+    """Who owns each partition now; a partition whose owner znode is absent (or released
+    while it is read: a rebalance in progress) is unowned."""
     state: Assignment = {}
     for topic in topics:
         for p in range(topics[topic]):
-            path = paths.owner(group, topic, p)
-            if zk.exists(path):
-                state.setdefault(topic, {})[p] = zk.get(path)[0].decode()
-    return state
+            try:
+                state.setdefault(topic, {})[p] = zk.get(paths.owner(group, topic, p))[0].decode()
+            except NoNodeError:
+                continue
+    return {t: owners for t, owners in state.items() if owners}
 
 
 def converged(group: Group, zk: KazooClient, topics: dict[str, int],
@@ -148,7 +152,10 @@ def converged(group: Group, zk: KazooClient, topics: dict[str, int],
     decisions = [group.members[cid].assignment() for cid in live]
     if any(d != decisions[0] for d in decisions) or not decisions[0]:
         return None
-    threads = registered_threads(zk, group.name, topics)
+    try:
+        threads = registered_threads(zk, group.name, topics)
+    except NoNodeError:  # a registration gone between listing and reading: still changing
+        return None
     assign = assign_legacy_range if group.strategy == "range" else assign_legacy_roundrobin
     expected: Assignment = {}
     for tp, thread in assign({t: range(n) for t, n in topics.items()}, threads).items():
