@@ -10,6 +10,8 @@ modelled; and the N = 96 leader-mode leave's rebalance phases, real and modelled
 
 from __future__ import annotations
 
+import statistics
+
 from zkconsumer.results.distributions import CellScore
 from zkconsumer.results.figures.fetcher_stop_validation import phases_table, read_phases
 from zkconsumer.results.figures.scale_distributions import (
@@ -19,6 +21,7 @@ from zkconsumer.results.figures.scale_distributions import (
     validation_block,
 )
 from zkconsumer.results.provenance import read_provenance
+from zkconsumer.results.real_runs import sweep_runs
 from zkconsumer.results.registry import Context, figure
 
 HELD_OUT = 28
@@ -26,6 +29,12 @@ HELD_OUT = 28
 AT_48 = {"zk-range": 27, "zk-leader-range": 27, "eager-range": 26}
 SMALL, LARGE = 48, 96
 LEADER_PHASES = f"scale/validation-{HELD_OUT}/leader-phases"
+# the N = 96 join folders whose every member rebalances on a join: the scored set, then the
+# first one made (set aside by the load rule)
+EARLY_FOLDERS = tuple((label, f"scale/validation-{HELD_OUT}/{run_set}/{protocol}-n{LARGE}")
+                      for label, run_set in (("scored", "tansu-96"),
+                                             ("first, unscored", "tansu-96-first"))
+                      for protocol in ("zk-range", "eager-range"))
 
 
 @figure("scale-validation-28", source=f"results/scale/validation-{HELD_OUT}/scoring")
@@ -107,3 +116,35 @@ def leader_96_phases(ctx: Context) -> str:
         f"attempt after the event, nearest rank. The model: {LARGE} members drawn as "
         "`spark validate` draws them, at the calibration's speed. Made at revision "
         f"`{prov.revision[:12]}`: `{prov.command}`.")])
+
+
+def ended_early(raw: dict[str, str], members: int) -> bool:
+    """A join run the lab ended before its group had rebalanced: no time to stable, or fewer
+    of its members made a rebalance attempt than the group had (the joiner included), in a
+    protocol where a join makes every member rebalance."""
+    attempts = raw.get("attempts_total") or ""
+    return not raw.get("time_to_stable_s") or (attempts != "" and int(attempts) < members + 1)
+
+
+@figure("early-ended-96", source=", ".join(f"results/{folder}" for _, folder in EARLY_FOLDERS))
+def early_ended_96(ctx: Context) -> str:
+    """The N = 96 joins the lab declared settled before the group had rebalanced, per set."""
+    out = ["| set | protocol | join runs | ended before the group had rebalanced | their "
+           "requests (the others' median) |", "|---|---|---|---|---|"]
+    for label, folder in EARLY_FOLDERS:
+        rows = [raw for raw, _ in sweep_runs(ctx.results / folder) if raw["event"] == "join"]
+        if not rows:
+            continue
+        early = [r for r in rows if ended_early(r, LARGE)]
+        rest = [float(r["coordination_requests"]) for r in rows if r not in early]
+        said = ", ".join(f"{float(r['coordination_requests']):,.0f}" for r in early) or "–"
+        median = f" ({statistics.median(rest):,.0f})" if rest else ""
+        out.append(f"| {label} | {rows[0]['protocol']} | {len(rows)} | {len(early)} | "
+                   f"{said}{median} |")
+    out += ["", "A join run ended before its group had rebalanced when it has no time to stable "
+            f"or fewer of its members made an attempt than the group had ({LARGE} and the "
+            "joiner): the lab called the group settled while the rebalance was under way "
+            "(every partition still fetched once, and no timeline change for the quiet "
+            "window). Such runs are outcomes: the scorer takes the time to stable over the "
+            "runs that have one and the requests over all. From each folder's `sweep.csv`."]
+    return "\n".join(out)
