@@ -20,10 +20,16 @@ def pearson(counts: Sequence[tuple[int, int]]) -> float:
     sum of each set's squared distance from its expected ``k``, over the binomial variance
     (0 when the pooled proportion is 0 or 1: nothing varies)."""
     k_all, n_all = _pooled(counts)
-    p = k_all / n_all
-    if p in (0.0, 1.0):
-        return 0.0
-    return sum((k - n * p) ** 2 / (n * p * (1 - p)) for k, n in counts)
+    return _statistic(counts, k_all / n_all)
+
+
+def _distance(k: int, n: int, p: float) -> float:
+    """One set's term of Pearson's statistic at proportion ``p`` (strictly between 0 and 1)."""
+    return (k - n * p) ** 2 / (n * p * (1 - p))
+
+
+def _statistic(counts: Sequence[tuple[int, int]], p: float) -> float:
+    return 0.0 if p in (0.0, 1.0) else sum(_distance(k, n, p) for k, n in counts)
 
 
 def homogeneity_p(counts: Sequence[tuple[int, int]]) -> float:
@@ -44,12 +50,11 @@ def homogeneity_p(counts: Sequence[tuple[int, int]]) -> float:
     p = k_all / n_all
     if p in (0.0, 1.0):
         return 1.0
-    observed = round(pearson(counts), _DIGITS)
+    observed = round(_statistic(counts, p), _DIGITS)
     # (runs counted so far, the statistic so far) -> the ways of dealing them
     ways: dict[tuple[int, float], int] = {(0, 0.0): 1}
     for _, n in counts:
-        terms = [(j, round((j - n * p) ** 2 / (n * p * (1 - p)), _DIGITS), math.comb(n, j))
-                 for j in range(n + 1)]
+        terms = [(j, round(_distance(j, n, p), _DIGITS), math.comb(n, j)) for j in range(n + 1)]
         nxt: dict[tuple[int, float], int] = {}
         for (k, s), w in ways.items():
             for j, c, wj in terms:

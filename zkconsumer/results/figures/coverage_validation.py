@@ -67,30 +67,26 @@ def herd_96(ctx: Context) -> str:
     """From 48 to 96 members on Tansu: each protocol's median time to stable and requests, real
     and modelled, at both sizes, and how much each grew."""
     large, _ = load_scores(ctx, HELD_OUT)
+    earlier = {plan: load_scores(ctx, plan)[0] for plan in sorted(set(AT_48.values()))}
     out = [f"| protocol | event | time to stable, s: real N = {SMALL} → {LARGE} (growth) | "
            f"model N = {SMALL} → {LARGE} (growth) | requests: real N = {SMALL} → {LARGE} "
            f"(growth) | model N = {SMALL} → {LARGE} (growth) |",
            "|---|---|---|---|---|---|"]
     for protocol, plan in AT_48.items():
-        small_scores, _ = load_scores(ctx, plan)
         for event in ("join", "leave"):
             big, small = (_tansu(large, protocol, LARGE, event),
-                          _tansu(small_scores, protocol, SMALL, event))
+                          _tansu(earlier[plan], protocol, SMALL, event))
             if big is None or small is None:
                 continue
-            cells = []
-            for real_big, real_small in ((big.real_tts, small.real_tts),
-                                         (big.sim_tts, small.sim_tts)):
-                cells.append(f"{_num(real_small)} → {_num(real_big)} "
-                             f"({_growth(real_big, real_small)})")
-            for req_big, req_small in ((big.real_requests, small.real_requests),
-                                       (big.sim_requests, small.sim_requests)):
-                cells.append(f"{req_small:,.0f} → {req_big:,.0f} "
-                             f"({_growth(req_big, req_small)})")
+            cells = [f"{_num(at_48)} → {_num(at_96)} ({_growth(at_96, at_48)})"
+                     for at_96, at_48 in ((big.real_tts, small.real_tts),
+                                          (big.sim_tts, small.sim_tts))]
+            cells += [f"{at_48:,.0f} → {at_96:,.0f} ({_growth(at_96, at_48)})"
+                      for at_96, at_48 in ((big.real_requests, small.real_requests),
+                                           (big.sim_requests, small.sim_requests))]
             out.append(f"| {protocol} | {event} | " + " | ".join(cells) + " |")
-    plans = ", ".join(f"{p} ({p_of})" for p_of, p in
-                      {", ".join(k for k, v in AT_48.items() if v == plan): plan
-                       for plan in sorted(set(AT_48.values()))}.items())
+    plans = ", ".join(f"{plan} ({', '.join(p for p, at in AT_48.items() if at == plan)})"
+                      for plan in earlier)
     out += ["", f"Medians over each cell's real runs (10) and model draws, from the scorings: "
             f"N = {LARGE} from plan {HELD_OUT}, N = {SMALL} from the plan that last judged the "
             f"protocol's N = {SMALL} cells on Tansu: plan {plans}. P = 24 at both sizes, so "

@@ -38,9 +38,11 @@ def validation_27(ctx: Context) -> str:
 JOIN_12 = CellKey("tansu", "tansu-0.6.0", "zk-range", 12, 24, "join")
 
 
-def _share(k: int, n: int) -> str:
+def _share_row(label: str, k: int, n: int, model: float) -> str:
+    """A row of the table: the share with its Wilson interval, and whether the model's is in it."""
     low, high = wilson(k, n)
-    return f"{k} of {n} [{low:.2f}–{high:.2f}]"
+    return (f"| {label} | {n} | {k} of {n} [{low:.2f}–{high:.2f}] | "
+            f"{'yes' if low <= model <= high else 'no'} |")
 
 
 @figure("join-share-sets", source=", ".join(f"results/scale/validation-{p}/tansu/zk-range-n12"
@@ -57,14 +59,10 @@ def join_share_sets(ctx: Context) -> str:
     for plan in RACE_PLANS:
         runs = [run for _, run in sweep_cell(
             ctx.results / f"scale/validation-{plan}/tansu/zk-range-n12", JOIN_12)]
-        k, n = sum(r.multi for r in runs), len(runs)
-        counts.append((k, n))
-        low, high = wilson(k, n)
-        out.append(f"| {plan} | {n} | {_share(k, n)} | {'yes' if low <= model <= high else 'no'} |")
+        counts.append((sum(r.multi for r in runs), len(runs)))
+        out.append(_share_row(str(plan), *counts[-1], model))
     k_all, n_all = sum(k for k, _ in counts), sum(n for _, n in counts)
-    low, high = wilson(k_all, n_all)
-    out.append(f"| all | {n_all} | {_share(k_all, n_all)} | "
-               f"{'yes' if low <= model <= high else 'no'} |")
+    out.append(_share_row("all", k_all, n_all, model))
     p = homogeneity_p(counts)
     out += ["", f"Model: {model:.3f}, the share of plan {HELD_OUT}'s {data['sim_draws']} draws "
             f"(the model every row is compared with; plans {RACE_PLANS[0]} to {HELD_OUT - 1} "
