@@ -88,6 +88,14 @@ def test_real_mode_hosts_consumers_in_spark_tasks_and_measures_a_crash(
                                    "joiner": "task 0", "crash_victim": "a process of its own"}
     meta = json.loads((out / "meta.json").read_text())["extra"]["placement"]
     assert meta["option"] == "recorded"
+    # the window closed only once every survivor's rebalance had ended, and the sweep says so
+    from zkconsumer.results.provenance import recorded_settle
+    from zkconsumer.spark.task_control import SETTLE_REBALANCES_ENDED
+
+    assert recorded_settle(out) == SETTLE_REBALANCES_ENDED
+    ends = records.filter("kind = 'co' and what = 'rebalance_succeeded' and ts > "
+                          f"{window['event_ts']}").groupBy("member").max("ts").collect()
+    assert len(ends) == 5 and all(r[1] <= window["end_ts"] for r in ends)
     assert meta["by_members"]["6"]["processes"] == [3, 3]
     # each survivor's phases from the same records: its first attempt after the expiry, its
     # fetchers stopped, then fetching again

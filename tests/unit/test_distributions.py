@@ -311,3 +311,31 @@ def test_plan_23_splits_its_tansu_sets_by_stragglers_and_no_other() -> None:
     assert {s.name: s.formation_spread for s in plan.sets} == {
         "tansu": (rows,), "tansu-source-rules": (rows,), "kafka-2.4.1": ()}
     assert len(plan.cells()) == 28
+
+
+def test_the_model_observes_a_set_as_its_meta_says_the_lab_settled_it(tmp_path):
+    # a ZooKeeper set whose sweep records the newer rule is drawn waiting for every rebalance
+    # to end; a broker-side one, or a set made before the rule was recorded, with the plain one
+    from zkconsumer.spark.herd.scoring import HERD_OBSERVATION, RunSet, set_observation
+    from zkconsumer.spark.task_control import SETTLE_REBALANCES_ENDED
+
+    def folder(name: str, settle: str | None) -> None:
+        extra = {} if settle is None else {"settle": settle}
+        (tmp_path / "set" / name).mkdir(parents=True)
+        (tmp_path / "set" / name / "meta.json").write_text(json.dumps(
+            {"command": "zkconsumer spark herd", "revision": "r", "date": "d", "machine": {},
+             "extra": extra}))
+
+    folder("zk-range-n96", SETTLE_REBALANCES_ENDED)
+    folder("eager-range-n96", SETTLE_REBALANCES_ENDED)
+    folder("zk-range-n48", None)
+    run_set = RunSet("tansu", "tansu-0.6.0", "set", ("zk-range", "eager-range"), "spark herd")
+
+    def observed(protocol: str, n: int):
+        return set_observation(tmp_path, run_set, CellKey("tansu", "tansu-0.6.0", protocol, n,
+                                                           24, "join"))
+
+    assert observed("zk-range", 96).rebalances_ended
+    assert observed("eager-range", 96) == HERD_OBSERVATION
+    assert observed("zk-range", 48) == HERD_OBSERVATION
+    assert observed("zk-range", 12) == HERD_OBSERVATION  # no meta.json at all

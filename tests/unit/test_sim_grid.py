@@ -77,6 +77,15 @@ def test_the_group_is_stable_only_when_all_tasks_together_own_each_partition_onc
     assert not group_stable([a, _status(1, [0, 1, 0, 1], idle=1)], 2, 4, 10.0, 3.0, 5.0)
 
 
+def test_the_herd_rule_for_zookeeper_groups_waits_for_every_rebalance_to_end():
+    # task 1 owns its partitions as before, but one of its members has begun a rebalance
+    a, inside = _status(0, [1, 0, 1, 0]), _status(1, [0, 1, 0, 1], rebalancing=1)
+    assert group_stable([a, inside], 2, 4, 10.0, 3.0, 5.0)  # ownership alone: settled
+    assert not group_stable([a, inside], 2, 4, 10.0, 3.0, 5.0, rebalances_ended=True)
+    assert group_stable([a, _status(1, [0, 1, 0, 1])], 2, 4, 10.0, 3.0, 5.0,
+                        rebalances_ended=True)
+
+
 def test_a_group_forms_only_with_every_initial_member_alive():
     a, b = _status(0, [1, 0, 1, 0], live=3), _status(1, [0, 1, 0, 1], live=3)
     assert formation_state([a, b], 2, 6, since=5.0, stable=True, max_retries=1) == FORMED

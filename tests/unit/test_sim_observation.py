@@ -128,3 +128,81 @@ def test_attempts_count_up_to_the_look_that_closed():
     observed = simulate(cfg, STATUS_OBSERVER)
     assert unobserved.rebalance_attempts == 2 and unobserved.time_to_stable_s > 1.0
     assert observed.rebalance_attempts == 1 and observed.time_to_stable_s == 0.0
+
+
+# --- the newer settle rule: a ZooKeeper group is not settled while a member rebalances -------
+
+UNTIL_REBALANCED = Observation(check_interval_s=0.25, quiet_s=3.0, count_after_s=1.3,
+                               status_interval_s=0.5, rebalances_ended=True)
+
+
+def _one_rebalance_that_moves_nothing(observer: Observation, seed: int = 0):
+    """Members a (process 0) and b (process 1) own one partition each; b is inside a rebalance
+    from 0.1 s to 2.0 s and moves nothing."""
+    from zkconsumer.sim.engine import Engine
+    from zkconsumer.sim.observation import run_observed
+    from zkconsumer.sim.tally import OwnershipLedger
+
+    engine = Engine()
+    ledger = OwnershipLedger(engine, 2)
+    for member, partition in (("a", 0), ("b", 1)):
+        ledger.add_member(member)
+        ledger.set_owner(partition, member)
+    ledger.forget_changes()
+    ledger.begin()
+    engine.at(0.1, lambda: ledger.rebalancing("b", True))
+    engine.at(2.0, lambda: (ledger.rebalancing("b", False), ledger.end()))
+    return run_observed(engine, ledger, observer, seed, 60.0, {"a": 0, "b": 1})
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_the_newer_rule_waits_for_a_rebalance_that_moves_nothing(seed):
+    from zkconsumer.sim.observation import publication_phases
+
+    _, plain = _one_rebalance_that_moves_nothing(STATUS_OBSERVER, seed)
+    assert plain is not None and plain.at < 2.0  # ownership alone: settled mid-rebalance
+    _, waited = _one_rebalance_that_moves_nothing(UNTIL_REBALANCED, seed)
+    # b's process publishes every 0.5 s from its phase; the first status after 2.0 s shows
+    # the rebalance over, and the next look (every 0.25 s) closes
+    phase_b = publication_phases(UNTIL_REBALANCED, {"a": 0, "b": 1}, seed)[1]
+    published = phase_b + 0.5 * -(-(2.0 - phase_b) // 0.5)
+    assert waited is not None
+    assert waited.at == pytest.approx(0.25 * -(-published // 0.25))
+    assert waited.stable_at == 0.0  # nothing changed hands: no later change to report
+
+
+def test_a_member_inside_a_rebalance_is_published_until_it_dies():
+    from zkconsumer.sim.engine import Engine
+    from zkconsumer.sim.observation import publish
+    from zkconsumer.sim.tally import OwnershipLedger
+
+    ledger = OwnershipLedger(Engine(), 1)
+    for member in ("a", "b"):
+        ledger.add_member(member)
+    ledger.rebalancing("a", True)
+    ledger.rebalancing("b", True)
+    assert publish(ledger, ["a", "b"], 1.0).rebalancing == 2
+    ledger.member_died("b")  # a dead member is not counted, as the lab counts live ones
+    assert publish(ledger, ["a", "b"], 1.0).rebalancing == 1
+    ledger.rebalancing("a", False)
+    assert publish(ledger, ["a", "b"], 1.0).rebalancing == 0 and ledger.live_rebalancing() == 0
+
+
+@pytest.mark.parametrize("protocol", ["zk-range", "zk-leader-range"])
+def test_a_slow_zookeeper_rebalance_is_observed_to_its_end_under_the_newer_rule(protocol):
+    # 30 members on 24 partitions, the joiner gets nothing; with ZooKeeper reads of 50 ms no
+    # legacy member's fetchers stop before the first look: ownership alone closes the window
+    # there, mid-rebalance; the newer rule waits for every rebalance to end
+    from zkconsumer.sim import Calibration
+
+    cfg = SimConfig(protocol, 30, 24, "join", seed=1, member_order="start", client_processes=2,
+                    calibration=Calibration(zk_read_service_us=50000))
+    whole = simulate(cfg)
+    plain = simulate(cfg, STATUS_OBSERVER)
+    waited = simulate(cfg, UNTIL_REBALANCED)
+    if protocol == "zk-range":  # every member rebalances, and releases what it keeps
+        assert plain.time_to_stable_s == 0.0
+        assert plain.coordination_requests < whole.coordination_requests / 4
+        assert waited.row() == whole.row()
+    else:  # the leader mode: nothing moves, so no member rebalances, under either rule
+        assert waited.row() == plain.row() and waited.time_to_stable_s == 0.0

@@ -150,6 +150,15 @@ def recorded_heartbeat_ms(folder: Path) -> int | None:
     return None if hb is None else int(str(hb))
 
 
+def recorded_settle(folder: Path) -> str:
+    """The rule the herd runs in ``folder`` ended their event windows by, as their
+    ``meta.json`` recorded it (``spark.task_control.SETTLE_REBALANCES_ENDED``); "" for a folder
+    without one, made before the rule was recorded (the plain rule)."""
+    if not (folder / META_FILE).is_file():
+        return ""
+    return str(read_provenance(folder).extra.get("settle", ""))
+
+
 def read_provenance(folder: Path) -> Provenance:
     """``folder``'s ``meta.json``, its command spelled as it runs today
     (:func:`~zkconsumer.results.portable.current_command`); the file keeps what was run."""

@@ -302,6 +302,7 @@ class LeaderGroup(SimulatedGroup):
             self._done(m)
             return
         self._count_attempt(m)
+        self.ledger.rebalancing(m.mid, True)  # ``rebalance_started``: something moves
         self.tally.phase(m.mid, "attempt", self.engine.now)
         # Eager assignors stop every fetcher of a changed member; cooperative only the released.
         eager = self.strategy != "cooperative-sticky"
@@ -420,6 +421,7 @@ class LeaderGroup(SimulatedGroup):
 
     def _done(self, m: LeaderMember) -> None:
         m.busy = False
+        self.ledger.rebalancing(m.mid, False)  # the handover, if any, succeeded
         if m.pending and not m.gone:
             m.pending = False
             m.busy = True

@@ -304,6 +304,8 @@ class LegacyGroup(SimulatedGroup):
         self.tally.phase(m.mid, "attempt", self.engine.now)
         m.state = MemberState.REBALANCING
         m.attempt += 1
+        if m.attempt == 1:  # ``rebalance_started``, just before the first attempt
+            self.ledger.rebalancing(m.mid, True)
         self.tally.attempts_total += 1
         self.tally.max_attempts = max(self.tally.max_attempts, m.attempt)
         self.zk.bulk_read(m.cpu, costs.attempt_prefix(self.cfg.brokers).reads,
@@ -413,6 +415,7 @@ class LegacyGroup(SimulatedGroup):
 
     def _finish(self, m: LegacyMember) -> None:
         m.state = MemberState.IDLE
+        self.ledger.rebalancing(m.mid, False)  # succeeded, or failed after its retries
         if m.pending:  # triggers during the rebalance coalesce into one more
             m.pending = False
             m.state = MemberState.REBALANCING

@@ -25,6 +25,11 @@ its task has published it. With ``status_interval_s`` set, :func:`run_observed` 
 way, at the statuses its members' processes last published; without, it looks at the group
 itself. The run's records window ends at the look that closed, so a model run's attempts and
 conflicts count up to :attr:`Closed.at` (``simulate``).
+
+Herd runs made since the lab recorded its settle rule (``settle`` in their ``meta.json``) also
+wait, after a ZooKeeper group's event, until no member is inside a rebalance
+(:attr:`Observation.rebalances_ended`): each status then counts its members inside one, as the
+models of ZooKeeper members mark them (``OwnershipLedger.rebalancing``).
 """
 
 from __future__ import annotations
@@ -51,6 +56,9 @@ class Observation:
     # each client process publishes its members' state this often and the observer looks at
     # the last publications (module docstring); None: it looks at the group itself
     status_interval_s: float | None = None
+    # the lab's newer settle rule (``task_control.SETTLE_REBALANCES_ENDED``): not settled while
+    # a live member is inside a rebalance of its own (the models of ZooKeeper members say so)
+    rebalances_ended: bool = False
 
     def __post_init__(self) -> None:
         for name in ("check_interval_s", "quiet_s", "count_after_s"):
@@ -88,13 +96,14 @@ class Status:
     at: float
     held: tuple[frozenset[int], ...]
     last_change: float | None
+    rebalancing: int = 0  # its live members inside a rebalance
 
 
 def publish(ledger: OwnershipLedger, members: list[str], at: float) -> Status:
     views = [ledger.member_view(m) for m in members]
-    changes = [changed for _, _, changed in views if changed is not None]
-    return Status(at, tuple(held for live, held, _ in views if live),
-                  max(changes) if changes else None)
+    changes = [v.changed for v in views if v.changed is not None]
+    return Status(at, tuple(v.held for v in views if v.live), max(changes) if changes else None,
+                  sum(v.rebalancing for v in views))
 
 
 def statuses_stable(statuses: list[Status], partitions: int) -> bool:
@@ -146,6 +155,8 @@ def _run_on_statuses(engine: Engine, ledger: OwnershipLedger, obs: Observation, 
         changes = [s.last_change for s in shown if s.last_change is not None]
         last = max(changes) if changes else None
         stable = fresh and statuses_stable(shown, ledger.partitions)
+        if obs.rebalances_ended and any(s.rebalancing for s in shown):
+            stable = False
         if stable and (last is None or look - last >= obs.quiet_s):
             return True, Closed(look, 0.0 if last is None else last, early=ended_by is None)
         if (not stable and ended_by is not None and fresh
@@ -181,7 +192,8 @@ def run_observed(engine: Engine, ledger: OwnershipLedger, obs: Observation, seed
         # own end of the round
         ended = ended or engine.run(t)
         last = ledger.last_change_at
-        looks_stable = ledger.observed_stable()
+        looks_stable = ledger.observed_stable() and not (
+            obs.rebalances_ended and ledger.live_rebalancing())
         if looks_stable and (last is None or t - last >= obs.quiet_s):
             return True, Closed(t, 0.0 if last is None else last, early=not ended)
         if ended and not looks_stable:

@@ -22,6 +22,7 @@ from __future__ import annotations
 import logging
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
+from typing import NamedTuple
 
 from zkconsumer.sim.engine import Engine
 from zkconsumer.sim.leader_costs import combined
@@ -174,6 +175,15 @@ class Tally:
         return reads, writes
 
 
+class MemberView(NamedTuple):
+    """One member as its client process would publish it."""
+
+    live: bool
+    held: frozenset[int]  # fetched, in fetch mode; else owned; nothing when dead
+    changed: float | None  # its last change since forget_changes (None: none)
+    rebalancing: bool  # live and inside a rebalance of its own
+
+
 class OwnershipLedger:
     """Partition -> owning member, member liveness, busy count, and the stability clock."""
 
@@ -200,6 +210,9 @@ class OwnershipLedger:
         # group-wide and per member (what each member's client process would publish)
         self.last_change_at: float | None = None
         self._changed_at: dict[str, float] = {}
+        # members inside a rebalance of their own (a ZooKeeper member's records: started, then
+        # succeeded or failed), which the lab's settle rule may wait for
+        self._rebalancing: set[str] = set()
 
     # --- membership and ownership ---------------------------------------------------------------
 
@@ -248,10 +261,20 @@ class OwnershipLedger:
         if member is not None:
             self._changed_at[member] = self._engine.now
 
-    def member_view(self, member: str) -> tuple[bool, frozenset[int], float | None]:
-        """What ``member``'s client process would publish of it now: whether it is live, the
-        partitions it holds (fetches, in fetch mode; else owns; nothing when dead) and its last
-        change since :meth:`forget_changes` (None: none)."""
+    def rebalancing(self, member: str, inside: bool) -> None:
+        """``member`` began (``inside``) or ended a rebalance, where the real member records
+        ``rebalance_started`` and ``rebalance_succeeded`` / ``rebalance_failed``."""
+        if inside:
+            self._rebalancing.add(member)
+        else:
+            self._rebalancing.discard(member)
+
+    def live_rebalancing(self) -> int:
+        """How many live members are inside a rebalance."""
+        return len(self._rebalancing & self._live)
+
+    def member_view(self, member: str) -> MemberView:
+        """What ``member``'s client process would publish of it now."""
         live = member in self._live
         if not live:
             held: frozenset[int] = frozenset()
@@ -259,7 +282,8 @@ class OwnershipLedger:
             held = self._fetching.get(member, frozenset())
         else:
             held = frozenset(self._by_member.get(member, ()))
-        return live, held, self._changed_at.get(member)
+        return MemberView(live, held, self._changed_at.get(member),
+                          live and member in self._rebalancing)
 
     def _close_gap(self, partition: int) -> None:
         since = self._unowned_since.pop(partition, None)

@@ -63,12 +63,29 @@ class TaskStatus:
         return cls(**json.loads(data.decode()))
 
 
+# The rule a herd run's event window ends by, as its sweep's ``meta.json`` records it (``settle``):
+# group_stable with rebalances_ended. Sweeps made before the rule existed record none: their
+# windows could close while ZooKeeper members were still inside a rebalance.
+SETTLE_REBALANCES_ENDED = "zookeeper-rebalances-ended"
+
+
 def group_stable(statuses: Sequence[TaskStatus], tasks: int, partitions: int, now: float,
-                 quiet_s: float, fresh_after: float) -> bool:
+                 quiet_s: float, fresh_after: float, rebalances_ended: bool = False) -> bool:
     """Every task reported after ``fresh_after``; every partition fetched by exactly one member
     of the whole group; every live member fetching (unless there are fewer partitions than
-    members); and no timeline change anywhere for ``quiet_s``."""
+    members); no timeline change anywhere for ``quiet_s``; and, with ``rebalances_ended``, no
+    live member inside a rebalance.
+
+    Ownership alone cannot tell a settled ZooKeeper group from one whose rebalance has begun
+    and not yet stopped a fetcher: at 96 members the members read the registry for over a
+    second before the first stop, and the group looked settled meanwhile. A ZooKeeper member's
+    rebalance opens and closes with its own records (started; succeeded or failed), so the
+    herd's event window waits for them. A broker-side member's revoke and assign callbacks
+    are no such pair (a cooperative member need not be called again after its revoke), and a
+    split-brain run's zombie may stay inside a rebalance for good: they keep the plain rule."""
     if len(statuses) < tasks or any(s.at < fresh_after for s in statuses):
+        return False
+    if rebalances_ended and any(s.rebalancing for s in statuses):
         return False
     for p in range(partitions):
         if sum(s.fetchers[p] for s in statuses) != 1:
@@ -176,12 +193,12 @@ class RunDirectory:
         return out
 
     def stable_now(self, tasks: int, partitions: int, quiet_s: float,
-                   since: float) -> float | None:
+                   since: float, rebalances_ended: bool = False) -> float | None:
         """The current instant if the whole group is stable (:func:`group_stable`, every task
         having reported after ``since``), else None: a :func:`wait_for` check."""
         now = time.time()
         return now if group_stable(self.statuses(), tasks, partitions, now, quiet_s,
-                                   since) else None
+                                   since, rebalances_ended) else None
 
     def delete(self) -> None:
         self.client.delete(self.root, recursive=True)

@@ -29,6 +29,7 @@ from zkconsumer.spark.herd.scoring import (
     draw,
     plan_producer_events,
     real_runs,
+    set_observation,
 )
 from zkconsumer.spark.herd.scoring_cli import repo_root
 from zkconsumer.spark.herd.set_speed import PER, FitCell, fit_json, fit_reference, interpolate
@@ -117,8 +118,9 @@ def _fit(args: argparse.Namespace) -> int:
             if curve_key not in curves:
                 cue = on_producer.get((args.protocol, args.members, event), ())
                 curves[curve_key] = [
-                    (f, statistics.median(settled(draw(run_set, key, plan, cal.slowed(f),
-                                                       tasks, None, cue)[1])))
+                    (f, statistics.median(settled(draw(
+                        run_set, key, plan, cal.slowed(f), tasks, None, cue,
+                        observation=set_observation(repo, run_set, key))[1])))
                     for f in FACTORS]
             cells.append(FitCell(plan_path.stem, event, read, statistics.median(real_tts),
                                  interpolate(curves[curve_key])))

@@ -35,6 +35,7 @@ from zkconsumer.spark.herd.grid import cells
 from zkconsumer.spark.placement import placement_label, sweep_placement
 from zkconsumer.spark.progress import executor_cells
 from zkconsumer.spark.script import parse_ints, recorded_common_options, script_main
+from zkconsumer.spark.task_control import SETTLE_REBALANCES_ENDED
 
 log = logging.getLogger(__name__)
 
@@ -145,7 +146,8 @@ def run(args: argparse.Namespace, spark: Any = None) -> int:
         # The broker whose coordinator the broker-side rows measured (and, on Kafka 4, the
         # KIP-848 groups' heartbeat interval).
         broker = {"broker": ""} if args.mode == "sim" else broker_meta(args)
-        prov = capture(command_line(args), **broker, mode=args.mode, tasks=args.tasks,
+        settle = {} if args.mode == "sim" else {"settle": SETTLE_REBALANCES_ENDED}
+        prov = capture(command_line(args), **broker, **settle, mode=args.mode, tasks=args.tasks,
                        session_timeout_ms=args.session_timeout_ms,
                        placement=placement_meta(args, members))
         if args.mode == "sim":

@@ -23,7 +23,7 @@ from zkconsumer.lab.drivers.broker import STATS_INTERVAL_MS
 from zkconsumer.lab.member_config import lab_heartbeat_interval_ms
 from zkconsumer.results.distributions import CellKey, CellScore, pass_line
 from zkconsumer.results.judging import DistTolerances, Run
-from zkconsumer.results.provenance import recorded_heartbeat_ms
+from zkconsumer.results.provenance import recorded_heartbeat_ms, recorded_settle
 from zkconsumer.results.real_runs import (
     RunKey,
     cell_formation_reads,
@@ -35,6 +35,7 @@ from zkconsumer.results.real_runs import (
     straggler_runs,
     sweep_cell,
 )
+from zkconsumer.scenarios.protocols import PROTOCOL_TABLE, ZOOKEEPER
 from zkconsumer.scenarios.timing import Timing
 from zkconsumer.sim import Calibration, SimConfig, simulate
 from zkconsumer.sim.formation import LAB_LAST_STARTED
@@ -44,7 +45,11 @@ from zkconsumer.sim.observation import Observation
 from zkconsumer.spark.herd.metrics import SAMPLE_AFTER_S
 from zkconsumer.spark.herd.set_speed import SpeedReference, speed_factor
 from zkconsumer.spark.herd.validate import lab_sim_config
-from zkconsumer.spark.task_control import LOOK_INTERVAL_S, STATUS_INTERVAL_S
+from zkconsumer.spark.task_control import (
+    LOOK_INTERVAL_S,
+    SETTLE_REBALANCES_ENDED,
+    STATUS_INTERVAL_S,
+)
 
 COMPARE_RUNNER = "experiment compare"
 # A Spark herd run's observer (zkconsumer.sim.observation): the coordinating task's looks at
@@ -193,18 +198,32 @@ def compare_sim_config(protocol: str, key: CellKey, session_timeout_ms: int, see
                      client_processes=1)
 
 
+def set_observation(repo: Path, run_set: RunSet, key: CellKey) -> Observation | None:
+    """How the real runs of a cell were observed, for the model to copy: none for compare runs
+    (their own window), else the herd's looks, waiting for every ZooKeeper member's rebalance
+    to end where the set's ``meta.json`` records that rule."""
+    if run_set.by_compare:
+        return None
+    folder = repo / run_set.folder / f"{key.protocol}-n{key.members}"
+    waits = (recorded_settle(folder) == SETTLE_REBALANCES_ENDED
+             and PROTOCOL_TABLE[key.protocol].family == ZOOKEEPER)
+    return dataclasses.replace(HERD_OBSERVATION, rebalances_ended=waits)
+
+
 def draw(run_set: RunSet, key: CellKey, plan: DistPlan, cal: Calibration,
          tasks: int, heartbeat_ms: int | None = None,
          on_producer: tuple[float, ...] = (),
          straggler_share: float | None = None,
-         straggler_ranks: tuple[int, ...] = ()) -> tuple[str, tuple[Run, ...]]:
+         straggler_ranks: tuple[int, ...] = (),
+         observation: Observation | None = HERD_OBSERVATION) -> tuple[str, tuple[Run, ...]]:
     """The model's draws of one cell (seeds 0 .. sim_draws - 1); ``heartbeat_ms``: the KIP-848
     heartbeat interval the real runs' broker gave (:func:`set_heartbeat_ms`);
     ``on_producer``: the cell's measured event times on the producer's clock
     (:func:`plan_producer_events`); ``straggler_share``: the set's own share of formations
     with stragglers, where the plan takes it as given (SimConfig.formation_straggler_share);
     ``straggler_ranks``: how often each creation rank straggled in earlier runs, where the plan
-    weights the draw of stragglers by it (SimConfig.formation_straggler_ranks)."""
+    weights the draw of stragglers by it (SimConfig.formation_straggler_ranks);
+    ``observation``: the real runs' observer (:func:`set_observation`)."""
     protocol = model_protocol(run_set, key.protocol)
     out = []
     for seed in range(plan.sim_draws):
@@ -220,7 +239,7 @@ def draw(run_set: RunSet, key: CellKey, plan: DistPlan, cal: Calibration,
         if straggler_ranks:
             cfg = dataclasses.replace(cfg, formation_straggler_ranks=tuple(
                 float(k) for k in straggler_ranks))
-        r = simulate(cfg, None if run_set.by_compare else HERD_OBSERVATION)
+        r = simulate(cfg, None if run_set.by_compare else observation)
         out.append(Run(float(r.coordination_requests), float(r.rebalance_attempts),
                        float(r.conflicts), r.time_to_stable_s, r.formation_stragglers > 0))
     return protocol, tuple(out)
@@ -341,7 +360,8 @@ def score_plan(plan: DistPlan, repo: Path, cal: Calibration) -> list[CellScore]:
         model, sim = draw(run_set, key, plan, cal.slowed(inputs.get("speed_factor", 1.0)),
                           tasks, set_heartbeat_ms(repo, run_set, key),
                           on_producer.get((key.protocol, key.members, key.event), ()),
-                          inputs.get("straggler_share"), ranks.get(tasks, ()))
+                          inputs.get("straggler_share"), ranks.get(tasks, ()),
+                          set_observation(repo, run_set, key))
         scores.append(CellScore(key, model, runs, sim, plan.tolerances, plan.real_seeds,
                                 tuple(sorted(inputs.items()))))
     return scores

@@ -22,6 +22,7 @@ from pathlib import Path
 from typing import Any
 
 from zkconsumer.lab.group import LabGroup
+from zkconsumer.scenarios.protocols import PROTOCOL_TABLE, ZOOKEEPER
 from zkconsumer.scenarios.timing import Timing
 from zkconsumer.spark.task_control import (
     FORMED,
@@ -122,11 +123,17 @@ def _total_deadline(t: Timing) -> float:
 
 def _coordinate(cell: RealCell, group: LabGroup, run: RunDirectory,
                 publisher: GroupStatusPublisher) -> None:
-    """Task 0: stable group -> event -> stable again -> (driver stops producing) -> drained."""
-    t = cell.timing
+    """Task 0: stable group -> event -> stable again -> (driver stops producing) -> drained.
 
-    def stable(since: float) -> float | None:
-        return run.stable_now(cell.tasks, cell.partitions, t.quiet_s, since)
+    After the event, a ZooKeeper group is stable again only once no member is inside a
+    rebalance (``task_control.SETTLE_REBALANCES_ENDED``); the formation keeps the plain rule,
+    so that what a run's formation measures does not move with it."""
+    t = cell.timing
+    rebalances_ended = PROTOCOL_TABLE[cell.protocol].family == ZOOKEEPER
+
+    def stable(since: float, after_event: bool = False) -> float | None:
+        return run.stable_now(cell.tasks, cell.partitions, t.quiet_s, since,
+                              rebalances_ended=after_event and rebalances_ended)
 
     began = time.time()
     formed_at = 0.0
@@ -148,7 +155,8 @@ def _coordinate(cell: RealCell, group: LabGroup, run: RunDirectory,
     with publisher.lock:
         event_ts = _apply(cell, group)
     run.put("event", {"ts": event_ts})
-    settled = wait_for(lambda: stable(event_ts + STATUS_INTERVAL_S), t.event_deadline_s)
+    settled = wait_for(lambda: stable(event_ts + STATUS_INTERVAL_S, after_event=True),
+                       t.event_deadline_s)
     run.put("done", {"event_ts": event_ts, "settled_ts": settled,
                      "formed_s": round(formed_at - began, 3)})
     last = drain_target(run)
