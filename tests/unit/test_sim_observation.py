@@ -70,11 +70,10 @@ def test_statuses_published_at_different_instants_can_show_a_partition_twice():
     assert not statuses_stable([Status(0.6, (frozenset({0, 1}),), None), idle], 2)
 
 
-def _two_members_one_move(seed: int, move_at: float):
-    """Members a (process 0) and b (process 1) own one partition each; at ``move_at`` b's
-    partition is taken away and nobody gets it: the group is never stable again."""
+def _two_members():
+    """Members a (process 0) and b (process 1) owning one partition each, changes forgotten,
+    one piece of work in flight (the event's)."""
     from zkconsumer.sim.engine import Engine
-    from zkconsumer.sim.observation import run_observed
     from zkconsumer.sim.tally import OwnershipLedger
 
     engine = Engine()
@@ -84,6 +83,15 @@ def _two_members_one_move(seed: int, move_at: float):
         ledger.set_owner(partition, member)
     ledger.forget_changes()
     ledger.begin()
+    return engine, ledger
+
+
+def _two_members_one_move(seed: int, move_at: float):
+    """At ``move_at`` b's partition is taken away and nobody gets it: the group is never
+    stable again."""
+    from zkconsumer.sim.observation import run_observed
+
+    engine, ledger = _two_members()
     engine.at(move_at, lambda: (ledger.set_owner(1, None), ledger.end()))
     return run_observed(engine, ledger, STATUS_OBSERVER, seed, 60.0, {"a": 0, "b": 1})
 
@@ -137,19 +145,10 @@ UNTIL_REBALANCED = Observation(check_interval_s=0.25, quiet_s=3.0, count_after_s
 
 
 def _one_rebalance_that_moves_nothing(observer: Observation, seed: int = 0):
-    """Members a (process 0) and b (process 1) own one partition each; b is inside a rebalance
-    from 0.1 s to 2.0 s and moves nothing."""
-    from zkconsumer.sim.engine import Engine
+    """Member b is inside a rebalance from 0.1 s to 2.0 s and moves nothing."""
     from zkconsumer.sim.observation import run_observed
-    from zkconsumer.sim.tally import OwnershipLedger
 
-    engine = Engine()
-    ledger = OwnershipLedger(engine, 2)
-    for member, partition in (("a", 0), ("b", 1)):
-        ledger.add_member(member)
-        ledger.set_owner(partition, member)
-    ledger.forget_changes()
-    ledger.begin()
+    engine, ledger = _two_members()
     engine.at(0.1, lambda: ledger.rebalancing("b", True))
     engine.at(2.0, lambda: (ledger.rebalancing("b", False), ledger.end()))
     return run_observed(engine, ledger, observer, seed, 60.0, {"a": 0, "b": 1})

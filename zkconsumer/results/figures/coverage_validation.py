@@ -16,9 +16,7 @@ from zkconsumer.results.distributions import CellScore
 from zkconsumer.results.figures.fetcher_stop_validation import phases_table, read_phases
 from zkconsumer.results.figures.scale_distributions import (
     load_scores,
-    runs_legend,
-    runs_table,
-    validation_block,
+    validation_with_failures,
 )
 from zkconsumer.results.provenance import read_provenance
 from zkconsumer.results.real_runs import sweep_runs
@@ -40,12 +38,7 @@ EARLY_FOLDERS = tuple((label, f"scale/validation-{HELD_OUT}/{run_set}/{protocol}
 @figure("scale-validation-28", source=f"results/scale/validation-{HELD_OUT}/scoring")
 def validation_28(ctx: Context) -> str:
     """Plan 28's scoring, and its failing cells run by run."""
-    scores, data = load_scores(ctx, HELD_OUT)
-    out = [validation_block(ctx, HELD_OUT)]
-    if any(s.judged and not s.ok for s in scores):
-        out += ["", "The failing cells run by run:", "", *runs_table(ctx, HELD_OUT), "",
-                runs_legend(int(data["sim_draws"]), stragglers=True)]
-    return "\n".join(out)
+    return validation_with_failures(ctx, HELD_OUT, stragglers=True)
 
 
 def _tansu(scores: list[CellScore], protocol: str, n: int, event: str) -> CellScore | None:

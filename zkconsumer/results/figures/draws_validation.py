@@ -38,7 +38,7 @@ def validation_27(ctx: Context) -> str:
 JOIN_12 = CellKey("tansu", "tansu-0.6.0", "zk-range", 12, 24, "join")
 
 
-def _share_row(label: str, k: int, n: int, model: float) -> str:
+def share_row(label: str, k: int, n: int, model: float) -> str:
     """A row of the table: the share with its Wilson interval, and whether the model's is in it."""
     low, high = wilson(k, n)
     return (f"| {label} | {n} | {k} of {n} [{low:.2f}–{high:.2f}] | "
@@ -60,9 +60,9 @@ def join_share_sets(ctx: Context) -> str:
         runs = [run for _, run in sweep_cell(
             ctx.results / f"scale/validation-{plan}/tansu/zk-range-n12", JOIN_12)]
         counts.append((sum(r.multi for r in runs), len(runs)))
-        out.append(_share_row(str(plan), *counts[-1], model))
+        out.append(share_row(str(plan), *counts[-1], model))
     k_all, n_all = sum(k for k, _ in counts), sum(n for _, n in counts)
-    out.append(_share_row("all", k_all, n_all, model))
+    out.append(share_row("all", k_all, n_all, model))
     p = homogeneity_p(counts)
     out += ["", f"Model: {model:.3f}, the share of plan {HELD_OUT}'s {data['sim_draws']} draws "
             f"(the model every row is compared with; plans {RACE_PLANS[0]} to {HELD_OUT - 1} "

@@ -161,12 +161,13 @@ def _ms(values: list[float]) -> str:
 
 
 def race_row(ctx: Context, plan: int, run_set: str = "tansu", broker: str = "tansu-0.6.0",
-             label: str | None = None) -> str | None:
+             label: str | None = None, phases_dir: str = "phases") -> str | None:
     """One zk-range N = 12 join set (plan ``plan``'s set ``run_set``, on ``broker``): its runs
     with a second attempt, the runs whose joiner planned before its giver's fetchers stopped,
     how often the two agree, and the two instants, from the set's ``spark rebalance-phases``
-    rows (real members only); the row is headed ``label`` (default: the plan)."""
-    phases = ctx.results / f"scale/validation-{plan}/phases"
+    rows (real members only, in the plan's folder ``phases_dir``); the row is headed ``label``
+    (default: the plan)."""
+    phases = ctx.results / f"scale/validation-{plan}/{phases_dir}"
     folder = ctx.results / f"scale/validation-{plan}/{run_set}/zk-range-n12"
     if not (phases / "phases.csv").is_file() or not folder.is_dir():
         return None
@@ -192,6 +193,12 @@ def race_row(ctx: Context, plan: int, run_set: str = "tansu", broker: str = "tan
             f"{_ms([plans[s] - releases[s] for s in both])} |")
 
 
+RACE_HEAD = ("| plan | join runs | with a second attempt | joiner planned before its giver "
+             "released | the two agree | joiner's plan, ms after the event: median [IQR] | "
+             "giver's release, the same | plan minus release, the same |",
+             "|---|---|---|---|---|---|---|---|")
+
+
 @figure("join-race", source=", ".join(f"results/scale/validation-{p}/phases, "
                                       f"results/scale/validation-{p}/tansu/zk-range-n12"
                                       for p in RACE_PLANS)
@@ -200,10 +207,7 @@ def race_row(ctx: Context, plan: int, run_set: str = "tansu", broker: str = "tan
 def join_race(ctx: Context) -> str:
     """Why a legacy N = 12 join needs a second attempt in some sets more than others: the
     joiner's plan against the release of the partition it is given, set by set."""
-    out = ["| plan | join runs | with a second attempt | joiner planned before its giver "
-           "released | the two agree | joiner's plan, ms after the event: median [IQR] | "
-           "giver's release, the same | plan minus release, the same |",
-           "|---|---|---|---|---|---|---|---|"]
+    out = list(RACE_HEAD)
     out += [row for plan in RACE_PLANS if (row := race_row(ctx, plan)) is not None]
     plan, run_set, broker = KAFKA_RACE
     kafka = race_row(ctx, plan, run_set, broker, f"{plan}, Apache Kafka 2.4.1")

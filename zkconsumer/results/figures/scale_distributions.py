@@ -413,3 +413,14 @@ def rebalance_cpu(ctx: Context) -> str:
             f"times its crowd factor at the members in the process). Re-run: "
             f"`{read_provenance(folder).command}`."]
     return "\n".join(out)
+
+
+def validation_with_failures(ctx: Context, n: int, stragglers: bool = False) -> str:
+    """Plan ``n``'s scoring (:func:`validation_block`), then its failing cells run by run
+    (``stragglers``: its runs marked by whether their formation left them)."""
+    scores, data = load_scores(ctx, n)
+    out = [validation_block(ctx, n)]
+    if any(s.judged and not s.ok for s in scores):
+        out += ["", "The failing cells run by run:", "", *runs_table(ctx, n), "",
+                runs_legend(int(data["sim_draws"]), stragglers=stragglers)]
+    return "\n".join(out)
