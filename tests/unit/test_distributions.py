@@ -339,3 +339,18 @@ def test_the_model_observes_a_set_as_its_meta_says_the_lab_settled_it(tmp_path):
     assert observed("eager-range", 96) == HERD_OBSERVATION
     assert observed("zk-range", 48) == HERD_OBSERVATION
     assert observed("zk-range", 12) == HERD_OBSERVATION  # no meta.json at all
+
+
+def test_the_score_table_names_each_run_set_where_two_share_a_broker() -> None:
+    real = runs([1.0] * 5)
+    first, second = KEY, CellKey("tansu-b", "tansu-0.6.0", "zk-range", 12, 24, "join")
+    rows = score_table([CellScore(first, "zk-range", real, real),
+                        CellScore(second, "zk-range", real, real)])
+    assert rows[2].startswith("| tansu-0.6.0 (tansu) | zk-range")
+    assert rows[3].startswith("| tansu-0.6.0 (tansu-b) | zk-range")
+    # one set per broker: the broker says it all
+    kafka = CellKey("kafka", "apache-kafka-2.4.1", "zk-range", 12, 24, "join")
+    rows = score_table([CellScore(first, "zk-range", real, real),
+                        CellScore(kafka, "zk-range", real, real)])
+    assert rows[2].startswith("| tansu-0.6.0 | zk-range")
+    assert rows[3].startswith("| apache-kafka-2.4.1 | zk-range")

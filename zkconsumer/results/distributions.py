@@ -254,7 +254,10 @@ def _t(x: float | None) -> str:
 
 
 def score_table(scores: Sequence[CellScore]) -> list[str]:
-    """One row per cell: real distribution vs the model's, and the verdict."""
+    """One row per cell: real distribution vs the model's, and the verdict; where two run sets
+    of the plan share a broker, each row names its set beside the broker."""
+    shared = len({k.set_name for k in (s.key for s in scores)}) > len(
+        {s.key.broker for s in scores})
     requests = ("real median [IQR] / model median" if any(s.tolerances.requests_iqr
                                                           for s in scores)
                 else "real / model")
@@ -277,7 +280,8 @@ def score_table(scores: Sequence[CellScore]) -> list[str]:
             # a cell with no run and no draw on the split's first side is judged as unsplit
             verdict += f" ({sides_note(s)})"
         lines.append(
-            f"| {k.broker} | {k.protocol} (`{s.model}`) | {k.members} | {k.event} | "
+            f"| {k.broker}{f' ({k.set_name})' if shared else ''} | {k.protocol} (`{s.model}`) "
+            f"| {k.members} | {k.event} | "
             f"{len(s.real)} / "
             f"{len(s.sim)} | {_t(s.real_tts)}{band} / {_t(s.sim_tts)} "
             f"({difference(s.real_tts, s.sim_tts, '.2f', ' s')}) | "

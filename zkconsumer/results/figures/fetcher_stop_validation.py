@@ -113,9 +113,10 @@ def read_phases(folder: Any) -> list[dict[str, str]]:
         return list(csv.DictReader(fh))
 
 
-def phases_table(rows: list[dict[str, str]]) -> list[str]:
+def phases_table(rows: list[dict[str, str]], tag: str = "") -> list[str]:
     """The phases of :func:`read_phases` rows per cell, real members and the model's, median
-    [IQR]; the read (stopped to the plan) where the file has it."""
+    [IQR]; the read (stopped to the plan) where the file has it; ``tag`` follows each row's
+    N (where rows of several files share one table)."""
     reads = bool(rows) and "read_ms" in rows[0]
     out = ["| N | event | members | stop: first attempt to fetchers stopped, ms | "
            + ("read: fetchers stopped to the plan decided, ms | " if reads else "")
@@ -134,7 +135,7 @@ def phases_table(rows: list[dict[str, str]]) -> list[str]:
                 return _quartiles([float(r[name]) for r in part if r[name]])
             conflicts = (f"{sum(r['conflict'] == 'True' for r in part)} of {len(part)}"
                          if source == "real" else "—")
-            out.append(f"| {members} | {event} | {source}: {len(part)} in {runs} "
+            out.append(f"| {members}{tag} | {event} | {source}: {len(part)} in {runs} "
                        f"{'runs' if source == 'real' else 'draws'} | {phase('stop_ms')} | "
                        + (f"{phase('read_ms')} | " if reads else "")
                        + f"{phase('claim_ms')} | {conflicts} |")

@@ -248,7 +248,10 @@ def model_trust(results: Path) -> str:
             (27, "the legacy cells on fresh runs, the model drawn 200 times a cell",
              "validation-plan-27.md"),
             (28, "the legacy model unchanged on Apache Kafka 2.4.1, and three protocols at "
-                 "N = 96 on Tansu", "validation-plan-28.md")):
+                 "N = 96 on Tansu", "validation-plan-28.md"),
+            (29, "the ZooKeeper cells at N = 96 under a settle rule that waits for every "
+                 "rebalance, and two zk-range N = 12 sets of one session",
+             "validation-plan-29.md")):
         scoring = results / "scale" / f"validation-{plan}" / "scoring" / "scoring.json"
         if scoring.is_file():
             judged = [c for c in json.loads(scoring.read_text())["cells"] if c["judged"]]

@@ -14,6 +14,7 @@ from __future__ import annotations
 from zkconsumer.results.distributions import CellKey, CellScore
 from zkconsumer.results.figures.coverage_validation import ended_early
 from zkconsumer.results.figures.draws_validation import share_row
+from zkconsumer.results.figures.fetcher_stop_validation import phases_table, read_phases
 from zkconsumer.results.figures.rank_validation import RACE_HEAD, RACE_PLANS, race_row
 from zkconsumer.results.figures.scale_distributions import (
     load_scores,
@@ -138,3 +139,27 @@ def join_share_29(ctx: Context) -> str:
             f"`{prov.revision[:12]}`, {prov.date[:10]}); {SETS_12[1][0]}'s the same on its own "
             "runs."]
     return "\n".join(out)
+
+
+def _leader_phases(plan: int) -> str:
+    return f"scale/validation-{plan}/leader-phases"
+
+
+@figure("leader-96-phases-29", source=", ".join(f"results/{_leader_phases(p)}"
+                                                for p in (PLAIN, HELD_OUT)))
+def leader_96_phases_29(ctx: Context) -> str:
+    """The N = 96 leader-mode leave's phases in plan 28's runs and in plan 29's, each beside
+    the model's draws."""
+    out: list[str] = []
+    for plan in (PLAIN, HELD_OUT):
+        rows = [r for r in read_phases(ctx.results / _leader_phases(plan))
+                if r["event"] == "leave"]
+        table = phases_table(rows, tag=f" (plan {plan})")
+        out += table if not out else table[2:]
+    prov = read_provenance(ctx.results / _leader_phases(HELD_OUT))
+    return "\n".join([*out, "", (
+        "Median [interquartile range] over every member that stopped its fetchers in its first "
+        f"attempt after the event, nearest rank; the model's {LARGE} members drawn as `spark "
+        "validate` draws them, at the calibration's speed (the same draws for both plans: the "
+        f"rule changes none). Plan {HELD_OUT}'s rows: `{prov.command}` (revision "
+        f"`{prov.revision[:12]}`); plan {PLAIN}'s the same on its own runs.")])
