@@ -22,7 +22,7 @@ from pathlib import Path
 
 from zkconsumer.results.exclusions import sweep_rows
 from zkconsumer.results.figures.comparison import LABELS
-from zkconsumer.results.figures.findings_text import Spread, number, spread
+from zkconsumer.results.figures.findings_text import Spread, exponent, number, spread
 from zkconsumer.results.figures.lab import load
 from zkconsumer.results.figures.splitbrain import num
 from zkconsumer.results.plotting import pyplot, save_svg
@@ -31,7 +31,13 @@ from zkconsumer.results.registry import Context, figure
 from zkconsumer.scenarios.protocols import COMPARED, PROTOCOL_TABLE, ZOOKEEPER, of_family
 
 HERD_LAB = "lab/herd-zk"
-SCALE_REAL = ("scale/fitting", "scale/validation-1")
+# The largest real herds: plans 29 and 30's Spark-hosted runs on Tansu, N = 12 to 200, P = 24
+HERD_SETS = ("scale/validation-29/tansu-a", "scale/validation-29/tansu-b",
+             "scale/validation-29/tansu-96", "scale/validation-30/tansu-200")
+HERD_P = 24
+SCALE_REAL = ("scale/fitting", "scale/validation-1",
+              # the held-out herd runs of plans 29 and 30 (P = 24, 5 to 20 runs a size)
+              *HERD_SETS)
 SIM_SWEEP = "scale/sim-sweep"
 # The two ZooKeeper designs the findings set side by side (the table's compared ones).
 LEGACY, LEADER = of_family(COMPARED, ZOOKEEPER)
@@ -184,6 +190,25 @@ def _herd_row(p: HerdPoint) -> str:
             f"{notif} | {stable} |")
 
 
+def largest_herd(ctx: Context) -> list[HerdPoint]:
+    """The legacy joins of the largest real herds (:data:`HERD_SETS`), smallest N first."""
+    return [p for p in spark_herd(ctx) if p.partitions == HERD_P]
+
+
+def largest_herd_clause(ctx: Context) -> str:
+    """The largest real herds in a clause: their requests per join from the smallest size to
+    the largest, and the power of N between the two largest (empty without them)."""
+    points = largest_herd(ctx)
+    if len(points) < 2:
+        return ""
+    first, before, last = points[0], points[-2], points[-1]
+    k = exponent((before.members, before.requests.median), (last.members, last.requests.median))
+    grown = "" if k is None else f", as N^{k:.2f} from N = {before.members}"
+    return (f"; hosted in Spark tasks (real, P = {HERD_P}), a join's requests grew from "
+            f"{first.requests.text(0)} at N = {first.members} to {last.requests.text(0)} at "
+            f"N = {last.members}{grown}")
+
+
 def herd_claim(ctx: Context) -> str:
     """The herd in one sentence: notifications, requests and their growth, the time at scale."""
     lab = lab_herd(ctx)
@@ -205,7 +230,8 @@ def herd_claim(ctx: Context) -> str:
             f"per size, N = {first.members}–{last.members}), so a join's ZooKeeper requests "
             f"grew from {first.requests.text(0)} at N = {first.members} to "
             f"{last.requests.text(0)} at N = {last.members} (fitted log-log slope "
-            f"{'—' if slope is None else f'{slope:.2f}'} over those {len(lab)} runs){leave}; "
+            f"{'—' if slope is None else f'{slope:.2f}'} over those {len(lab)} runs){leave}"
+            f"{largest_herd_clause(ctx)}; "
             f"simulated, a join at N = {big.members:,} (P = {big.partitions}) costs "
             f"{big.requests.text(0)} requests, {big.requests.median / big.members ** 2:.2f} × "
             f"N²,{stable}.")
@@ -222,8 +248,10 @@ def herd(ctx: Context) -> str:
              "|---|---|---|---|---|---|---|"]
     lines += [_herd_row(p) for source in ("lab", "spark", "sim")
               for p in groups[source] + leaves.get(source, [])]
-    lines += ["", "Raw data: `results/lab/herd-zk/` (lab), `results/scale/fitting/` and "
-              "`results/scale/validation-1/` (Spark), `results/scale/sim-sweep/` (simulated). "
+    lines += ["", "Raw data: `results/lab/herd-zk/` (lab), `results/scale/fitting/`, "
+              "`results/scale/validation-1/` and the held-out herd sets of plans 29 and 30 "
+              "(" + ", ".join(f"`results/{f}/`" for f in HERD_SETS) + ") (Spark), "
+              "`results/scale/sim-sweep/` (simulated). "
               "The lab counts every request the members sent in the event's window; the Spark "
               "runs and the simulator leave offset commits out, so the two real series differ "
               "by definition as well as by P."]

@@ -10,6 +10,7 @@ from zkconsumer.results.figures.findings import (
     LEADER,
     LEGACY,
     lab_herd,
+    largest_herd,
     sim_herd,
 )
 from zkconsumer.results.figures.findings_outcome import (
@@ -37,6 +38,16 @@ def _k(ctx: Context, protocol: str, event: str, key: str, digits: int = 2) -> st
     return "—" if s is None else s.cell(digits)
 
 
+def _largest(ctx: Context) -> str:
+    """The largest real herd's join, hosted in Spark tasks (empty without it)."""
+    points = largest_herd(ctx)
+    if not points:
+        return ""
+    big = points[-1]
+    return (f"; hosted in Spark tasks, {big.requests.cell(0)} at N = {big.members} "
+            f"(P = {big.partitions})")
+
+
 def _herd_row(ctx: Context) -> str:
     lab, leader, sim = lab_herd(ctx), lab_herd(ctx, LEADER), sim_herd(ctx)
     first, last, big = lab[0], lab[-1], sim[-1]
@@ -48,7 +59,8 @@ def _herd_row(ctx: Context) -> str:
     return (f"| (a) herd: every change wakes every member | "
             f"{'a join notifies all N members; ' if notified else ''}requests per join "
             f"{number(first.requests.median)} at N = {first.members} → "
-            f"{number(last.requests.median)} at N = {last.members} (one run each); simulated "
+            f"{number(last.requests.median)} at N = {last.members} (one run each)"
+            f"{_largest(ctx)}; simulated "
             f"N = {big.members:,}: {big.requests.cell(0)} requests{stable} | broker "
             f"coordination, requests per join at {sizes}: "
             f"{_k(ctx, 'eager-range', 'join', 'coordination_requests', 0)} (eager) against "

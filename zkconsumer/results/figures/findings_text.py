@@ -13,6 +13,7 @@ statements can be tested without the data.
 
 from __future__ import annotations
 
+import math
 import statistics
 from collections.abc import Iterable
 from dataclasses import dataclass
@@ -120,3 +121,12 @@ def number(value: float, digits: int = 2) -> str:
     if float(value).is_integer() or abs(value) >= 100:
         return f"{round(value):,}"
     return f"{value:,.{digits}f}"
+
+
+def exponent(small: tuple[int, float], large: tuple[int, float]) -> float | None:
+    """The power of N a measure grew with between two sizes (N, value): log(y2 / y1) /
+    log(N2 / N1); None where either value is not positive."""
+    (n1, y1), (n2, y2) = small, large
+    if y1 <= 0 or y2 <= 0:
+        return None
+    return math.log(y2 / y1) / math.log(n2 / n1)

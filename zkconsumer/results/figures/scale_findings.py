@@ -251,7 +251,8 @@ def model_trust(results: Path) -> str:
                  "N = 96 on Tansu", "validation-plan-28.md"),
             (29, "the ZooKeeper cells at N = 96 under a settle rule that waits for every "
                  "rebalance, and two zk-range N = 12 sets of one session",
-             "validation-plan-29.md")):
+             "validation-plan-29.md"),
+            (30, "zk-range and zk-leader-range at N = 200 on Tansu", "validation-plan-30.md")):
         scoring = results / "scale" / f"validation-{plan}" / "scoring" / "scoring.json"
         if scoring.is_file():
             judged = [c for c in json.loads(scoring.read_text())["cells"] if c["judged"]]

@@ -145,17 +145,24 @@ def _leader_phases(plan: int) -> str:
     return f"scale/validation-{plan}/leader-phases"
 
 
+def leader_leave_phases(ctx: Context, plans: tuple[int, ...]) -> list[str]:
+    """One table of the leader-mode leave's phases in each plan's ``leader-phases`` rows, real
+    and modelled, each row tagged with its plan."""
+    out: list[str] = []
+    for plan in plans:
+        rows = [r for r in read_phases(ctx.results / _leader_phases(plan))
+                if r["event"] == "leave"]
+        table = phases_table(rows, tag=f" (plan {plan})")
+        out += table if not out else table[2:]
+    return out
+
+
 @figure("leader-96-phases-29", source=", ".join(f"results/{_leader_phases(p)}"
                                                 for p in (PLAIN, HELD_OUT)))
 def leader_96_phases_29(ctx: Context) -> str:
     """The N = 96 leader-mode leave's phases in plan 28's runs and in plan 29's, each beside
     the model's draws."""
-    out: list[str] = []
-    for plan in (PLAIN, HELD_OUT):
-        rows = [r for r in read_phases(ctx.results / _leader_phases(plan))
-                if r["event"] == "leave"]
-        table = phases_table(rows, tag=f" (plan {plan})")
-        out += table if not out else table[2:]
+    out = leader_leave_phases(ctx, (PLAIN, HELD_OUT))
     prov = read_provenance(ctx.results / _leader_phases(HELD_OUT))
     return "\n".join([*out, "", (
         "Median [interquartile range] over every member that stopped its fetchers in its first "
