@@ -84,6 +84,11 @@ def test_the_herd_rule_for_zookeeper_groups_waits_for_every_rebalance_to_end():
     assert not group_stable([a, inside], 2, 4, 10.0, 3.0, 5.0, rebalances_ended=True)
     assert group_stable([a, _status(1, [0, 1, 0, 1])], 2, 4, 10.0, 3.0, 5.0,
                         rebalances_ended=True)
+    # the herd waits so for the ZooKeeper family only, whose members record both ends
+    from zkconsumer.spark.task_control import waits_for_rebalances
+
+    assert [waits_for_rebalances(p) for p in ("zk-range", "zk-leader-range", "eager-range",
+                                              "cooperative-sticky")] == [True, True, False, False]
 
 
 def test_a_group_forms_only_with_every_initial_member_alive():

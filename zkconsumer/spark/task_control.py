@@ -24,6 +24,7 @@ from dataclasses import asdict, dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from zkconsumer.results.exclusions import NOT_FORMED
+from zkconsumer.scenarios.protocols import PROTOCOL_TABLE, ZOOKEEPER
 from zkconsumer.zk import paths
 
 if TYPE_CHECKING:
@@ -67,6 +68,12 @@ class TaskStatus:
 # group_stable with rebalances_ended. Sweeps made before the rule existed record none: their
 # windows could close while ZooKeeper members were still inside a rebalance.
 SETTLE_REBALANCES_ENDED = "zookeeper-rebalances-ended"
+
+
+def waits_for_rebalances(protocol: str) -> bool:
+    """Whether a herd run's event window of ``protocol`` ends by :data:`SETTLE_REBALANCES_ENDED`
+    (a ZooKeeper group's: :func:`group_stable` says why the others do not)."""
+    return PROTOCOL_TABLE[protocol].family == ZOOKEEPER
 
 
 def group_stable(statuses: Sequence[TaskStatus], tasks: int, partitions: int, now: float,

@@ -12,10 +12,11 @@ from __future__ import annotations
 
 import statistics
 
-from zkconsumer.results.distributions import CellScore
 from zkconsumer.results.figures.fetcher_stop_validation import phases_table, read_phases
 from zkconsumer.results.figures.scale_distributions import (
     load_scores,
+    tansu_cell,
+    two_places,
     validation_with_failures,
 )
 from zkconsumer.results.provenance import read_provenance
@@ -41,11 +42,6 @@ def validation_28(ctx: Context) -> str:
     return validation_with_failures(ctx, HELD_OUT, stragglers=True)
 
 
-def _tansu(scores: list[CellScore], protocol: str, n: int, event: str) -> CellScore | None:
-    return next((s for s in scores if s.key.broker.startswith("tansu")
-                 and (s.key.protocol, s.key.members, s.key.event) == (protocol, n, event)), None)
-
-
 def _growth(real: float | None, small: float | None) -> str:
     if real is None or small is None:
         return "–"
@@ -67,11 +63,11 @@ def herd_96(ctx: Context) -> str:
            "|---|---|---|---|---|---|"]
     for protocol, plan in AT_48.items():
         for event in ("join", "leave"):
-            big, small = (_tansu(large, protocol, LARGE, event),
-                          _tansu(earlier[plan], protocol, SMALL, event))
+            big, small = (tansu_cell(large, protocol, LARGE, event),
+                          tansu_cell(earlier[plan], protocol, SMALL, event))
             if big is None or small is None:
                 continue
-            cells = [f"{_num(at_48)} → {_num(at_96)} ({_growth(at_96, at_48)})"
+            cells = [f"{two_places(at_48)} → {two_places(at_96)} ({_growth(at_96, at_48)})"
                      for at_96, at_48 in ((big.real_tts, small.real_tts),
                                           (big.sim_tts, small.sim_tts))]
             cells += [f"{at_48:,.0f} → {at_96:,.0f} ({_growth(at_96, at_48)})"
@@ -87,10 +83,6 @@ def herd_96(ctx: Context) -> str:
             f"zk-range cells were drawn at their sets' own speed; its N = {LARGE} cells at the "
             "calibration's."]
     return "\n".join(out)
-
-
-def _num(x: float | None) -> str:
-    return "–" if x is None else f"{x:.2f}"
 
 
 @figure("leader-96-phases", source=f"results/{LEADER_PHASES}")

@@ -38,6 +38,12 @@ def validation_27(ctx: Context) -> str:
 JOIN_12 = CellKey("tansu", "tansu-0.6.0", "zk-range", 12, 24, "join")
 
 
+def second_attempts(ctx: Context, folder: str) -> tuple[int, int]:
+    """A zk-range N = 12 join folder's runs with a second attempt, and its runs: (k, n)."""
+    runs = [run for _, run in sweep_cell(ctx.results / folder, JOIN_12)]
+    return sum(r.multi for r in runs), len(runs)
+
+
 def share_row(label: str, k: int, n: int, model: float) -> str:
     """A row of the table: the share with its Wilson interval, and whether the model's is in it."""
     low, high = wilson(k, n)
@@ -57,9 +63,7 @@ def join_share_sets(ctx: Context) -> str:
     out = ["| plan | runs | with a second attempt [95 %] | the model's share inside |",
            "|---|---|---|---|"]
     for plan in RACE_PLANS:
-        runs = [run for _, run in sweep_cell(
-            ctx.results / f"scale/validation-{plan}/tansu/zk-range-n12", JOIN_12)]
-        counts.append((sum(r.multi for r in runs), len(runs)))
+        counts.append(second_attempts(ctx, f"scale/validation-{plan}/tansu/zk-range-n12"))
         out.append(share_row(str(plan), *counts[-1], model))
     k_all, n_all = sum(k for k, _ in counts), sum(n for _, n in counts)
     out.append(share_row("all", k_all, n_all, model))

@@ -11,7 +11,12 @@ from __future__ import annotations
 
 from zkconsumer.results.distributions import CellScore
 from zkconsumer.results.figures.findings_text import exponent
-from zkconsumer.results.figures.scale_distributions import load_scores, validation_with_failures
+from zkconsumer.results.figures.scale_distributions import (
+    load_scores,
+    tansu_cell,
+    two_places,
+    validation_with_failures,
+)
 from zkconsumer.results.figures.settle_validation import leader_leave_phases
 from zkconsumer.results.provenance import read_provenance
 from zkconsumer.results.registry import Context, figure
@@ -30,21 +35,12 @@ def validation_30(ctx: Context) -> str:
     return validation_with_failures(ctx, HELD_OUT)
 
 
-def _cell(scores: list[CellScore], protocol: str, n: int, event: str) -> CellScore | None:
-    return next((s for s in scores if s.key.broker.startswith("tansu")
-                 and (s.key.protocol, s.key.members, s.key.event) == (protocol, n, event)), None)
-
-
-def _num(x: float | None) -> str:
-    return "–" if x is None else f"{x:.2f}"
-
-
 def _grown(small: CellScore, large: CellScore) -> str:
     """The requests' power of N from ``small``'s size to ``large``'s: real / model."""
     m, n = small.key.members, large.key.members
     real = exponent((m, small.real_requests), (n, large.real_requests))
     model = exponent((m, small.sim_requests), (n, large.sim_requests))
-    return f"{_num(real)} / {_num(model)}"
+    return f"{two_places(real)} / {two_places(model)}"
 
 
 @figure("herd-200", source=", ".join(f"results/scale/validation-{p}/scoring" for p in PLANS))
@@ -59,13 +55,13 @@ def herd_200(ctx: Context) -> str:
         for event in ("join", "leave"):
             before: CellScore | None = None
             for n, plan in sizes:
-                cell = _cell(scores[plan], protocol, n, event)
+                cell = tansu_cell(scores[plan], protocol, n, event)
                 if cell is None:
                     continue
                 grown = "–" if before is None else _grown(before, cell)
                 out.append(f"| {protocol} | {event} | {n} ({plan}) | {cell.real_requests:,.0f} / "
-                           f"{cell.sim_requests:,.0f} | {grown} | {_num(cell.real_tts)} / "
-                           f"{_num(cell.sim_tts)} | {'yes' if cell.ok else 'no'} |")
+                           f"{cell.sim_requests:,.0f} | {grown} | {two_places(cell.real_tts)} / "
+                           f"{two_places(cell.sim_tts)} | {'yes' if cell.ok else 'no'} |")
                 before = cell
     out += ["", "Medians over each cell's real runs (10 a cell up to N = 96, 5 at N = 200) and "
             "200 model draws, from the scorings of the plans named. P = 24 at every size, so "

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import dataclasses
 import json
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -424,3 +424,17 @@ def validation_with_failures(ctx: Context, n: int, stragglers: bool = False) -> 
         out += ["", "The failing cells run by run:", "", *runs_table(ctx, n), "",
                 runs_legend(int(data["sim_draws"]), stragglers=stragglers)]
     return "\n".join(out)
+
+
+def tansu_cell(scores: Sequence[CellScore], protocol: str, members: int, event: str
+               ) -> CellScore | None:
+    """A plan's Tansu cell of ``protocol`` at ``members`` for ``event`` (the first, where two
+    sets have one)."""
+    return next((s for s in scores if s.key.broker.startswith("tansu")
+                 and (s.key.protocol, s.key.members, s.key.event) == (protocol, members, event)),
+                None)
+
+
+def two_places(x: float | None) -> str:
+    """A median as the plan pages print it: two decimals, or a dash where there is none."""
+    return "–" if x is None else f"{x:.2f}"

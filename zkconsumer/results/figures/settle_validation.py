@@ -11,18 +11,20 @@ sets join.
 
 from __future__ import annotations
 
-from zkconsumer.results.distributions import CellKey, CellScore
+from zkconsumer.results.distributions import CellScore
 from zkconsumer.results.figures.coverage_validation import ended_early
-from zkconsumer.results.figures.draws_validation import share_row
+from zkconsumer.results.figures.draws_validation import second_attempts, share_row
 from zkconsumer.results.figures.fetcher_stop_validation import phases_table, read_phases
 from zkconsumer.results.figures.rank_validation import RACE_HEAD, RACE_PLANS, race_row
 from zkconsumer.results.figures.scale_distributions import (
     load_scores,
+    tansu_cell,
+    two_places,
     validation_with_failures,
 )
 from zkconsumer.results.proportions import homogeneity_p
 from zkconsumer.results.provenance import read_provenance, recorded_settle
-from zkconsumer.results.real_runs import sweep_cell, sweep_runs
+from zkconsumer.results.real_runs import sweep_runs
 from zkconsumer.results.registry import Context, figure
 
 HELD_OUT, PLAIN = 29, 28
@@ -30,7 +32,6 @@ LARGE = 96
 ZK_96 = ("zk-range", "zk-leader-range")
 # plan 29's two zk-range N = 12 sets, first and last in its queue, and their phases folders
 SETS_12 = (("tansu-a", "phases-a"), ("tansu-b", "phases-b"))
-JOIN_12 = CellKey("tansu", "tansu-0.6.0", "zk-range", 12, 24, "join")
 
 
 @figure("scale-validation-29", source=f"results/scale/validation-{HELD_OUT}/scoring")
@@ -39,18 +40,10 @@ def validation_29(ctx: Context) -> str:
     return validation_with_failures(ctx, HELD_OUT)
 
 
-def _n96(scores: list[CellScore], protocol: str, event: str) -> CellScore | None:
-    return next((s for s in scores if s.key.broker.startswith("tansu")
-                 and (s.key.protocol, s.key.members, s.key.event) == (protocol, LARGE, event)),
-                None)
-
-
 def _time(score: CellScore) -> str:
-    real, iqr, sim = score.real_tts, score.real_tts_iqr, score.sim_tts
-    said = "–" if real is None else f"{real:.2f}"
-    if real is not None and iqr is not None:
-        said += f" [{iqr[0]:.2f}–{iqr[1]:.2f}]"
-    return f"{said} / {'–' if sim is None else f'{sim:.2f}'}"
+    real, iqr = score.real_tts, score.real_tts_iqr
+    spread = f" [{iqr[0]:.2f}–{iqr[1]:.2f}]" if real is not None and iqr is not None else ""
+    return f"{two_places(real)}{spread} / {two_places(score.sim_tts)}"
 
 
 def _folder(plan: int, protocol: str) -> str:
@@ -67,10 +60,11 @@ def settle_96(ctx: Context) -> str:
            "joins ended before every member had attempted | time to stable, s: real median "
            "[IQR] / model median | requests: real / model median | passes |",
            "|---|---|---|---|---|---|---|---|"]
+    scores = {plan: load_scores(ctx, plan)[0] for plan in (PLAIN, HELD_OUT)}
     for protocol in ZK_96:
         for event in ("join", "leave"):
             for plan in (PLAIN, HELD_OUT):
-                score = _n96(load_scores(ctx, plan)[0], protocol, event)
+                score = tansu_cell(scores[plan], protocol, LARGE, event)
                 folder = ctx.results / _folder(plan, protocol)
                 if score is None or not folder.is_dir():
                     continue
@@ -94,11 +88,6 @@ def settle_96(ctx: Context) -> str:
     return "\n".join(out)
 
 
-def _join_12(ctx: Context, folder: str) -> tuple[int, int]:
-    runs = [run for _, run in sweep_cell(ctx.results / folder, JOIN_12)]
-    return sum(r.multi for r in runs), len(runs)
-
-
 @figure("join-share-29", source=", ".join(
     [f"results/scale/validation-{p}/tansu/zk-range-n12" for p in RACE_PLANS]
     + [f"results/scale/validation-{HELD_OUT}/{s}/zk-range-n12, "
@@ -108,10 +97,14 @@ def join_share_29(ctx: Context) -> str:
     """The zk-range N = 12 join's share of second attempts in plan 29's two sets, made in one
     session, against each other and against every earlier Tansu set; and their join races."""
     scores, data = load_scores(ctx, HELD_OUT)
-    model = next(s for s in scores if s.key.protocol == "zk-range" and s.key.members == 12
-                 and s.key.event == "join").sim_multi_share
-    new = [_join_12(ctx, f"scale/validation-{HELD_OUT}/{s}/zk-range-n12") for s, _ in SETS_12]
-    earlier = [_join_12(ctx, f"scale/validation-{p}/tansu/zk-range-n12") for p in RACE_PLANS]
+    join = tansu_cell(scores, "zk-range", 12, "join")
+    if join is None:
+        raise ValueError(f"plan {HELD_OUT}'s scoring has no zk-range N = 12 join cell")
+    model = join.sim_multi_share
+    new = [second_attempts(ctx, f"scale/validation-{HELD_OUT}/{name}/zk-range-n12")
+           for name, _ in SETS_12]
+    earlier = [second_attempts(ctx, f"scale/validation-{p}/tansu/zk-range-n12")
+               for p in RACE_PLANS]
     out = ["| set | runs | with a second attempt [95 %] | the model's share inside |",
            "|---|---|---|---|"]
     out += [share_row(f"{HELD_OUT}, {name}", k, n, model)

@@ -117,10 +117,10 @@ def _fit(args: argparse.Namespace) -> int:
             curve_key = (event, plan.session_timeout_ms, plan.partitions, tasks)
             if curve_key not in curves:
                 cue = on_producer.get((args.protocol, args.members, event), ())
+                observed = set_observation(repo, run_set, key)
                 curves[curve_key] = [
-                    (f, statistics.median(settled(draw(
-                        run_set, key, plan, cal.slowed(f), tasks, None, cue,
-                        observation=set_observation(repo, run_set, key))[1])))
+                    (f, statistics.median(settled(draw(run_set, key, plan, cal.slowed(f), tasks,
+                                                       None, cue, observation=observed)[1])))
                     for f in FACTORS]
             cells.append(FitCell(plan_path.stem, event, read, statistics.median(real_tts),
                                  interpolate(curves[curve_key])))

@@ -35,7 +35,6 @@ from zkconsumer.results.real_runs import (
     straggler_runs,
     sweep_cell,
 )
-from zkconsumer.scenarios.protocols import PROTOCOL_TABLE, ZOOKEEPER
 from zkconsumer.scenarios.timing import Timing
 from zkconsumer.sim import Calibration, SimConfig, simulate
 from zkconsumer.sim.formation import LAB_LAST_STARTED
@@ -49,6 +48,7 @@ from zkconsumer.spark.task_control import (
     LOOK_INTERVAL_S,
     SETTLE_REBALANCES_ENDED,
     STATUS_INTERVAL_S,
+    waits_for_rebalances,
 )
 
 COMPARE_RUNNER = "experiment compare"
@@ -206,7 +206,7 @@ def set_observation(repo: Path, run_set: RunSet, key: CellKey) -> Observation | 
         return None
     folder = repo / run_set.folder / f"{key.protocol}-n{key.members}"
     waits = (recorded_settle(folder) == SETTLE_REBALANCES_ENDED
-             and PROTOCOL_TABLE[key.protocol].family == ZOOKEEPER)
+             and waits_for_rebalances(key.protocol))
     return dataclasses.replace(HERD_OBSERVATION, rebalances_ended=waits)
 
 

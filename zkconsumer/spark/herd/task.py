@@ -22,7 +22,6 @@ from pathlib import Path
 from typing import Any
 
 from zkconsumer.lab.group import LabGroup
-from zkconsumer.scenarios.protocols import PROTOCOL_TABLE, ZOOKEEPER
 from zkconsumer.scenarios.timing import Timing
 from zkconsumer.spark.task_control import (
     FORMED,
@@ -32,6 +31,7 @@ from zkconsumer.spark.task_control import (
     drained,
     formation_state,
     wait_for,
+    waits_for_rebalances,
 )
 from zkconsumer.spark.task_host import GroupStatusPublisher, await_stop, host_task, join_barrier
 
@@ -129,7 +129,7 @@ def _coordinate(cell: RealCell, group: LabGroup, run: RunDirectory,
     rebalance (``task_control.SETTLE_REBALANCES_ENDED``); the formation keeps the plain rule,
     so that what a run's formation measures does not move with it."""
     t = cell.timing
-    rebalances_ended = PROTOCOL_TABLE[cell.protocol].family == ZOOKEEPER
+    rebalances_ended = waits_for_rebalances(cell.protocol)
 
     def stable(since: float, after_event: bool = False) -> float | None:
         return run.stable_now(cell.tasks, cell.partitions, t.quiet_s, since,
